@@ -1,0 +1,132 @@
+// Planning speed. Prints, per benchmark, the time to plan:
+// - BM_RawStrategyChain: the raw strategy, sharding points and per-IPU
+//   summaries on a synthetic n-node ShardingProblem (a chain of MatMul-like
+//   nodes with a residual Add every 4 nodes).
+// - BM_PlanModelChain: PlanModel (naming, shape inference, costing, raw
+//   split) on an in-memory ONNX chain of n nodes (parse excluded).
+// - BM_PlanModelFile: PlanModel on $AUTOSHARD_BENCH_MODEL (default: the
+//   bundled model), parse excluded.
+// Target (issue 2): under 2 s for 100,000 nodes on this machine.
+#include <cstdlib>
+#include <string>
+
+#include "benchmark/benchmark.h"
+#include "graph/model_io.h"
+#include "sharder/autoshard.h"
+#include "sharder/plan.h"
+#include "sharder/raw_strategy.h"
+#include "sharder/sharding_points.h"
+
+namespace autoshard {
+namespace {
+
+ShardingProblem SyntheticChain(int n) {
+  ShardingProblem p;
+  p.producers.resize(n);
+  p.consumers.resize(n);
+  for (int i = 0; i < n; ++i) {
+    auto edge = [&](int from) {
+      p.producers[i].push_back(from);
+      p.consumers[from].push_back(i);
+    };
+    if (i > 0) edge(i - 1);
+    if (i % 4 == 3 && i >= 4) edge(i - 4);
+    p.topo_order.push_back(i);
+    p.names.push_back("n" + std::to_string(i));
+    p.flops.push_back(i % 4 == 3 ? 1e3 : 1e6);
+    p.activation_bytes.push_back(4096);
+    p.num_activation_inputs.push_back(static_cast<int32_t>(p.producers[i].size()));
+    p.node_weights.push_back({static_cast<int32_t>(i)});
+    p.weight_size_bytes.push_back(i % 4 == 3 ? 0 : 65536);
+  }
+  return p;
+}
+
+void BM_RawStrategyChain(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  ShardingProblem p = SyntheticChain(n);
+  for (auto _ : state) {
+    auto a = RawStrategy(p, 16);
+    auto points = MinimalShardingPoints(p, *a);
+    auto ipus = SummarizeIpus(p, *a);
+    benchmark::DoNotOptimize(points);
+    benchmark::DoNotOptimize(ipus);
+  }
+  state.SetLabel(std::to_string(n) + " nodes, 16 IPUs");
+}
+BENCHMARK(BM_RawStrategyChain)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+onnx::ModelProto OnnxChain(int n) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("t0");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(1);
+  tt->mutable_shape()->add_dim()->set_dim_value(64);
+  for (int i = 0; i < n; ++i) {
+    onnx::NodeProto* node = g->add_node();
+    const std::string in_name = "t" + std::to_string(i);
+    const std::string out_name = "t" + std::to_string(i + 1);
+    if (i % 2 == 0) {
+      node->set_op_type("MatMul");
+      const std::string w = "w" + std::to_string(i);
+      node->add_input(in_name);
+      node->add_input(w);
+      onnx::TensorProto* init = g->add_initializer();
+      init->set_name(w);
+      init->set_data_type(onnx::TensorProto::FLOAT);
+      init->add_dims(64);
+      init->add_dims(64);
+      init->set_raw_data(std::string(64 * 64 * 4, '\0'));
+    } else {
+      node->set_op_type("Relu");
+      node->add_input(in_name);
+    }
+    node->add_output(out_name);
+  }
+  g->add_output()->set_name("t" + std::to_string(n));
+  return m;
+}
+
+void BM_PlanModelChain(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  onnx::ModelProto m = OnnxChain(n);
+  Options options;
+  options.num_ipus = 16;
+  for (auto _ : state) {
+    auto plan = PlanModel(m, options);
+    if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
+    benchmark::DoNotOptimize(plan);
+  }
+  state.SetLabel(std::to_string(n) + " nodes, 16 IPUs");
+}
+BENCHMARK(BM_PlanModelChain)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+void BM_PlanModelFile(benchmark::State& state) {
+  const char* env = std::getenv("AUTOSHARD_BENCH_MODEL");
+  const std::string path =
+      env != nullptr ? env : std::string(AUTOSHARD_SOURCE_DIR) + "/models/squeezenet1_1.onnx";
+  auto loaded = LoadModel(path);
+  if (!loaded.ok()) {
+    state.SkipWithError(std::string(loaded.status().message()).c_str());
+    return;
+  }
+  Options options;
+  options.num_ipus = 4;
+  options.shapes.batch_size = 1;
+  for (auto _ : state) {
+    auto plan = PlanModel(loaded->model, options);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.SetLabel(path);
+}
+BENCHMARK(BM_PlanModelFile)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+}  // namespace autoshard
+
+BENCHMARK_MAIN();

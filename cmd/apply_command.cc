@@ -1,0 +1,48 @@
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/commands.h"
+#include "sharder/emit.h"
+
+namespace autoshard::cmd {
+
+void SetupApply(CLI::App& app, ApplyOptions* o) {
+  CLI::App* sub = app.add_subcommand(
+      "apply", "annotate a model from a PopRT manual-sharding YAML (PopRT's semantics)");
+  sub->footer(
+      "Examples:\n"
+      "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx\n"
+      "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx --plan plan.json");
+  AddModelFlags(sub, &o->model);
+  sub->add_option("--sharding-config", o->sharding_config,
+                  "YAML list of {node: NAME, device: I, stage: S}")
+      ->required();
+  sub->add_option("-o,--output", o->output, "annotated model")->required();
+  sub->callback([o]() { throw CLI::RuntimeError(RunApply(*o)); });
+}
+
+int RunApply(const ApplyOptions& o) {
+  auto options = ToLibraryOptions(o.model);
+  if (!options.ok()) return ReportError(options.status());
+  std::ifstream in(o.sharding_config);
+  if (!in) {
+    return ReportError(absl::NotFoundError(
+        absl::StrCat(o.sharding_config, ": cannot read the sharding config")));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto points = ParseShardingConfigYaml(text.str(), o.sharding_config);
+  if (!points.ok()) return ReportError(points.status());
+  auto loaded = LoadModel(o.model.model);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  auto plan = PlanFromShardingPoints(loaded->model, *options, *points);
+  if (!plan.ok()) {
+    return ReportError(absl::Status(
+        plan.status().code(), absl::StrCat(o.sharding_config, ": ", plan.status().message())));
+  }
+  plan->proto.set_model(o.model.model);
+  return WriteOutputs(o.model, &*loaded, o.output, /*sharding_config_out=*/"", *plan);
+}
+
+}  // namespace autoshard::cmd

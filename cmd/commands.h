@@ -1,0 +1,66 @@
+// The autoshard subcommands. Each has an options struct, a Setup function that
+// registers its flags with CLI11, and a Run function that returns the process
+// exit code (see kExit* below).
+#ifndef AUTOSHARD_CMD_COMMANDS_H_
+#define AUTOSHARD_CMD_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "graph/model_io.h"
+#include "sharder/autoshard.h"
+
+namespace autoshard::cmd {
+
+// Documented exit codes.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;  // a bug or an I/O failure
+inline constexpr int kExitBadInput = 2;  // bad usage, bad model or config
+inline constexpr int kExitNoFit = 3;     // the model does not fit (later)
+
+// Options shared by the subcommands that cost a model.
+struct ModelOptions {
+  std::string model;
+  std::vector<std::string> input_shapes;  // NAME:D1,D2,...
+  int batch_size = 0;
+  std::string precision = "fp32";
+  bool strict_names = false;
+  bool quiet = false;
+  std::string plan_path;  // --plan OUT.json
+};
+
+struct ShardOptions {
+  ModelOptions model;
+  int num_ipus = 0;
+  std::string strategy = "raw";
+  std::string output;           // -o; default <dir>/<stem>.sharded.onnx
+  std::string sharding_config;  // --sharding-config OUT.yaml
+};
+
+struct ApplyOptions {
+  ModelOptions model;
+  std::string sharding_config;  // --sharding-config IN.yaml
+  std::string output;           // -o
+};
+
+void SetupShard(CLI::App& app, ShardOptions* options);
+int RunShard(const ShardOptions& options);
+void SetupApply(CLI::App& app, ApplyOptions* options);
+int RunApply(const ApplyOptions& options);
+
+// Internals shared by the commands (cmd/common.cc).
+void AddModelFlags(CLI::App* sub, ModelOptions* options);
+absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& options);
+// Prints "autoshard: <message>" on stderr and returns the exit code for it.
+int ReportError(const absl::Status& status);
+// Writes the annotated model, the plan and the sharding config (when asked),
+// the report on stdout and warnings on stderr. Never overwrites the input.
+int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
+                 const std::string& output,
+                 const std::string& sharding_config_out, const Plan& plan);
+
+}  // namespace autoshard::cmd
+
+#endif  // AUTOSHARD_CMD_COMMANDS_H_

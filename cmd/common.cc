@@ -1,0 +1,155 @@
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cmd/commands.h"
+#include "graph/status_macros.h"
+#include "sharder/emit.h"
+
+namespace autoshard::cmd {
+namespace fs = std::filesystem;
+namespace {
+
+absl::Status ParseInputShape(const std::string& spec, ShapeOptions* shapes) {
+  const size_t colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--input-shape '", spec, "': expected NAME:D1,D2,... (e.g. input:1,3,224,224)"));
+  }
+  std::vector<int64_t> dims;
+  for (absl::string_view part : absl::StrSplit(spec.substr(colon + 1), ',')) {
+    int64_t d = 0;
+    if (!absl::SimpleAtoi(part, &d) || d <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-shape '", spec, "': '", part, "' is not a positive integer"));
+    }
+    dims.push_back(d);
+  }
+  shapes->input_shapes[spec.substr(0, colon)] = std::move(dims);
+  return absl::OkStatus();
+}
+
+// An output path must not be the input, and its folder must exist and be
+// writable; checked before any work so that a bad path loses nothing.
+absl::Status CheckOutputPath(const std::string& out, const std::string& input) {
+  fs::path path(out);
+  std::error_code ec;
+  if (fs::exists(path, ec) && fs::equivalent(path, fs::path(input), ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(out, ": is the input model; refusing to overwrite it"));
+  }
+  if (fs::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(out, ": is a folder, not a file name"));
+  }
+  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (!fs::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(out, ": folder '", dir.string(), "' does not exist"));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(out, ": folder '", dir.string(), "' is not writable"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddModelFlags(CLI::App* sub, ModelOptions* o) {
+  sub->add_option("model", o->model, "the .onnx model (external data beside it)")
+      ->required();
+  sub->add_option("--input-shape", o->input_shapes,
+                  "fix a graph input's shape, NAME:D1,D2,... (repeatable)");
+  sub->add_option("--batch-size", o->batch_size,
+                  "set the symbolic first dim of every input to B")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--precision", o->precision, "cost float tensors as fp32 or fp16")
+      ->check(CLI::IsMember({"fp32", "fp16"}));
+  sub->add_flag("--strict-names", o->strict_names,
+                "refuse nodes with empty or repeated names (PopRT's rule) instead "
+                "of naming them <op_type>_<index>");
+  sub->add_option("--plan", o->plan_path, "also write the plan as JSON to this file");
+  sub->add_flag("-q,--quiet", o->quiet, "print no report and no warnings");
+}
+
+absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
+  Options options;
+  options.strict_names = o.strict_names;
+  options.shapes.batch_size = o.batch_size;
+  options.precision = o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
+  for (const std::string& spec : o.input_shapes) {
+    RETURN_IF_ERROR(ParseInputShape(spec, &options.shapes));
+  }
+  return options;
+}
+
+int ReportError(const absl::Status& status) {
+  std::cerr << "autoshard: error: " << status.message() << "\n";
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kPermissionDenied:
+      return kExitBadInput;
+    default:
+      return kExitInternal;
+  }
+}
+
+int WriteOutputs(const ModelOptions& options, LoadedModel* loaded, const std::string& output,
+                 const std::string& sharding_config_out, const Plan& plan) {
+  std::vector<std::string> outputs = {output};
+  if (!options.plan_path.empty()) outputs.push_back(options.plan_path);
+  if (!sharding_config_out.empty()) outputs.push_back(sharding_config_out);
+  for (const std::string& out : outputs) {
+    if (absl::Status s = CheckOutputPath(out, options.model); !s.ok()) return ReportError(s);
+  }
+  if (absl::Status s = ApplyPlan(plan, &loaded->model); !s.ok()) return ReportError(s);
+  const fs::path source_dir = loaded->path.parent_path();
+  std::vector<std::string> warnings(plan.proto.warnings().begin(), plan.proto.warnings().end());
+  if (absl::Status s = CheckModel(loaded->model, source_dir); !s.ok()) {
+    if (!absl::IsFailedPrecondition(s)) {
+      return ReportError(absl::InternalError(
+          absl::StrCat("the annotated model fails the ONNX checker: ", s.message())));
+    }
+    warnings.push_back(std::string(s.message()));
+  }
+  // Everything is computed; now write, each file atomically. If one fails,
+  // the files this run wrote are removed again.
+  std::vector<std::string> written;
+  auto fail = [&](const absl::Status& s) {
+    std::error_code ec;
+    for (const auto& w : written) fs::remove(w, ec);
+    return ReportError(s);
+  };
+  if (absl::Status s = SaveModel(loaded->model, output, source_dir, loaded->external_files);
+      !s.ok()) {
+    return fail(s);
+  }
+  written.push_back(output);
+  if (!options.plan_path.empty()) {
+    if (absl::Status s = WriteFileAtomically(options.plan_path, PlanJson(plan.proto)); !s.ok()) {
+      return fail(s);
+    }
+    written.push_back(options.plan_path);
+  }
+  if (!sharding_config_out.empty()) {
+    if (absl::Status s = WriteFileAtomically(sharding_config_out, ShardingConfigYaml(plan.proto));
+        !s.ok()) {
+      return fail(s);
+    }
+    written.push_back(sharding_config_out);
+  }
+  if (!options.quiet) {
+    std::cout << ReportText(plan.proto);
+    for (const auto& out : written) std::cout << "wrote " << out << "\n";
+    for (const auto& w : warnings) std::cerr << "autoshard: warning: " << w << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace autoshard::cmd

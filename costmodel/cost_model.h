@@ -1,0 +1,71 @@
+// Per-node costs of a model: FLOPs, weight bytes and output activation bytes.
+//
+// FLOPs count 2 per multiply-accumulate (DESIGN.md §3.1); the rules are in
+// flops_rules.h and documented there. Weights are the initializers, Constant
+// node values and outputs of constant-foldable chains a node reads; a weight
+// read by several nodes is one weight (ModelCosts::weights), so a plan can
+// count it once per IPU that reads it.
+#ifndef AUTOSHARD_COSTMODEL_COST_MODEL_H_
+#define AUTOSHARD_COSTMODEL_COST_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/shapes.h"
+
+namespace autoshard {
+
+enum class Precision { kFp32, kFp16 };
+
+struct CostOptions {
+  // kFp16: FLOAT (and DOUBLE) tensors are costed at 2 bytes an element, as
+  // PopRT converts models to fp16 before compiling.
+  Precision precision = Precision::kFp32;
+};
+
+// One constant tensor (initializer, Constant value or folded chain output).
+struct Weight {
+  std::string name;
+  int64_t size_bytes = 0;
+};
+
+struct NodeCost {
+  double flops = 0;             // 2 per MAC, plus the op's other arithmetic
+  double macs = 0;              // MACs of Conv/ConvTranspose/MatMul/Gemm/...
+  int64_t activation_bytes = 0; // sum over non-constant outputs, elems x size
+  bool has_flops_rule = true;   // false: fallback rule (output elements)
+  bool shapes_known = true;     // false: some input/output dim was unknown
+  bool is_constant = false;     // Constant node or constant-foldable chain
+};
+
+struct ModelCosts {
+  std::vector<NodeCost> nodes;               // indexed by NodeId
+  std::vector<Weight> weights;               // indexed by weight id
+  std::vector<std::vector<int32_t>> node_weights;  // NodeId -> weight ids read
+  // Number of distinct non-constant tensor inputs of each node (graph inputs
+  // and outputs of non-constant nodes, implicit inputs included). PopRT's
+  // sharding candidates are the nodes where this is > 1.
+  std::vector<int32_t> num_activation_inputs;
+  double total_flops = 0;
+  int64_t total_weight_bytes = 0;            // each weight once
+  std::vector<std::string> ops_without_rule; // sorted op types, once each
+  int64_t nodes_with_unknown_shapes = 0;
+};
+
+// Costs every node of `graph`. `tensors` gives shapes and element types (from
+// CollectTensorInfo after inference); `graph_proto` is the GraphProto that
+// `graph` was built from (for initializers).
+absl::StatusOr<ModelCosts> ComputeCosts(const onnx::GraphProto& graph_proto,
+                                        const Graph& graph,
+                                        const TensorInfoMap& tensors,
+                                        const CostOptions& options);
+
+// Element size under `precision`: FLOAT and DOUBLE become 2 bytes with kFp16.
+int64_t ElementSizeBytesAt(int32_t elem_type, Precision precision);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_COSTMODEL_COST_MODEL_H_

@@ -1,0 +1,291 @@
+#include "graph/model_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "graph/shapes.h"
+#include "onnx/checker.h"
+#include "graph/status_macros.h"
+
+namespace autoshard {
+namespace fs = std::filesystem;
+namespace {
+
+absl::Status PathError(const fs::path& path, absl::string_view reason) {
+  return absl::InvalidArgumentError(absl::StrCat(path.string(), ": ", reason));
+}
+
+// True when `inner` (canonical) is `dir` (canonical) or below it.
+bool IsInside(const fs::path& inner, const fs::path& dir) {
+  auto [d, i] = std::mismatch(dir.begin(), dir.end(), inner.begin(), inner.end());
+  return d == dir.end();
+}
+
+struct ExternalRef {
+  std::string location;
+  int64_t offset = 0;
+  int64_t length = -1;  // -1: not given
+};
+
+absl::StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& t) {
+  ExternalRef ref;
+  for (const auto& kv : t.external_data()) {
+    if (kv.key() == "location") {
+      ref.location = kv.value();
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(kv.value(), &v) || v < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor '", t.name(), "': external data ", kv.key(), " '",
+            kv.value(), "' is not a non-negative integer"));
+      }
+      (kv.key() == "offset" ? ref.offset : ref.length) = v;
+    } else if (kv.key() != "checksum" && kv.key() != "basepath") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", t.name(), "': unknown external data key '", kv.key(), "'"));
+    }
+  }
+  if (ref.location.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", t.name(), "': external data has no location"));
+  }
+  return ref;
+}
+
+// Checks one tensor's reference; adds its file to `files`.
+absl::Status CheckTensor(const onnx::TensorProto& t, const fs::path& dir,
+                         const fs::path& canonical_dir, std::set<std::string>* files) {
+  if (t.data_location() != onnx::TensorProto::EXTERNAL) return absl::OkStatus();
+  ASSIGN_OR_RETURN(ExternalRef ref, ParseExternalRef(t));
+  fs::path loc(ref.location);
+  if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", t.name(), "': external data location '", ref.location,
+        "' is absolute; it must be relative to the model's folder"));
+  }
+  for (const auto& part : loc) {
+    if (part == "..") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", t.name(), "': external data location '", ref.location,
+          "' has a '..' component"));
+    }
+  }
+  std::error_code ec;
+  fs::path full = dir / loc;
+  fs::path canonical = fs::canonical(full, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", t.name(), "': external data file '", full.string(),
+        "' is missing"));
+  }
+  if (!IsInside(canonical, canonical_dir)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", t.name(), "': external data location '", ref.location,
+        "' leads outside the model's folder (through a symlink)"));
+  }
+  if (!fs::is_regular_file(canonical, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", t.name(), "': external data '", full.string(),
+        "' is not a regular file"));
+  }
+  const int64_t file_size = static_cast<int64_t>(fs::file_size(canonical, ec));
+  int64_t need = ref.length;
+  if (need < 0) {
+    int64_t elems = 1;
+    for (int64_t d : t.dims()) elems *= d;
+    need = elems * ElementSizeBytes(t.data_type());
+  }
+  if (ref.offset > file_size || need > file_size - ref.offset) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", t.name(), "': external data needs bytes [", ref.offset, ", ",
+        ref.offset + need, ") of '", full.string(), "', which has ", file_size));
+  }
+  files->insert(loc.lexically_normal().string());
+  return absl::OkStatus();
+}
+
+absl::Status CheckGraph(const onnx::GraphProto& g, const fs::path& dir,
+                        const fs::path& canonical_dir, std::set<std::string>* files) {
+  for (const auto& t : g.initializer()) {
+    RETURN_IF_ERROR(CheckTensor(t, dir, canonical_dir, files));
+  }
+  for (const auto& node : g.node()) {
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_t()) RETURN_IF_ERROR(CheckTensor(attr.t(), dir, canonical_dir, files));
+      for (const auto& t : attr.tensors()) {
+        RETURN_IF_ERROR(CheckTensor(t, dir, canonical_dir, files));
+      }
+      if (attr.has_g()) RETURN_IF_ERROR(CheckGraph(attr.g(), dir, canonical_dir, files));
+      for (const auto& sub : attr.graphs()) {
+        RETURN_IF_ERROR(CheckGraph(sub, dir, canonical_dir, files));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
+                                                 absl::string_view what) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream input(
+      reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  input.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": not an ONNX model (the protobuf does not parse; truncated or "
+              "another format?)"));
+  }
+  if (!model.has_graph() || model.ir_version() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": not an ONNX model (no ir_version or no graph)"));
+  }
+  return model;
+}
+
+absl::StatusOr<LoadedModel> LoadModel(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return absl::NotFoundError(absl::StrCat(path.string(), ": no such file"));
+  }
+  if (!fs::is_regular_file(path, ec)) return PathError(path, "not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return PathError(path, absl::StrCat("cannot open: ", std::strerror(errno)));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return PathError(path, "read error");
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return PathError(path, "larger than 2 GB: protobuf cannot parse it; save the "
+                           "weights as external data");
+  }
+  LoadedModel loaded;
+  loaded.path = path;
+  ASSIGN_OR_RETURN(loaded.model, ParseModelBytes(bytes, path.string()));
+  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  auto files = CheckExternalData(loaded.model, dir);
+  if (!files.ok()) return PathError(path, files.status().message());
+  loaded.external_files = *std::move(files);
+  return loaded;
+}
+
+absl::StatusOr<std::vector<std::string>> CheckExternalData(
+    const onnx::ModelProto& model, const fs::path& model_dir) {
+  std::error_code ec;
+  fs::path canonical_dir = fs::canonical(model_dir, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot resolve folder '", model_dir.string(), "'"));
+  }
+  std::set<std::string> files;
+  RETURN_IF_ERROR(CheckGraph(model.graph(), model_dir, canonical_dir, &files));
+  return std::vector<std::string>(files.begin(), files.end());
+}
+
+absl::Status WriteFileAtomically(const fs::path& path, absl::string_view bytes) {
+  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::string tmp = (dir / ("." + path.filename().string() + ".tmpXXXXXX")).string();
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        path.string(), ": cannot write in '", dir.string(), "': ", std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string reason = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return absl::InternalError(absl::StrCat(path.string(), ": write failed: ", reason));
+    }
+    done += static_cast<size_t>(n);
+  }
+  fchmod(fd, 0644);
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return absl::InternalError(absl::StrCat(path.string(), ": write failed"));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string reason = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return absl::PermissionDeniedError(
+        absl::StrCat(path.string(), ": cannot rename into place: ", reason));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
+                       const fs::path& source_dir,
+                       const std::vector<std::string>& external_files) {
+  std::error_code ec;
+  fs::path out_dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (!fs::is_directory(out_dir, ec)) {
+    return PathError(path, absl::StrCat("folder '", out_dir.string(), "' does not exist"));
+  }
+  fs::path src_canonical = fs::canonical(source_dir.empty() ? "." : source_dir, ec);
+  fs::path out_canonical = fs::canonical(out_dir, ec);
+  if (!external_files.empty() && src_canonical != out_canonical) {
+    for (const std::string& rel : external_files) {
+      fs::path src = src_canonical / rel;
+      fs::path dst = out_canonical / rel;
+      if (fs::exists(dst, ec)) {
+        if (fs::equivalent(src, dst, ec)) continue;
+        return PathError(path, absl::StrCat("external data '", dst.string(),
+                                            "' already exists and is another file; "
+                                            "not overwritten"));
+      }
+      fs::create_directories(dst.parent_path(), ec);
+      fs::create_hard_link(src, dst, ec);
+      if (ec) {
+        ec.clear();
+        fs::create_symlink(src, dst, ec);
+      }
+      if (ec) {
+        return PathError(path, absl::StrCat("cannot link external data '", src.string(),
+                                            "' into '", out_dir.string(), "': ", ec.message()));
+      }
+    }
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) {
+    return absl::InternalError(absl::StrCat(path.string(), ": cannot serialize the model"));
+  }
+  return WriteFileAtomically(path, bytes);
+}
+
+absl::Status CheckModel(const onnx::ModelProto& model, const fs::path& model_dir) {
+  try {
+    if (model.ir_version() > onnx::IR_VERSION) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ONNX checker skipped: ir_version ", model.ir_version(),
+          " is newer than ONNX 1.12 knows (", onnx::IR_VERSION, ")"));
+    }
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (absl::StrContains(what, "higher than") ||
+        absl::StrContains(what, "is under development") ||
+        (absl::StrContains(what, "opset") && absl::StrContains(what, "not") &&
+         absl::StrContains(what, "support"))) {
+      return absl::FailedPreconditionError(absl::StrCat("ONNX checker: ", what));
+    }
+    return absl::InvalidArgumentError(absl::StrCat("ONNX checker: ", what));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace autoshard

@@ -1,0 +1,72 @@
+// Reading and writing ONNX model files.
+//
+// Weights stored as external data are never read: only each tensor's dtype,
+// dims and location are looked at, and every location is checked to stay
+// inside the model's folder (DESIGN.md §5: the patterns of ONNX's
+// external-data CVEs). Every file is written to a temporary name in its
+// destination folder and then renamed, so no half-written file is ever left.
+#ifndef AUTOSHARD_GRAPH_MODEL_IO_H_
+#define AUTOSHARD_GRAPH_MODEL_IO_H_
+
+#include <filesystem>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "onnx/onnx_pb.h"
+
+namespace autoshard {
+
+struct LoadedModel {
+  onnx::ModelProto model;
+  std::filesystem::path path;  // the file it was read from
+  // External-data files the model refers to, relative to path's folder,
+  // sorted and unique.
+  std::vector<std::string> external_files;
+};
+
+// Reads and checks `path`. Errors (each message starts with the path):
+// NotFound for a missing file; InvalidArgument for a folder, a file that is
+// not an ONNX model (does not parse, or has no graph), and for external data
+// that is missing, leaves the model's folder, or is shorter than its
+// offset + length or than the tensor's size.
+absl::StatusOr<LoadedModel> LoadModel(const std::filesystem::path& path);
+
+// Parses serialized ModelProto bytes. `what` names the source in errors.
+absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
+                                                 absl::string_view what);
+
+// Checks every external-data reference of `model` (initializers, Constant
+// values, and those inside If/Loop/Scan bodies) against `model_dir`, and
+// returns the referenced files (relative, sorted, unique). Reads no data.
+absl::StatusOr<std::vector<std::string>> CheckExternalData(
+    const onnx::ModelProto& model, const std::filesystem::path& model_dir);
+
+// Writes `bytes` to `path` through a temporary file in the same folder and a
+// rename. On error nothing is left at `path` or at the temporary name.
+absl::Status WriteFileAtomically(const std::filesystem::path& path,
+                                 absl::string_view bytes);
+
+// Writes `model` to `path` atomically. When the model has external data
+// (`external_files`, relative to `source_dir`) and `path` is in another
+// folder, each data file is hard-linked (or, across file systems, symlinked)
+// into path's folder under the same relative name, so the references stay
+// valid; data is never copied. A different file already at such a name is an
+// error (it is not overwritten).
+absl::Status SaveModel(const onnx::ModelProto& model,
+                       const std::filesystem::path& path,
+                       const std::filesystem::path& source_dir,
+                       const std::vector<std::string>& external_files);
+
+// Runs the ONNX checker on `model`, whose external data (if any) lives in
+// `model_dir`. ONNX exceptions become InvalidArgument with the checker's
+// message. Checker errors about an IR version or opset newer than the
+// library (ONNX 1.12) knows come back as FailedPrecondition: the caller may
+// treat those as a warning (DESIGN.md §8).
+absl::Status CheckModel(const onnx::ModelProto& model,
+                        const std::filesystem::path& model_dir);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_GRAPH_MODEL_IO_H_

@@ -1,0 +1,202 @@
+#include "graph/shapes.h"
+
+#include <exception>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace autoshard {
+
+bool TensorInfo::IsStatic() const {
+  if (!rank_known) return false;
+  for (int64_t d : dims) {
+    if (d < 0) return false;
+  }
+  return true;
+}
+
+int64_t TensorInfo::NumElementsOr1() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= (d < 0 ? 1 : d);
+  return n;
+}
+
+int64_t ElementSizeBytes(int32_t elem_type) {
+  using T = onnx::TensorProto;
+  switch (elem_type) {
+    case T::BOOL:
+    case T::INT8:
+    case T::UINT8:
+      return 1;
+    case T::INT16:
+    case T::UINT16:
+    case T::FLOAT16:
+    case T::BFLOAT16:
+      return 2;
+    case T::INT32:
+    case T::UINT32:
+    case T::FLOAT:
+      return 4;
+    case T::INT64:
+    case T::UINT64:
+    case T::DOUBLE:
+    case T::COMPLEX64:
+      return 8;
+    case T::COMPLEX128:
+      return 16;
+    default:
+      // STRING, UNDEFINED and types newer than ONNX 1.12 (float8, int4:
+      // at most one byte an element).
+      return elem_type > T::BFLOAT16 ? 1 : 0;
+  }
+}
+
+namespace {
+
+void SetDims(const std::vector<int64_t>& dims, onnx::TensorShapeProto* shape) {
+  shape->clear_dim();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+bool HasTensorShape(const onnx::ValueInfoProto& vi) {
+  return vi.type().has_tensor_type() && vi.type().tensor_type().has_shape();
+}
+
+TensorInfo InfoFromType(const onnx::TypeProto& type) {
+  TensorInfo info;
+  if (!type.has_tensor_type()) return info;
+  const auto& tt = type.tensor_type();
+  info.elem_type = tt.elem_type();
+  if (!tt.has_shape()) return info;
+  info.rank_known = true;
+  for (const auto& d : tt.shape().dim()) {
+    info.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  return info;
+}
+
+}  // namespace
+
+absl::Status ApplyInputShapes(const ShapeOptions& options,
+                              onnx::ModelProto* model) {
+  if (options.batch_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch-size must be positive, got ", options.batch_size));
+  }
+  onnx::GraphProto* graph = model->mutable_graph();
+  for (const auto& [name, dims] : options.input_shapes) {
+    onnx::ValueInfoProto* input = nullptr;
+    for (auto& vi : *graph->mutable_input()) {
+      if (vi.name() == name) input = &vi;
+    }
+    if (input == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& vi : graph->input()) names.push_back(vi.name());
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape names '", name,
+                       "', which is not a graph input (inputs: ",
+                       absl::StrJoin(names, ", "), ")"));
+    }
+    for (int64_t d : dims) {
+      if (d <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--input-shape ", name, ": every dim must be positive"));
+      }
+    }
+    if (HasTensorShape(*input) &&
+        input->type().tensor_type().shape().dim_size() !=
+            static_cast<int>(dims.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-shape ", name, " has rank ", dims.size(),
+          " but the model's input has rank ",
+          input->type().tensor_type().shape().dim_size()));
+    }
+    if (!input->type().has_tensor_type()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", name, ": input is not a tensor"));
+    }
+    SetDims(dims, input->mutable_type()->mutable_tensor_type()->mutable_shape());
+  }
+  if (options.batch_size > 0) {
+    for (auto& vi : *graph->mutable_input()) {
+      if (!HasTensorShape(vi) || options.input_shapes.contains(vi.name())) {
+        continue;
+      }
+      auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+      if (shape->dim_size() > 0 && !shape->dim(0).has_dim_value()) {
+        shape->mutable_dim(0)->set_dim_value(options.batch_size);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferShapes(onnx::ModelProto* model) {
+  onnx::ShapeInferenceOptions options;
+  options.check_type = false;
+  options.error_mode = 0;  // keep going past nodes it cannot infer
+  options.enable_data_propagation = true;
+  try {
+    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(),
+                                       options);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape inference failed: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+TensorInfoMap CollectTensorInfo(const onnx::GraphProto& graph) {
+  TensorInfoMap map;
+  // Later sources override earlier ones: value_info, then inputs/outputs,
+  // then initializers (whose dims are exact).
+  for (const auto& vi : graph.value_info()) map[vi.name()] = InfoFromType(vi.type());
+  for (const auto& vi : graph.input()) {
+    TensorInfo info = InfoFromType(vi.type());
+    if (info.elem_type != 0 || !map.contains(vi.name())) map[vi.name()] = info;
+  }
+  for (const auto& vi : graph.output()) {
+    TensorInfo info = InfoFromType(vi.type());
+    auto it = map.find(vi.name());
+    // Keep a richer inferred shape over a declared output without one.
+    if (it == map.end() || (info.rank_known && !it->second.IsStatic())) {
+      map[vi.name()] = info;
+    }
+  }
+  for (const auto& t : graph.initializer()) {
+    TensorInfo info;
+    info.elem_type = t.data_type();
+    info.rank_known = true;
+    info.dims.assign(t.dims().begin(), t.dims().end());
+    map[t.name()] = info;
+  }
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1) continue;
+    for (const auto& attr : node.attribute()) {
+      TensorInfo info;
+      info.rank_known = true;
+      if (attr.name() == "value" && attr.has_t()) {
+        info.elem_type = attr.t().data_type();
+        info.dims.assign(attr.t().dims().begin(), attr.t().dims().end());
+      } else if (attr.name() == "value_float") {
+        info.elem_type = onnx::TensorProto::FLOAT;
+      } else if (attr.name() == "value_int") {
+        info.elem_type = onnx::TensorProto::INT64;
+      } else if (attr.name() == "value_floats") {
+        info.elem_type = onnx::TensorProto::FLOAT;
+        info.dims = {attr.floats_size()};
+      } else if (attr.name() == "value_ints") {
+        info.elem_type = onnx::TensorProto::INT64;
+        info.dims = {attr.ints_size()};
+      } else {
+        continue;
+      }
+      map[node.output(0)] = info;
+    }
+  }
+  return map;
+}
+
+}  // namespace autoshard

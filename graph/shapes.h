@@ -1,0 +1,62 @@
+// Tensor shapes and element types of a model: input-shape overrides, ONNX
+// shape inference, and a name -> TensorInfo table the cost model reads.
+#ifndef AUTOSHARD_GRAPH_SHAPES_H_
+#define AUTOSHARD_GRAPH_SHAPES_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "onnx/onnx_pb.h"
+
+namespace autoshard {
+
+// What is known of one tensor. `dims[i] == -1` is an unknown or symbolic dim.
+struct TensorInfo {
+  int32_t elem_type = 0;      // onnx::TensorProto::DataType; 0 = unknown
+  bool rank_known = false;    // false: `dims` is empty and the rank unknown
+  std::vector<int64_t> dims;  // shape; -1 for unknown/symbolic dims
+
+  // True when the rank and every dim are known.
+  bool IsStatic() const;
+  // Number of elements, counting unknown dims as 1 (DESIGN.md §3.1).
+  int64_t NumElementsOr1() const;
+};
+
+using TensorInfoMap = absl::flat_hash_map<std::string, TensorInfo>;
+
+// Size in bytes of one element of an ONNX data type (0 for STRING/UNDEFINED;
+// 1 for BOOL and 8-bit types; sub-byte types round up to 1).
+int64_t ElementSizeBytes(int32_t elem_type);
+
+// Options that fix symbolic dims before inference.
+struct ShapeOptions {
+  // Graph input name -> full shape. Every listed input must exist and the
+  // rank must match the model's, else InvalidArgument.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  // When > 0, the first dim of every graph input whose first dim is symbolic
+  // or unknown is set to this value.
+  int64_t batch_size = 0;
+};
+
+// Rewrites the main graph's input types per `options`. Errors name the input.
+absl::Status ApplyInputShapes(const ShapeOptions& options,
+                              onnx::ModelProto* model);
+
+// Runs ONNX's shape inference (with data propagation) on `model` in place.
+// ONNX exceptions become InvalidArgument naming the node where ONNX says.
+// A model whose IR version or opsets are newer than the library knows is
+// inferred as far as the library can; the caller reports what stays unknown.
+absl::Status InferShapes(onnx::ModelProto* model);
+
+// Collects the types and shapes recorded for every tensor name of `graph`
+// (inputs, outputs, value_info, initializers, Constant outputs). Bodies of
+// If/Loop/Scan nodes are not descended into.
+TensorInfoMap CollectTensorInfo(const onnx::GraphProto& graph);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_GRAPH_SHAPES_H_

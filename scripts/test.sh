@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The README's second command: set up, build, and run every test (unit tests,
+# CLI tests, the bundled model; plus every model under $AUTOSHARD_CORPUS_DIR
+# when it is set).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+ctest --test-dir build --output-on-failure -j"$(nproc)"

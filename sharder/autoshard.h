@@ -1,0 +1,78 @@
+// autoshard's public library interface (DESIGN.md §6).
+//
+// Plan a model: names every node deterministically, fixes input shapes, runs
+// shape inference, costs every node, and splits the main graph over IPUs.
+// Apply a plan: writes `__ipu_number` and `__pipeline_stage` (INT attributes,
+// what PopART/PopRT read) on every node of the main graph.
+// Nothing here throws, keeps global state or prints: errors are absl::Status
+// with the node and reason, warnings go into Plan::proto.warnings.
+#ifndef AUTOSHARD_SHARDER_AUTOSHARD_H_
+#define AUTOSHARD_SHARDER_AUTOSHARD_H_
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "costmodel/cost_model.h"
+#include "graph/shapes.h"
+#include "onnx/onnx_pb.h"
+#include "proto/plan.pb.h"
+
+namespace autoshard {
+
+struct Options {
+  int num_ipus = 0;              // >= 2 and <= the node count
+  std::string strategy = "raw";  // only "raw" for now
+  bool strict_names = false;     // refuse empty/duplicate names (PopRT)
+  ShapeOptions shapes;           // --input-shape / --batch-size
+  Precision precision = Precision::kFp32;
+
+  // InvalidArgument for a value out of range, naming the option.
+  absl::Status Validate() const;
+};
+
+// A sharding point as written in a PopRT sharding config.
+struct NamedShardingPoint {
+  std::string node;
+  int ipu = 0;
+  int pipeline_stage = 0;
+};
+
+struct Plan {
+  proto::Plan proto;  // the plan file's content (see proto/plan.proto)
+  // Per node of the main graph in file order.
+  std::vector<std::string> node_names;
+  std::vector<int> ipu;
+  std::vector<int> pipeline_stage;
+};
+
+// Plans `model` with `options.strategy`. Errors: InvalidArgument for bad
+// options, a graph with a cycle or a tensor produced twice, strict-name
+// violations, or an IPU count the model cannot be split into.
+absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model, const Options& options);
+
+// Evaluates a given split: applies `points` with PopRT's semantics (nodes by
+// name, after deterministic naming) and costs the result like PlanModel.
+// Errors: InvalidArgument naming an unknown node, or a point that is an
+// ancestor of a point of an earlier stage.
+absl::StatusOr<Plan> PlanFromShardingPoints(const onnx::ModelProto& model,
+                                            const Options& options,
+                                            const std::vector<NamedShardingPoint>& points);
+
+// Names `model`'s nodes as PlanModel did and sets `__ipu_number` and
+// `__pipeline_stage` on every node of its main graph (replacing old values).
+// Errors: FailedPrecondition when the model is not the one planned (node
+// count or names differ).
+absl::Status ApplyPlan(const Plan& plan, onnx::ModelProto* model);
+
+// Serialized ModelProto in, annotated serialized ModelProto out, for callers
+// built against another protobuf. `plan`, if not null, receives the plan.
+absl::StatusOr<std::string> ShardModelBytes(absl::string_view model_bytes,
+                                            const Options& options,
+                                            Plan* plan = nullptr);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_AUTOSHARD_H_

@@ -1,0 +1,113 @@
+#include "sharder/autoshard.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sharder/emit.h"
+#include "tests/test_util.h"
+
+namespace autoshard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Two MatMuls with 4x4 float weights (64 B each) around a residual Add.
+// n0 = MatMul(x, w0); n1 = Relu(n0); n2 = Add(n1, x) [candidate: 2 inputs];
+// n3 = MatMul(n2, w1). Total weights 128 B, one candidate (n2), so the
+// average per candidate is 128 B: the walk from n2 = {n0, n1, n2} (64 B) is
+// dropped, leaving one subgraph for 2 IPUs; rebuilt without dropping it is
+// {n0, n1, n2} (64 B) and the leftover {n3} (64 B).
+constexpr char kResidual[] = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[1,4] x) => (float[1,4] y) <float[4,4] w0 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1},
+                                       float[4,4] w1 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}> {
+    a = MatMul(x, w0)
+    b = Relu(a)
+    c = Add(b, x)
+    y = MatMul(c, w1)
+  })";
+
+TEST(AutoshardTest, PlanAndApplyAnnotateEveryNode) {
+  onnx::ModelProto model = testing::ParseModelText(kResidual, /*name_nodes=*/false);
+  Options options;
+  options.num_ipus = 2;
+  auto plan = PlanModel(model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Unnamed nodes are named <op_type>_<index>.
+  EXPECT_THAT(plan->node_names, ElementsAre("MatMul_0", "Relu_1", "Add_2", "MatMul_3"));
+  // 128 B total, target 64 B: the first subgraph {n0, n1, n2} has 64 B.
+  EXPECT_THAT(plan->ipu, ElementsAre(0, 0, 0, 1));
+  ASSERT_EQ(plan->proto.sharding_points_size(), 1);
+  EXPECT_EQ(plan->proto.sharding_points(0).node(), "Add_2");
+  EXPECT_EQ(plan->proto.ipus(0).weight_bytes(), 64);
+  EXPECT_EQ(plan->proto.ipus(1).weight_bytes(), 64);
+  // Add_2's output (1x4 floats = 16 B) is the cut tensor.
+  EXPECT_EQ(plan->proto.ipus(0).cut_tensor_out_bytes(), 16);
+  EXPECT_EQ(plan->proto.ipus(1).cut_tensor_in_bytes(), 16);
+  EXPECT_EQ(plan->proto.summary().nodes_named(), 4);
+
+  ASSERT_TRUE(ApplyPlan(*plan, &model).ok());
+  for (int i = 0; i < model.graph().node_size(); ++i) {
+    const auto& node = model.graph().node(i);
+    ASSERT_EQ(node.attribute_size(), 2) << node.name();
+    EXPECT_EQ(node.attribute(0).name(), kIpuAttribute);
+    EXPECT_EQ(node.attribute(0).i(), plan->ipu[i]);
+    EXPECT_EQ(node.attribute(1).name(), kStageAttribute);
+  }
+}
+
+TEST(AutoshardTest, ShardingConfigRoundTripReproducesTheAssignment) {
+  onnx::ModelProto model = testing::ParseModelText(kResidual);
+  Options options;
+  options.num_ipus = 2;
+  auto plan = PlanModel(model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto points = ParseShardingConfigYaml(ShardingConfigYaml(plan->proto), "s.yaml");
+  ASSERT_TRUE(points.ok()) << points.status();
+  auto applied = PlanFromShardingPoints(model, options, *points);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->ipu, plan->ipu);
+}
+
+TEST(AutoshardTest, UnknownNodeInShardingConfigIsAnError) {
+  onnx::ModelProto model = testing::ParseModelText(kResidual);
+  Options options;
+  auto plan = PlanFromShardingPoints(model, options, {{"nope", 0, 0}});
+  EXPECT_THAT(plan.status().message(), HasSubstr("node 'nope', which the model does not have"));
+}
+
+TEST(AutoshardTest, ShardingConfigErrorsNameTheEntry) {
+  EXPECT_THAT(ParseShardingConfigYaml("- {node: a, device: -1}", "s.yaml").status().message(),
+              HasSubstr("s.yaml: entry 1: 'device' must be a non-negative integer"));
+  EXPECT_THAT(ParseShardingConfigYaml("{node: a}", "s.yaml").status().message(),
+              HasSubstr("expected a list"));
+  EXPECT_THAT(ParseShardingConfigYaml("- {device: 1}", "s.yaml").status().message(),
+              HasSubstr("entry 1 has no 'node'"));
+}
+
+TEST(AutoshardTest, BytesOverloadReturnsAnAnnotatedModel) {
+  onnx::ModelProto model = testing::ParseModelText(kResidual);
+  Options options;
+  options.num_ipus = 2;
+  Plan plan;
+  auto bytes = ShardModelBytes(model.SerializeAsString(), options, &plan);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  onnx::ModelProto out;
+  ASSERT_TRUE(out.ParseFromString(*bytes));
+  EXPECT_EQ(out.graph().node(3).attribute(0).i(), 1);
+  EXPECT_EQ(plan.proto.num_ipus(), 2);
+  EXPECT_FALSE(ShardModelBytes("garbage", options).ok());
+}
+
+TEST(AutoshardTest, Fp16HalvesFloatWeightBytes) {
+  onnx::ModelProto model = testing::ParseModelText(kResidual);
+  Options options;
+  options.num_ipus = 2;
+  options.precision = Precision::kFp16;
+  auto plan = PlanModel(model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->proto.summary().total_weight_bytes(), 64);  // 2 x 16 x 2 B
+}
+
+}  // namespace
+}  // namespace autoshard

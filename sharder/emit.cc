@@ -1,0 +1,171 @@
+#include "sharder/emit.h"
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "yaml-cpp/yaml.h"
+
+namespace autoshard {
+namespace {
+
+void SetIntAttribute(const char* name, int value, onnx::NodeProto* node) {
+  for (auto& attr : *node->mutable_attribute()) {
+    if (attr.name() == name) {
+      attr.Clear();
+      attr.set_name(name);
+      attr.set_type(onnx::AttributeProto::INT);
+      attr.set_i(value);
+      return;
+    }
+  }
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::INT);
+  attr->set_i(value);
+}
+
+// "12.3 MB"-style figure for the report (powers of 1000, as tools print).
+std::string HumanBytes(double bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) {
+    bytes /= 1000;
+    ++u;
+  }
+  return u == 0 ? absl::StrFormat("%.0f %s", bytes, units[u])
+                : absl::StrFormat("%.2f %s", bytes, units[u]);
+}
+
+std::string HumanFlops(double flops) {
+  const char* units[] = {"", "k", "M", "G", "T", "P"};
+  int u = 0;
+  while (flops >= 1000 && u < 5) {
+    flops /= 1000;
+    ++u;
+  }
+  return absl::StrFormat("%.2f %sFLOPs", flops, units[u]);
+}
+
+absl::StatusOr<int> NonNegativeInt(const YAML::Node& node, absl::string_view key,
+                                   absl::string_view what, size_t entry) {
+  try {
+    int v = node.as<int>();
+    if (v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": entry ", entry + 1, ": '", key, "' must be a non-negative integer"));
+}
+
+}  // namespace
+
+void SetPlacement(int ipu, int pipeline_stage, onnx::NodeProto* node) {
+  SetIntAttribute(kIpuAttribute, ipu, node);
+  SetIntAttribute(kStageAttribute, pipeline_stage, node);
+}
+
+std::string ShardingConfigYaml(const proto::Plan& plan) {
+  YAML::Emitter out;
+  out << YAML::BeginSeq;
+  for (const auto& pt : plan.sharding_points()) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "node" << YAML::Value
+        << pt.node() << YAML::Key << "device" << YAML::Value << pt.ipu()
+        << YAML::Key << "stage" << YAML::Value << pt.pipeline_stage() << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  std::string text = absl::StrCat(
+      "# PopRT manual sharding config written by autoshard: each point claims\n"
+      "# its node and the node's unclaimed ancestors for (device, stage); nodes\n"
+      "# no point claims go to the last device and stage.\n",
+      plan.sharding_points_size() == 0 ? "[]" : out.c_str(), "\n");
+  return text;
+}
+
+absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
+    absl::string_view text, absl::string_view what) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": not valid YAML: ", e.what()));
+  }
+  if (!root.IsSequence()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": expected a list of {node: NAME, device: I, stage: S}"));
+  }
+  std::vector<NamedShardingPoint> points;
+  for (size_t i = 0; i < root.size(); ++i) {
+    const YAML::Node entry = root[i];
+    if (!entry.IsMap() || !entry["node"] || !entry["node"].IsScalar()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": entry ", i + 1, " has no 'node'"));
+    }
+    if (!entry["device"]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": entry ", i + 1, " has no 'device'"));
+    }
+    NamedShardingPoint pt;
+    pt.node = entry["node"].as<std::string>();
+    auto device = NonNegativeInt(entry["device"], "device", what, i);
+    if (!device.ok()) return device.status();
+    pt.ipu = *device;
+    pt.pipeline_stage = pt.ipu;
+    if (entry["stage"]) {
+      auto stage = NonNegativeInt(entry["stage"], "stage", what, i);
+      if (!stage.ok()) return stage.status();
+      pt.pipeline_stage = *stage;
+    }
+    points.push_back(std::move(pt));
+  }
+  return points;
+}
+
+std::string PlanJson(const proto::Plan& plan) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(plan, &json, options);
+  return json;
+}
+
+std::string ReportText(const proto::Plan& plan) {
+  std::string out;
+  const auto& s = plan.summary();
+  absl::StrAppend(&out, "model: ", plan.model(), "\n");
+  absl::StrAppendFormat(&out, "nodes: %d   IPUs: %d   strategy: %s   precision: %s\n",
+                        s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision());
+  absl::StrAppendFormat(&out, "%-4s %8s %14s %16s %14s %14s %16s\n", "IPU", "nodes",
+                        "weights", "activations", "cut in", "cut out", "compute");
+  proto::IpuCost total;
+  for (const auto& ipu : plan.ipus()) {
+    absl::StrAppendFormat(&out, "%-4d %8d %14s %16s %14s %14s %16s\n", ipu.ipu(),
+                          ipu.num_nodes(), HumanBytes(ipu.weight_bytes()),
+                          HumanBytes(ipu.activation_bytes()),
+                          HumanBytes(ipu.cut_tensor_in_bytes()),
+                          HumanBytes(ipu.cut_tensor_out_bytes()), HumanFlops(ipu.flops()));
+    total.set_num_nodes(total.num_nodes() + ipu.num_nodes());
+    total.set_weight_bytes(total.weight_bytes() + ipu.weight_bytes());
+    total.set_activation_bytes(total.activation_bytes() + ipu.activation_bytes());
+    total.set_cut_tensor_in_bytes(total.cut_tensor_in_bytes() + ipu.cut_tensor_in_bytes());
+    total.set_cut_tensor_out_bytes(total.cut_tensor_out_bytes() + ipu.cut_tensor_out_bytes());
+    total.set_flops(total.flops() + ipu.flops());
+  }
+  absl::StrAppendFormat(&out, "%-4s %8d %14s %16s %14s %14s %16s\n", "all",
+                        total.num_nodes(), HumanBytes(total.weight_bytes()),
+                        HumanBytes(total.activation_bytes()),
+                        HumanBytes(total.cut_tensor_in_bytes()),
+                        HumanBytes(total.cut_tensor_out_bytes()), HumanFlops(total.flops()));
+  absl::StrAppendFormat(&out,
+                        "model weights: %s (%d bytes; a weight read on two IPUs "
+                        "counts on both above)\n",
+                        HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
+  absl::StrAppendFormat(&out, "sharding points: %d   planned in %.3f s\n",
+                        plan.sharding_points_size(), s.planning_s());
+  return out;
+}
+
+}  // namespace autoshard

@@ -1,0 +1,43 @@
+// Outputs of a plan (DESIGN.md §5): node annotations, the PopRT sharding
+// config (YAML), the plan file (protobuf JSON) and the text report.
+#ifndef AUTOSHARD_SHARDER_EMIT_H_
+#define AUTOSHARD_SHARDER_EMIT_H_
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "onnx/onnx_pb.h"
+#include "sharder/autoshard.h"
+
+namespace autoshard {
+
+inline constexpr char kIpuAttribute[] = "__ipu_number";
+inline constexpr char kStageAttribute[] = "__pipeline_stage";
+
+// Sets (or replaces) the INT attributes `__ipu_number` and `__pipeline_stage`
+// on `node`.
+void SetPlacement(int ipu, int pipeline_stage, onnx::NodeProto* node);
+
+// PopRT manual-sharding YAML: a list of `{node: NAME, device: I, stage: S}`.
+std::string ShardingConfigYaml(const proto::Plan& plan);
+
+// Parses a sharding config. Errors (InvalidArgument, prefixed with `what`,
+// usually the file name): not YAML, not a list, an entry without `node`, a
+// `device`/`stage` that is not a non-negative integer. `stage` defaults to
+// `device`.
+absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
+    absl::string_view text, absl::string_view what);
+
+// The plan in protobuf's JSON mapping (indented, field names as in the proto).
+std::string PlanJson(const proto::Plan& plan);
+
+// The report printed on stdout: per IPU nodes, weight bytes, activation
+// bytes, cut-tensor bytes and FLOPs, then totals. Warnings are not in it:
+// the CLI prints them on stderr.
+std::string ReportText(const proto::Plan& plan);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_EMIT_H_

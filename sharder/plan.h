@@ -1,0 +1,25 @@
+// Per-IPU cost summaries of an assignment (the report's table and the plan
+// file's `ipus`).
+#ifndef AUTOSHARD_SHARDER_PLAN_H_
+#define AUTOSHARD_SHARDER_PLAN_H_
+
+#include <vector>
+
+#include "proto/plan.pb.h"
+#include "sharder/problem.h"
+#include "sharder/sharding_points.h"
+
+namespace autoshard {
+
+// One IpuCost per IPU 0..assignment.num_ipus()-1:
+// - weight_bytes: the distinct weights the IPU's nodes read; a weight read on
+//   two IPUs counts on both (PopART cannot share a variable across IPUs);
+// - activation_bytes: Σ output bytes of its nodes;
+// - cut_tensor_out_bytes: for each node, its output bytes once per other IPU
+//   that consumes it; cut_tensor_in_bytes: the same seen from the receiver.
+std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
+                                          const Assignment& assignment);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_PLAN_H_

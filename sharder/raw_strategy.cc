@@ -1,0 +1,67 @@
+#include "sharder/raw_strategy.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace autoshard {
+
+std::vector<int32_t> RawSplitSubgraphs(const SubgraphSet& set, int num_ipus) {
+  const auto& subgraphs = set.subgraphs();
+  const int count = set.size();
+  // The balancing key: weight bytes, else FLOPs, else node count.
+  std::vector<double> key(count);
+  double total = 0;
+  for (int i = 0; i < count; ++i) total += key[i] = static_cast<double>(subgraphs[i].weight_bytes);
+  if (total <= 0) {
+    total = 0;
+    for (int i = 0; i < count; ++i) total += key[i] = subgraphs[i].flops;
+  }
+  if (total <= 0) {
+    total = 0;
+    for (int i = 0; i < count; ++i) total += key[i] = static_cast<double>(subgraphs[i].nodes.size());
+  }
+  const double target = total / num_ipus;
+  std::vector<int32_t> group(count, 0);
+  int32_t current = 0;
+  double running = 0;
+  for (int i = 0; i < count; ++i) {
+    group[i] = current;
+    const int cuts_needed = num_ipus - 1 - current;
+    if (cuts_needed == 0 || i == count - 1) continue;
+    const int remaining_after = count - 1 - i;
+    if (remaining_after == cuts_needed || running + key[i] >= target) {
+      ++current;
+      running = 0;
+    } else {
+      running += key[i];
+    }
+  }
+  return group;
+}
+
+absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem, int num_ipus) {
+  const int n = problem.num_nodes();
+  if (num_ipus < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num-ipus must be at least 2, got ", num_ipus));
+  }
+  if (num_ipus > n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--num-ipus ", num_ipus, " exceeds the model's ", n,
+        " nodes: every IPU needs at least one node"));
+  }
+  SubgraphSet set(problem, SubgraphOptions{});
+  if (set.size() < num_ipus) set = SubgraphSet(problem, {.drop_small = false});
+  if (set.size() < num_ipus) {
+    set = SubgraphSet(problem, {.drop_small = false, .every_node_candidate = true});
+  }
+  std::vector<int32_t> group = RawSplitSubgraphs(set, num_ipus);
+  Assignment out;
+  out.ipu.resize(n);
+  out.pipeline_stage.resize(n);
+  for (int32_t node = 0; node < n; ++node) {
+    out.ipu[node] = out.pipeline_stage[node] = group[set.subgraph_of_node(node)];
+  }
+  return out;
+}
+
+}  // namespace autoshard

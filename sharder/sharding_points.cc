@@ -1,0 +1,151 @@
+#include "sharder/sharding_points.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace autoshard {
+
+int Assignment::num_ipus() const {
+  int32_t max_ipu = -1;
+  for (int32_t i : ipu) max_ipu = std::max(max_ipu, i);
+  return max_ipu + 1;
+}
+
+absl::StatusOr<Assignment> ApplyShardingPoints(const ShardingProblem& problem,
+                                               std::vector<ShardingPoint> points) {
+  const int n = problem.num_nodes();
+  std::vector<int32_t> topo_pos(n);
+  for (int32_t i = 0; i < n; ++i) topo_pos[problem.topo_order[i]] = i;
+  std::vector<bool> is_point(n, false);
+  for (const ShardingPoint& pt : points) {
+    if (pt.node < 0 || pt.node >= n) {
+      return absl::InvalidArgumentError(absl::StrCat("sharding point node id ", pt.node,
+                                                     " is out of range"));
+    }
+    if (pt.ipu < 0 || pt.pipeline_stage < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sharding point '", problem.names[pt.node],
+                       "' has a negative IPU or pipeline stage"));
+    }
+    if (is_point[pt.node]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", problem.names[pt.node], "' is named by two sharding points"));
+    }
+    is_point[pt.node] = true;
+  }
+  std::stable_sort(points.begin(), points.end(),
+                   [&](const ShardingPoint& a, const ShardingPoint& b) {
+                     if (a.pipeline_stage != b.pipeline_stage) {
+                       return a.pipeline_stage < b.pipeline_stage;
+                     }
+                     return topo_pos[a.node] < topo_pos[b.node];
+                   });
+  Assignment out;
+  out.ipu.assign(n, -1);
+  out.pipeline_stage.assign(n, -1);
+  std::vector<int32_t> claimed_by(n, -1);  // index into points
+  std::vector<int32_t> stack;
+  int32_t max_ipu = -1, max_stage = -1;
+  for (int32_t k = 0; k < static_cast<int32_t>(points.size()); ++k) {
+    const ShardingPoint& pt = points[k];
+    max_ipu = std::max(max_ipu, pt.ipu);
+    max_stage = std::max(max_stage, pt.pipeline_stage);
+    if (claimed_by[pt.node] != -1) {
+      const ShardingPoint& other = points[claimed_by[pt.node]];
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sharding point '", problem.names[pt.node], "' (stage ", pt.pipeline_stage,
+          ") is an ancestor of sharding point '", problem.names[other.node],
+          "' (stage ", other.pipeline_stage,
+          "), so its stage would run after a stage that needs it"));
+    }
+    stack.assign(1, pt.node);
+    claimed_by[pt.node] = k;
+    while (!stack.empty()) {
+      int32_t node = stack.back();
+      stack.pop_back();
+      out.ipu[node] = pt.ipu;
+      out.pipeline_stage[node] = pt.pipeline_stage;
+      for (int32_t prod : problem.producers[node]) {
+        if (claimed_by[prod] == -1) {
+          claimed_by[prod] = k;
+          stack.push_back(prod);
+        }
+      }
+    }
+  }
+  for (int32_t node = 0; node < n; ++node) {
+    if (out.ipu[node] == -1) {
+      out.ipu[node] = max_ipu + 1;
+      out.pipeline_stage[node] = max_stage + 1;
+    }
+  }
+  return out;
+}
+
+absl::Status ValidateMonotone(const ShardingProblem& problem,
+                              const Assignment& assignment) {
+  for (int32_t node = 0; node < problem.num_nodes(); ++node) {
+    if (assignment.ipu[node] < 0 || assignment.pipeline_stage[node] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", problem.names[node], "' has no IPU or pipeline stage"));
+    }
+    for (int32_t c : problem.consumers[node]) {
+      if (assignment.pipeline_stage[c] < assignment.pipeline_stage[node]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "edge '", problem.names[node], "' (stage ",
+            assignment.pipeline_stage[node], ") -> '", problem.names[c],
+            "' (stage ", assignment.pipeline_stage[c],
+            ") goes to an earlier pipeline stage"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ShardingPoint>> MinimalShardingPoints(
+    const ShardingProblem& problem, const Assignment& assignment) {
+  if (absl::Status s = ValidateMonotone(problem, assignment); !s.ok()) return s;
+  using Group = std::pair<int32_t, int32_t>;  // (stage, ipu)
+  std::map<Group, std::vector<int32_t>> sinks;
+  for (int32_t node : problem.topo_order) {
+    const Group g{assignment.pipeline_stage[node], assignment.ipu[node]};
+    bool consumed_in_group = false;
+    for (int32_t c : problem.consumers[node]) {
+      consumed_in_group |= assignment.pipeline_stage[c] == g.first &&
+                           assignment.ipu[c] == g.second;
+    }
+    auto& list = sinks[g];  // every group gets an entry, even without sinks
+    if (!consumed_in_group) list.push_back(node);
+  }
+  std::vector<ShardingPoint> points;
+  if (sinks.empty()) return points;
+  // The last group needs no points when the leftover rule puts its nodes
+  // there: it is (max IPU + 1, max stage + 1) of the other groups' points.
+  const Group last = sinks.rbegin()->first;
+  int32_t other_max_ipu = -1, other_max_stage = -1;
+  for (const auto& [g, list] : sinks) {
+    if (g == last) continue;
+    other_max_stage = std::max(other_max_stage, g.first);
+    other_max_ipu = std::max(other_max_ipu, g.second);
+  }
+  const bool last_is_leftover =
+      last.first == other_max_stage + 1 && last.second == other_max_ipu + 1;
+  for (const auto& [g, list] : sinks) {
+    if (g == last && last_is_leftover) continue;
+    for (int32_t node : list) points.push_back({node, g.second, g.first});
+  }
+  auto check = ApplyShardingPoints(problem, points);
+  if (!check.ok()) return check.status();
+  if (check->ipu != assignment.ipu ||
+      check->pipeline_stage != assignment.pipeline_stage) {
+    return absl::InvalidArgumentError(
+        "no set of sharding points reproduces this assignment under PopRT's "
+        "semantics (IPUs sharing a pipeline stage claim each other's nodes)");
+  }
+  return points;
+}
+
+}  // namespace autoshard

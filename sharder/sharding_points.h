@@ -1,0 +1,55 @@
+// Sharding points and PopRT's manual-sharding semantics (DESIGN.md §1).
+//
+// A sharding point (node, IPU, pipeline stage) claims its node and every
+// not-yet-claimed ancestor. Points are applied in order of stage, then of
+// position in the topological order; nodes no point claims go to
+// (max IPU + 1, max stage + 1). A plan is monotone when no edge goes to an
+// earlier stage.
+#ifndef AUTOSHARD_SHARDER_SHARDING_POINTS_H_
+#define AUTOSHARD_SHARDER_SHARDING_POINTS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sharder/problem.h"
+
+namespace autoshard {
+
+struct ShardingPoint {
+  int32_t node = 0;
+  int32_t ipu = 0;
+  int32_t pipeline_stage = 0;
+};
+
+// Where every node runs; both vectors are indexed by node id.
+struct Assignment {
+  std::vector<int32_t> ipu;
+  std::vector<int32_t> pipeline_stage;
+  int num_ipus() const;  // max IPU + 1 (0 when empty)
+};
+
+// Applies `points` with PopRT's semantics. Errors (InvalidArgument): a point
+// names a node twice, has a negative IPU or stage, or names a node an earlier
+// point already claimed (it is that point's ancestor, so the plan could not be
+// monotone).
+absl::StatusOr<Assignment> ApplyShardingPoints(const ShardingProblem& problem,
+                                               std::vector<ShardingPoint> points);
+
+// The fewest sharding points that reproduce `assignment` under
+// ApplyShardingPoints: in each (IPU, stage) group, the nodes none of whose
+// consumers is in the group; none for the last group when the leftover rule
+// puts its nodes there. Requires a monotone assignment. Errors when the
+// points would not reproduce the assignment (possible only when two IPUs
+// share a stage and their claims interleave).
+absl::StatusOr<std::vector<ShardingPoint>> MinimalShardingPoints(
+    const ShardingProblem& problem, const Assignment& assignment);
+
+// InvalidArgument naming the first edge (producer -> consumer) that goes to an
+// earlier pipeline stage, or when an IPU or stage is negative.
+absl::Status ValidateMonotone(const ShardingProblem& problem,
+                              const Assignment& assignment);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_SHARDING_POINTS_H_

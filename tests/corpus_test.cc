@@ -1,0 +1,102 @@
+// Runs the library over real models: the bundled default model always, and
+// every .onnx under $AUTOSHARD_CORPUS_DIR when set (CI sets it to
+// ../shared/models). For 2 and 4 IPUs each model must give a valid plan:
+// every node annotated, IPU in range, no edge to an earlier stage, the ONNX
+// checker passing where it passes on the input, and the sharding config
+// reproducing the same assignment through `apply`.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "graph/graph.h"
+#include "graph/model_io.h"
+#include "gtest/gtest.h"
+#include "sharder/autoshard.h"
+#include "sharder/emit.h"
+
+namespace autoshard {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> CorpusModels() {
+  std::vector<std::string> models = {std::string(AUTOSHARD_SOURCE_DIR) +
+                                     "/models/squeezenet1_1.onnx"};
+  const char* dir = std::getenv("AUTOSHARD_CORPUS_DIR");
+  if (dir != nullptr && *dir != '\0' && fs::is_directory(dir)) {
+    std::vector<std::string> found;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      if (e.is_regular_file() && e.path().extension() == ".onnx") {
+        found.push_back(e.path().string());
+      }
+    }
+    std::sort(found.begin(), found.end());
+    models.insert(models.end(), found.begin(), found.end());
+  }
+  return models;
+}
+
+class CorpusTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
+  auto loaded = LoadModel(GetParam());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const bool input_passes_checker =
+      CheckModel(loaded->model, fs::path(GetParam()).parent_path()).ok();
+  for (int k : {2, 4}) {
+    SCOPED_TRACE("num_ipus=" + std::to_string(k));
+    Options options;
+    options.num_ipus = k;
+    options.shapes.batch_size = 1;
+    auto plan = PlanModel(loaded->model, options);
+    if (!plan.ok()) {
+      // Only a model with fewer nodes than IPUs may refuse, and says so.
+      EXPECT_LT(loaded->model.graph().node_size(), k) << plan.status();
+      EXPECT_THAT(plan.status().message(), ::testing::HasSubstr("every IPU needs"));
+      continue;
+    }
+    onnx::ModelProto annotated = loaded->model;
+    ASSERT_TRUE(ApplyPlan(*plan, &annotated).ok());
+    auto graph = Graph::Build(annotated.graph());
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    std::vector<int> seen(k, 0);
+    for (int i = 0; i < annotated.graph().node_size(); ++i) {
+      int ipu = -1, stage = -1;
+      for (const auto& attr : annotated.graph().node(i).attribute()) {
+        if (attr.name() == kIpuAttribute) ipu = static_cast<int>(attr.i());
+        if (attr.name() == kStageAttribute) stage = static_cast<int>(attr.i());
+      }
+      ASSERT_TRUE(ipu >= 0 && ipu < k) << annotated.graph().node(i).name();
+      ASSERT_EQ(stage, ipu);
+      ++seen[ipu];
+      for (NodeId c : graph->consumers(i)) {
+        ASSERT_LE(stage, plan->pipeline_stage[c]) << "backward edge from node " << i;
+      }
+    }
+    for (int d = 0; d < k; ++d) EXPECT_GT(seen[d], 0) << "IPU " << d << " is empty";
+    if (input_passes_checker) {
+      EXPECT_TRUE(CheckModel(annotated, fs::path(GetParam()).parent_path()).ok());
+    }
+    auto points = ParseShardingConfigYaml(ShardingConfigYaml(plan->proto), "config");
+    ASSERT_TRUE(points.ok()) << points.status();
+    auto applied = PlanFromShardingPoints(loaded->model, options, *points);
+    ASSERT_TRUE(applied.ok()) << applied.status();
+    EXPECT_EQ(applied->ipu, plan->ipu);
+  }
+}
+
+std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = fs::path(info.param).parent_path().filename().string() + "_" +
+                     fs::path(info.param).stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CorpusTest, ::testing::ValuesIn(CorpusModels()), TestName);
+
+}  // namespace
+}  // namespace autoshard

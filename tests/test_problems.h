@@ -1,0 +1,44 @@
+// Hand-written ShardingProblems for the sharder's unit tests.
+#ifndef AUTOSHARD_TESTS_TEST_PROBLEMS_H_
+#define AUTOSHARD_TESTS_TEST_PROBLEMS_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sharder/problem.h"
+
+namespace autoshard::testing {
+
+// Builds a problem from edges (producer, consumer) over nodes 0..n-1 given in
+// topological order. Node i reads weight i when weight_bytes[i] > 0.
+// num_activation_inputs counts producers (graph inputs are not modelled).
+inline ShardingProblem MakeTestProblem(int n, const std::vector<std::pair<int, int>>& edges,
+                                       const std::vector<int64_t>& weight_bytes,
+                                       const std::vector<double>& flops) {
+  ShardingProblem p;
+  p.producers.resize(n);
+  p.consumers.resize(n);
+  for (auto [from, to] : edges) {
+    p.producers[to].push_back(from);
+    p.consumers[from].push_back(to);
+  }
+  for (int i = 0; i < n; ++i) {
+    p.topo_order.push_back(i);
+    p.names.push_back("n" + std::to_string(i));
+    p.flops.push_back(flops[i]);
+    p.activation_bytes.push_back(16);
+    p.num_activation_inputs.push_back(static_cast<int32_t>(p.producers[i].size()));
+    p.node_weights.emplace_back();
+    if (weight_bytes[i] > 0) {
+      p.node_weights[i].push_back(static_cast<int32_t>(p.weight_size_bytes.size()));
+      p.weight_size_bytes.push_back(weight_bytes[i]);
+    }
+  }
+  return p;
+}
+
+}  // namespace autoshard::testing
+
+#endif  // AUTOSHARD_TESTS_TEST_PROBLEMS_H_
