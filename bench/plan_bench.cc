@@ -120,6 +120,7 @@ void BM_PlanModelFile(benchmark::State& state) {
   options.shapes.batch_size = 1;
   for (auto _ : state) {
     auto plan = PlanModel(loaded->model, options);
+    if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
     benchmark::DoNotOptimize(plan);
   }
   state.SetLabel(path);

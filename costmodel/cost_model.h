@@ -33,25 +33,25 @@ struct Weight {
 };
 
 struct NodeCost {
-  double flops = 0;             // 2 per MAC, plus the op's other arithmetic
-  double macs = 0;              // MACs of Conv/ConvTranspose/MatMul/Gemm/...
-  int64_t activation_bytes = 0; // sum over non-constant outputs, elems x size
-  bool has_flops_rule = true;   // false: fallback rule (output elements)
-  bool shapes_known = true;     // false: some input/output dim was unknown
-  bool is_constant = false;     // Constant node or constant-foldable chain
+  double flops = 0;              // 2 per MAC, plus the op's other arithmetic
+  double macs = 0;               // MACs of Conv/ConvTranspose/MatMul/Gemm/...
+  int64_t activation_bytes = 0;  // sum over non-constant outputs, elems x size
+  bool has_flops_rule = true;    // false: fallback rule (output elements)
+  bool shapes_known = true;      // false: some input/output dim was unknown
+  bool is_constant = false;      // Constant node or constant-foldable chain
 };
 
 struct ModelCosts {
-  std::vector<NodeCost> nodes;               // indexed by NodeId
-  std::vector<Weight> weights;               // indexed by weight id
+  std::vector<NodeCost> nodes;                     // indexed by NodeId
+  std::vector<Weight> weights;                     // indexed by weight id
   std::vector<std::vector<int32_t>> node_weights;  // NodeId -> weight ids read
   // Number of distinct non-constant tensor inputs of each node (graph inputs
   // and outputs of non-constant nodes, implicit inputs included). PopRT's
   // sharding candidates are the nodes where this is > 1.
   std::vector<int32_t> num_activation_inputs;
   double total_flops = 0;
-  int64_t total_weight_bytes = 0;            // each weight once
-  std::vector<std::string> ops_without_rule; // sorted op types, once each
+  int64_t total_weight_bytes = 0;             // each weight once
+  std::vector<std::string> ops_without_rule;  // sorted op types, once each
   int64_t nodes_with_unknown_shapes = 0;
 };
 

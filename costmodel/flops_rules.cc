@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 
 // Note [FLOPs rules]
@@ -117,16 +118,21 @@ class NodeShapes {
     if (t == nullptr || !t->IsStatic()) known_ = false;
     return t == nullptr ? 1 : static_cast<double>(t->NumElementsOr1());
   }
-  // Elements of output 0. When its shape is not static, the largest of its
-  // and the inputs' element counts (as for a broadcasting elementwise op).
-  double OutElements() {
+  // Elements of output 0 (unknown dims as 1). When even its rank is unknown:
+  // for a broadcasting elementwise op the largest input's element count,
+  // else input 0's (the data input of most ops; never a weight's).
+  double OutElements(bool broadcast = false) {
     const TensorInfo* y = out(0);
     if (y != nullptr && y->IsStatic()) {
       return static_cast<double>(y->NumElementsOr1());
     }
     known_ = false;
-    double n = y != nullptr ? static_cast<double>(y->NumElementsOr1()) : 1;
-    for (int i = 0; i < node_.input_size(); ++i) {
+    if (y != nullptr && y->rank_known) {
+      return static_cast<double>(y->NumElementsOr1());
+    }
+    const TensorInfo* x = in(0);
+    double n = x != nullptr ? static_cast<double>(x->NumElementsOr1()) : 1;
+    for (int i = 1; broadcast && i < node_.input_size(); ++i) {
       const TensorInfo* t = in(i);
       if (t != nullptr) {
         n = std::max(n, static_cast<double>(t->NumElementsOr1()));
@@ -267,21 +273,12 @@ void ConvTransposeRule(NodeShapes& s, FlopsEstimate* e) {
 // 2 x macs. One operand (transpose, trace, sum): flops = elements(input).
 // An equation this parser cannot read falls back to the no-rule cost.
 bool EinsumCost(NodeShapes& s, FlopsEstimate* e) {
-  std::string eq;
-  for (char c : AttrString(s.node(), "equation", "")) {
-    if (c != ' ') eq += c;
-  }
+  const std::string eq =
+      absl::StrReplaceAll(AttrString(s.node(), "equation", ""), {{" ", ""}});
   const size_t arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  std::vector<std::string> terms(1);
-  for (char c : lhs) {
-    if (c == ',') {
-      terms.emplace_back();
-    } else {
-      terms.back() += c;
-    }
-  }
-  if (lhs.empty() || static_cast<int>(terms.size()) != s.node().input_size()) {
+  const std::vector<std::string> terms =
+      absl::StrSplit(eq.substr(0, arrow), ',');
+  if (arrow == 0 || static_cast<int>(terms.size()) != s.node().input_size()) {
     return false;
   }
   if (terms.size() == 1) {
@@ -336,7 +333,7 @@ void EinsumRule(NodeShapes& s, FlopsEstimate* e) {
 void VariadicRule(NodeShapes& s, FlopsEstimate* e) {
   const double ops = std::max(1, s.num_inputs() - 1);
   const double mean = s.node().op_type() == "Mean" ? 1 : 0;
-  e->flops = s.OutElements() * (ops + mean);
+  e->flops = s.OutElements(/*broadcast=*/true) * (ops + mean);
 }
 
 // MaxPool/AveragePool: out x prod(kernel_shape) (one compare or add per tap;
@@ -372,17 +369,14 @@ double InterpolationFlops(const std::string& mode, int d) {
   return 1;
 }
 
-// Resize/Upsample: out x InterpolationFlops(mode, d).
+// Resize/Upsample (default mode nearest) and GridSample (default bilinear,
+// over the rank - 2 spatial axes): out x InterpolationFlops(mode, d).
 void ResizeRule(NodeShapes& s, FlopsEstimate* e) {
-  const std::string mode = AttrString(s.node(), "mode", "nearest");
+  const bool grid = s.node().op_type() == "GridSample";
+  const std::string mode =
+      AttrString(s.node(), "mode", grid ? "bilinear" : "nearest");
   e->flops =
-      s.OutElements() * InterpolationFlops(mode, InterpolatedAxes(s, false));
-}
-// GridSample: out x InterpolationFlops(mode, rank - 2) (default bilinear).
-void GridSampleRule(NodeShapes& s, FlopsEstimate* e) {
-  const std::string mode = AttrString(s.node(), "mode", "bilinear");
-  e->flops =
-      s.OutElements() * InterpolationFlops(mode, InterpolatedAxes(s, true));
+      s.OutElements() * InterpolationFlops(mode, InterpolatedAxes(s, grid));
 }
 
 // LRN: out x (2 x size + 3): a square and an add per window tap, then a
@@ -443,6 +437,15 @@ void AttentionRule(NodeShapes& s, FlopsEstimate* e) {
   const double total = seq + (s.has_input(4) ? s.Dim(s.in(4), 3) : 0);
   const double macs = batch * seq * (hidden_in * qkv + total * hq + total * hv);
   SetMacs(macs, 5 * batch * heads * seq * total + batch * seq * qkv, e);
+}
+
+// com.microsoft EmbedLayerNormalization: input_ids[B, S] and
+// word_embedding[V, H] give the output [B, S, H]; gathers (0), adding the
+// word, position and segment embeddings (2) and layer normalization (5):
+// flops = 7 x B x S x H.
+void EmbedLayerNormRule(NodeShapes& s, FlopsEstimate* e) {
+  const TensorInfo* ids = s.in(0);
+  e->flops = 7 * s.Dim(ids, 0) * s.Dim(ids, 1) * s.Dim(s.in(2), 1);
 }
 
 FlopsEstimate EstimateBody(const onnx::GraphProto& body,
@@ -571,9 +574,7 @@ const RuleTable& Rules() {
     // ~5 per input element.
     (*t)["DynamicQuantizeLinear"] = PerIn(5);
     Set(t, "MaxPool AveragePool LpPool", Custom(PoolRule));
-    (*t)["Resize"] = Custom(ResizeRule);
-    (*t)["Upsample"] = Custom(ResizeRule);
-    (*t)["GridSample"] = Custom(GridSampleRule);
+    Set(t, "Resize Upsample GridSample", Custom(ResizeRule));
     (*t)["LRN"] = Custom(LrnRule);
     (*t)["MatMul"] = Custom(MatMulRule);
     (*t)["MatMulInteger"] = Custom(MatMulRule);
@@ -595,9 +596,7 @@ const RuleTable& Rules() {
     (*t)["com.microsoft.SkipLayerNormalization"] = PerOut(6, 4);
     (*t)["com.microsoft.SkipSimplifiedLayerNormalization"] = PerOut(6, 4);
     (*t)["com.microsoft.SimplifiedLayerNormalization"] = PerIn(5);
-    // EmbedLayerNormalization: gathers (0), adding word, position and segment
-    // embeddings (2), layer normalization (5).
-    (*t)["com.microsoft.EmbedLayerNormalization"] = PerOut(7);
+    (*t)["com.microsoft.EmbedLayerNormalization"] = Custom(EmbedLayerNormRule);
     // FastGelu/BiasGelu: Gelu (8) after the bias add (1 if input 1).
     (*t)["com.microsoft.FastGelu"] = PerOut(kTranscendental + 4, 1);
     (*t)["com.microsoft.BiasGelu"] = PerOut(kTranscendental + 4, 1);
@@ -640,7 +639,7 @@ FlopsEstimate EstimateFlops(const onnx::NodeProto& node,
         break;
       case OpRule::kPerOutputElement:
         e.flops =
-            s.OutElements() *
+            s.OutElements(/*broadcast=*/true) *
             (rule->per_element + (s.has_input(rule->plus1_if_input) ? 1 : 0));
         break;
       case OpRule::kPerInputElement:

@@ -9,6 +9,7 @@
 #define AUTOSHARD_GRAPH_MODEL_IO_H_
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -43,29 +44,34 @@ absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
 absl::StatusOr<std::vector<std::string>> CheckExternalData(
     const onnx::ModelProto& model, const std::filesystem::path& model_dir);
 
+// Called with the temporary file's path before it is renamed into place; an
+// error stops the write (nothing is left) and is returned.
+using BeforeRename = std::function<absl::Status(const std::filesystem::path&)>;
+
 // Writes `bytes` to `path` through a temporary file in the same folder and a
 // rename. On error nothing is left at `path` or at the temporary name.
 absl::Status WriteFileAtomically(const std::filesystem::path& path,
-                                 absl::string_view bytes);
+                                 absl::string_view bytes,
+                                 const BeforeRename& before_rename = nullptr);
 
 // Writes `model` to `path` atomically. When the model has external data
 // (`external_files`, relative to `source_dir`) and `path` is in another
 // folder, each data file is hard-linked (or, across file systems, symlinked)
 // into path's folder under the same relative name, so the references stay
 // valid; data is never copied. A different file already at such a name is an
-// error (it is not overwritten).
+// error (it is not overwritten). `before_rename` sees the complete file in
+// its final folder (so external references resolve), e.g. to run CheckModelFile.
 absl::Status SaveModel(const onnx::ModelProto& model,
                        const std::filesystem::path& path,
                        const std::filesystem::path& source_dir,
-                       const std::vector<std::string>& external_files);
+                       const std::vector<std::string>& external_files,
+                       const BeforeRename& before_rename = nullptr);
 
-// Runs the ONNX checker on `model`, whose external data (if any) lives in
-// `model_dir`. ONNX exceptions become InvalidArgument with the checker's
-// message. Checker errors about an IR version or opset newer than the
-// library (ONNX 1.12) knows come back as FailedPrecondition: the caller may
-// treat those as a warning (DESIGN.md §8).
-absl::Status CheckModel(const onnx::ModelProto& model,
-                        const std::filesystem::path& model_dir);
+// Runs the ONNX checker on the model file at `path` (external data resolved
+// beside it; only its existence is checked). Checker failures become
+// InvalidArgument with the checker's message. Note that ONNX 1.12's checker
+// refuses models newer than it knows (IR > 8, opsets > 17; DESIGN.md §8).
+absl::Status CheckModelFile(const std::filesystem::path& path);
 
 }  // namespace autoshard
 

@@ -20,7 +20,7 @@ namespace {
 
 // Initializers with more elements than this are copied without their data
 // into the model used for shape inference: it needs their dims only.
-constexpr int64_t kMaxCopiedInitializerElements = 4096;
+constexpr int64_t kMaxCopiedInitializerElements = 1024;
 
 // Everything planning derives from a model. `model` is heap-held so `graph`
 // (which points into it) stays valid when a Prepared moves.
