@@ -35,7 +35,8 @@ ShardingProblem SyntheticChain(int n) {
     p.names.push_back("n" + std::to_string(i));
     p.flops.push_back(i % 4 == 3 ? 1e3 : 1e6);
     p.activation_bytes.push_back(4096);
-    p.num_activation_inputs.push_back(static_cast<int32_t>(p.producers[i].size()));
+    p.num_activation_inputs.push_back(
+        static_cast<int32_t>(p.producers[i].size()));
     p.node_weights.push_back({static_cast<int32_t>(i)});
     p.weight_size_bytes.push_back(i % 4 == 3 ? 0 : 65536);
   }
@@ -54,7 +55,10 @@ void BM_RawStrategyChain(benchmark::State& state) {
   }
   state.SetLabel(std::to_string(n) + " nodes, 16 IPUs");
 }
-BENCHMARK(BM_RawStrategyChain)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RawStrategyChain)
+    ->Arg(1000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 
 onnx::ModelProto OnnxChain(int n) {
   onnx::ModelProto m;
@@ -99,17 +103,22 @@ void BM_PlanModelChain(benchmark::State& state) {
   options.num_ipus = 16;
   for (auto _ : state) {
     auto plan = PlanModel(m, options);
-    if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
+    if (!plan.ok())
+      state.SkipWithError(std::string(plan.status().message()).c_str());
     benchmark::DoNotOptimize(plan);
   }
   state.SetLabel(std::to_string(n) + " nodes, 16 IPUs");
 }
-BENCHMARK(BM_PlanModelChain)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_PlanModelChain)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
 
 void BM_PlanModelFile(benchmark::State& state) {
   const char* env = std::getenv("AUTOSHARD_BENCH_MODEL");
-  const std::string path =
-      env != nullptr ? env : std::string(AUTOSHARD_SOURCE_DIR) + "/models/squeezenet1_1.onnx";
+  const std::string path = env != nullptr ? env
+                                          : std::string(AUTOSHARD_SOURCE_DIR) +
+                                                "/models/squeezenet1_1.onnx";
   auto loaded = LoadModel(path);
   if (!loaded.ok()) {
     state.SkipWithError(std::string(loaded.status().message()).c_str());
@@ -120,7 +129,8 @@ void BM_PlanModelFile(benchmark::State& state) {
   options.shapes.batch_size = 1;
   for (auto _ : state) {
     auto plan = PlanModel(loaded->model, options);
-    if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
+    if (!plan.ok())
+      state.SkipWithError(std::string(plan.status().message()).c_str());
     benchmark::DoNotOptimize(plan);
   }
   state.SetLabel(path);

@@ -9,11 +9,13 @@ namespace autoshard::cmd {
 
 void SetupApply(CLI::App& app, ApplyOptions* o) {
   CLI::App* sub = app.add_subcommand(
-      "apply", "annotate a model from a PopRT manual-sharding YAML (PopRT's semantics)");
+      "apply",
+      "annotate a model from a PopRT manual-sharding YAML (PopRT's semantics)");
   sub->footer(
       "Examples:\n"
       "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx\n"
-      "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx --plan plan.json");
+      "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx "
+      "--plan plan.json");
   AddModelFlags(sub, &o->model);
   sub->add_option("--sharding-config", o->sharding_config,
                   "YAML list of {node: NAME, device: I, stage: S}")
@@ -39,10 +41,12 @@ int RunApply(const ApplyOptions& o) {
   auto plan = PlanFromShardingPoints(loaded->model, *options, *points);
   if (!plan.ok()) {
     return ReportError(absl::Status(
-        plan.status().code(), absl::StrCat(o.sharding_config, ": ", plan.status().message())));
+        plan.status().code(),
+        absl::StrCat(o.sharding_config, ": ", plan.status().message())));
   }
   plan->proto.set_model(o.model.model);
-  return WriteOutputs(o.model, &*loaded, o.output, /*sharding_config_out=*/"", *plan);
+  return WriteOutputs(o.model, &*loaded, o.output, /*sharding_config_out=*/"",
+                      *plan);
 }
 
 }  // namespace autoshard::cmd

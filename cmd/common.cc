@@ -17,15 +17,17 @@ namespace {
 absl::Status ParseInputShape(const std::string& spec, ShapeOptions* shapes) {
   const size_t colon = spec.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--input-shape '", spec, "': expected NAME:D1,D2,... (e.g. input:1,3,224,224)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--input-shape '", spec,
+                     "': expected NAME:D1,D2,... (e.g. input:1,3,224,224)"));
   }
   std::vector<int64_t> dims;
   for (absl::string_view part : absl::StrSplit(spec.substr(colon + 1), ',')) {
     int64_t d = 0;
     if (!absl::SimpleAtoi(part, &d) || d <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input-shape '", spec, "': '", part, "' is not a positive integer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape '", spec, "': '", part,
+                       "' is not a positive integer"));
     }
     dims.push_back(d);
   }
@@ -43,9 +45,11 @@ absl::Status CheckOutputPath(const std::string& out, const std::string& input) {
         absl::StrCat(out, ": is the input model; refusing to overwrite it"));
   }
   if (fs::is_directory(path, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat(out, ": is a folder, not a file name"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(out, ": is a folder, not a file name"));
   }
-  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  fs::path dir =
+      path.parent_path().empty() ? fs::path(".") : path.parent_path();
   if (!fs::is_directory(dir, ec)) {
     return absl::InvalidArgumentError(
         absl::StrCat(out, ": folder '", dir.string(), "' does not exist"));
@@ -60,19 +64,23 @@ absl::Status CheckOutputPath(const std::string& out, const std::string& input) {
 }  // namespace
 
 void AddModelFlags(CLI::App* sub, ModelOptions* o) {
-  sub->add_option("model", o->model, "the .onnx model (external data beside it)")
+  sub->add_option("model", o->model,
+                  "the .onnx model (external data beside it)")
       ->required();
   sub->add_option("--input-shape", o->input_shapes,
                   "fix a graph input's shape, NAME:D1,D2,... (repeatable)");
   sub->add_option("--batch-size", o->batch_size,
                   "set the symbolic first dim of every input to B")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--precision", o->precision, "cost float tensors as fp32 or fp16")
+  sub->add_option("--precision", o->precision,
+                  "cost float tensors as fp32 or fp16")
       ->check(CLI::IsMember({"fp32", "fp16"}));
-  sub->add_flag("--strict-names", o->strict_names,
-                "refuse nodes with empty or repeated names (PopRT's rule) instead "
-                "of naming them <op_type>_<index>");
-  sub->add_option("--plan", o->plan_path, "also write the plan as JSON to this file");
+  sub->add_flag(
+      "--strict-names", o->strict_names,
+      "refuse nodes with empty or repeated names (PopRT's rule) instead "
+      "of naming them <op_type>_<index>");
+  sub->add_option("--plan", o->plan_path,
+                  "also write the plan as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "print no report and no warnings");
 }
 
@@ -80,7 +88,8 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   Options options;
   options.strict_names = o.strict_names;
   options.shapes.batch_size = o.batch_size;
-  options.precision = o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
+  options.precision =
+      o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
   for (const std::string& spec : o.input_shapes) {
     RETURN_IF_ERROR(ParseInputShape(spec, &options.shapes));
   }
@@ -100,29 +109,33 @@ int ReportError(const absl::Status& status) {
   }
 }
 
-int WriteOutputs(const ModelOptions& options, LoadedModel* loaded, const std::string& output,
+int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
+                 const std::string& output,
                  const std::string& sharding_config_out, const Plan& plan) {
   std::vector<std::string> outputs = {output};
   if (!options.plan_path.empty()) outputs.push_back(options.plan_path);
   if (!sharding_config_out.empty()) outputs.push_back(sharding_config_out);
   for (const std::string& out : outputs) {
-    if (absl::Status s = CheckOutputPath(out, options.model); !s.ok()) return ReportError(s);
+    if (absl::Status s = CheckOutputPath(out, options.model); !s.ok())
+      return ReportError(s);
   }
-  if (absl::Status s = ApplyPlan(plan, &loaded->model); !s.ok()) return ReportError(s);
+  if (absl::Status s = ApplyPlan(plan, &loaded->model); !s.ok())
+    return ReportError(s);
   const fs::path source_dir = loaded->path.parent_path();
-  std::vector<std::string> warnings(plan.proto.warnings().begin(), plan.proto.warnings().end());
+  std::vector<std::string> warnings(plan.proto.warnings().begin(),
+                                    plan.proto.warnings().end());
   // The written model must pass the ONNX checker unless the input fails it
   // too (e.g. a newer IR version than ONNX 1.12 knows): then it is a warning.
   auto check = [&](const fs::path& written) -> absl::Status {
     absl::Status out = CheckModelFile(written);
     if (out.ok()) return out;
     if (!CheckModelFile(loaded->path).ok()) {
-      warnings.push_back(absl::StrCat("the input model fails the ", out.message(),
-                                      " (so does the output)"));
+      warnings.push_back(absl::StrCat("the input model fails the ",
+                                      out.message(), " (so does the output)"));
       return absl::OkStatus();
     }
-    return absl::InternalError(
-        absl::StrCat(output, ": the annotated model fails the ", out.message()));
+    return absl::InternalError(absl::StrCat(
+        output, ": the annotated model fails the ", out.message()));
   };
   // Everything is computed; now write, each file atomically. If one fails,
   // the files this run wrote are removed again.
@@ -132,20 +145,23 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded, const std::st
     for (const auto& w : written) fs::remove(w, ec);
     return ReportError(s);
   };
-  if (absl::Status s =
-          SaveModel(loaded->model, output, source_dir, loaded->external_files, check);
+  if (absl::Status s = SaveModel(loaded->model, output, source_dir,
+                                 loaded->external_files, check);
       !s.ok()) {
     return fail(s);
   }
   written.push_back(output);
   if (!options.plan_path.empty()) {
-    if (absl::Status s = WriteFileAtomically(options.plan_path, PlanJson(plan.proto)); !s.ok()) {
+    if (absl::Status s =
+            WriteFileAtomically(options.plan_path, PlanJson(plan.proto));
+        !s.ok()) {
       return fail(s);
     }
     written.push_back(options.plan_path);
   }
   if (!sharding_config_out.empty()) {
-    if (absl::Status s = WriteFileAtomically(sharding_config_out, ShardingConfigYaml(plan.proto));
+    if (absl::Status s = WriteFileAtomically(sharding_config_out,
+                                             ShardingConfigYaml(plan.proto));
         !s.ok()) {
       return fail(s);
     }
@@ -154,7 +170,8 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded, const std::st
   if (!options.quiet) {
     std::cout << ReportText(plan.proto);
     for (const auto& out : written) std::cout << "wrote " << out << "\n";
-    for (const auto& w : warnings) std::cerr << "autoshard: warning: " << w << "\n";
+    for (const auto& w : warnings)
+      std::cerr << "autoshard: warning: " << w << "\n";
   }
   return kExitOk;
 }

@@ -5,7 +5,8 @@
 int main(int argc, char** argv) {
   using namespace autoshard::cmd;
   CLI::App app(
-      "autoshard: split an ONNX model over several IPUs so each part fits and the "
+      "autoshard: split an ONNX model over several IPUs so each part fits and "
+      "the "
       "pipeline runs fast.\nExit codes: 0 ok, 1 internal error, 2 bad usage or "
       "input, 3 does not fit.",
       "autoshard");

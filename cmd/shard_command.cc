@@ -12,21 +12,27 @@ std::string DefaultOutputPath(const std::string& model) {
 }
 
 void SetupShard(CLI::App& app, ShardOptions* o) {
-  CLI::App* sub = app.add_subcommand(
-      "shard", "split a model over IPUs and annotate every node with "
-               "__ipu_number and __pipeline_stage");
+  CLI::App* sub =
+      app.add_subcommand("shard",
+                         "split a model over IPUs and annotate every node with "
+                         "__ipu_number and __pipeline_stage");
   sub->footer(
       "Examples:\n"
       "  autoshard shard model.onnx --num-ipus 4\n"
-      "  autoshard shard model.onnx --num-ipus 2 -o out.onnx --sharding-config s.yaml "
+      "  autoshard shard model.onnx --num-ipus 2 -o out.onnx --sharding-config "
+      "s.yaml "
       "--plan plan.json\n"
-      "  autoshard shard model.onnx --num-ipus 4 --batch-size 8 --precision fp16");
+      "  autoshard shard model.onnx --num-ipus 4 --batch-size 8 --precision "
+      "fp16");
   AddModelFlags(sub, &o->model);
-  sub->add_option("-n,--num-ipus", o->num_ipus, "number of IPUs (at least 2)")->required();
-  sub->add_option("--strategy", o->strategy, "raw: PopRT's bytes-balanced split")
+  sub->add_option("-n,--num-ipus", o->num_ipus, "number of IPUs (at least 2)")
+      ->required();
+  sub->add_option("--strategy", o->strategy,
+                  "raw: PopRT's bytes-balanced split")
       ->check(CLI::IsMember({"raw"}));
-  sub->add_option("-o,--output", o->output,
-                  "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
+  sub->add_option(
+      "-o,--output", o->output,
+      "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
   sub->add_option("--sharding-config", o->sharding_config,
                   "also write the PopRT manual-sharding YAML to this file");
   sub->callback([o]() { throw CLI::RuntimeError(RunShard(*o)); });
@@ -42,11 +48,13 @@ int RunShard(const ShardOptions& o) {
   if (!loaded.ok()) return ReportError(loaded.status());
   auto plan = PlanModel(loaded->model, *options);
   if (!plan.ok()) {
-    return ReportError(absl::Status(plan.status().code(),
-                                    absl::StrCat(o.model.model, ": ", plan.status().message())));
+    return ReportError(absl::Status(
+        plan.status().code(),
+        absl::StrCat(o.model.model, ": ", plan.status().message())));
   }
   plan->proto.set_model(o.model.model);
-  const std::string output = o.output.empty() ? DefaultOutputPath(o.model.model) : o.output;
+  const std::string output =
+      o.output.empty() ? DefaultOutputPath(o.model.model) : o.output;
   return WriteOutputs(o.model, &*loaded, output, o.sharding_config, *plan);
 }
 

@@ -171,13 +171,16 @@ void SetMacs(double macs, double extra_flops, FlopsEstimate* e) {
 
 // --- Contractions -----------------------------------------------------------
 
-// MatMul-like product a[..., M, K] x b[..., K, N] (transposed when trans_*):
-// macs = out x K, where out = batch x M x N with batch the numpy-broadcast
-// batch dims of a and b (taken from the output shape when it is static).
-void MatMulLike(NodeShapes& s, int a_idx, int b_idx, bool trans_a, bool trans_b,
-                FlopsEstimate* e) {
-  const TensorInfo* a = s.in(a_idx);
-  const TensorInfo* b = s.in(b_idx);
+// MatMul a[..., M, K] x b[..., K, N]: macs = out x K, where out = batch x M x
+// N with batch the numpy-broadcast batch dims of a and b (taken from the
+// output shape when it is static). MatMulInteger alike; QLinearMatMul has b
+// at input 3 (a, a_scale, a_zp, b, ...); com.microsoft FusedMatMul computes
+// alpha op(a) op(b) with the transA/transB attributes (alpha not counted).
+void MatMulRule(NodeShapes& s, FlopsEstimate* e) {
+  const bool trans_a = AttrInt(s.node(), "transA", 0) != 0;
+  const bool trans_b = AttrInt(s.node(), "transB", 0) != 0;
+  const TensorInfo* a = s.in(0);
+  const TensorInfo* b = s.in(s.node().op_type() == "QLinearMatMul" ? 3 : 1);
   const int ra = NodeShapes::Rank(a), rb = NodeShapes::Rank(b);
   const double k = s.DimOr(a, ra == 1 ? 0 : (trans_a ? -2 : -1), b,
                            rb == 1 ? 0 : (trans_b ? -1 : -2));
@@ -197,20 +200,6 @@ void MatMulLike(NodeShapes& s, int a_idx, int b_idx, bool trans_a, bool trans_b,
     }
   }
   SetMacs(out * k, 0, e);
-}
-
-void MatMulRule(NodeShapes& s, FlopsEstimate* e) {
-  MatMulLike(s, 0, 1, false, false, e);  // also MatMulInteger
-}
-void QLinearMatMulRule(NodeShapes& s, FlopsEstimate* e) {
-  MatMulLike(s, 0, 3, false, false, e);  // a, a_scale, a_zp, b, ...
-}
-void FusedMatMulRule(NodeShapes& s, FlopsEstimate* e) {
-  // com.microsoft FusedMatMul: alpha x op(A) x op(B); the alpha scaling is
-  // folded into the product and not counted.
-  const NodeProto& n = s.node();
-  MatMulLike(s, 0, 1, AttrInt(n, "transA", 0) != 0,
-             AttrInt(n, "transB", 0) != 0, e);
 }
 
 // Gemm: Y = alpha op(A) op(B) + beta C with op(A) M x K and op(B) K x N.
@@ -236,11 +225,14 @@ void GemmRule(NodeShapes& s, FlopsEstimate* e) {
 //        = elements(X) x prod(W dims 1..).
 // flops = 2 x macs (+ elements(Y) with a bias). When W's rank is unknown,
 // prod(W dims 1..) = channels / group x prod(kernel_shape), channels being
-// X's Cin (Conv) or Y's Cout (ConvTranspose). ConvInteger and QLinearConv are
-// Conv with W elsewhere; their zero points and requantization are not counted.
-void ConvLike(NodeShapes& s, int w_idx, int bias_idx, bool transposed,
-              FlopsEstimate* e) {
-  const TensorInfo* w = s.in(w_idx);
+// X's Cin (Conv) or Y's Cout (ConvTranspose). ConvInteger (x, w, x_zp, w_zp)
+// and QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B) are
+// Conv; their zero points and requantization are not counted.
+void ConvRule(NodeShapes& s, FlopsEstimate* e) {
+  const std::string& op = s.node().op_type();
+  const bool transposed = op == "ConvTranspose";
+  const int bias_idx = op == "QLinearConv" ? 8 : (op == "ConvInteger" ? -1 : 2);
+  const TensorInfo* w = s.in(op == "QLinearConv" ? 3 : 1);
   const int rw = NodeShapes::Rank(w);
   double macs_per_position = 1;
   if (rw >= 3) {
@@ -254,18 +246,7 @@ void ConvLike(NodeShapes& s, int w_idx, int bias_idx, bool transposed,
   }
   const double out = s.OutElements();
   const double positions = transposed ? s.Elements(s.in(0)) : out;
-  const bool bias = bias_idx >= 0 && s.has_input(bias_idx);
-  SetMacs(positions * macs_per_position, bias ? out : 0, e);
-}
-void ConvRule(NodeShapes& s, FlopsEstimate* e) { ConvLike(s, 1, 2, false, e); }
-void ConvIntegerRule(NodeShapes& s, FlopsEstimate* e) {
-  ConvLike(s, 1, -1, false, e);  // x, w, x_zero_point, w_zero_point
-}
-void QLinearConvRule(NodeShapes& s, FlopsEstimate* e) {
-  ConvLike(s, 3, 8, false, e);  // x, x_s, x_zp, w, w_s, w_zp, y_s, y_zp, B
-}
-void ConvTransposeRule(NodeShapes& s, FlopsEstimate* e) {
-  ConvLike(s, 1, 2, true, e);
+  SetMacs(positions * macs_per_position, s.has_input(bias_idx) ? out : 0, e);
 }
 
 // Einsum: with two or more operands, macs = elements(output) x product of the
@@ -576,20 +557,15 @@ const RuleTable& Rules() {
     Set(t, "MaxPool AveragePool LpPool", Custom(PoolRule));
     Set(t, "Resize Upsample GridSample", Custom(ResizeRule));
     (*t)["LRN"] = Custom(LrnRule);
-    (*t)["MatMul"] = Custom(MatMulRule);
-    (*t)["MatMulInteger"] = Custom(MatMulRule);
-    (*t)["QLinearMatMul"] = Custom(QLinearMatMulRule);
+    Set(t, "MatMul MatMulInteger QLinearMatMul", Custom(MatMulRule));
     (*t)["Gemm"] = Custom(GemmRule);
-    (*t)["Conv"] = Custom(ConvRule);
-    (*t)["ConvInteger"] = Custom(ConvIntegerRule);
-    (*t)["QLinearConv"] = Custom(QLinearConvRule);
-    (*t)["ConvTranspose"] = Custom(ConvTransposeRule);
+    Set(t, "Conv ConvInteger QLinearConv ConvTranspose", Custom(ConvRule));
     (*t)["Einsum"] = Custom(EinsumRule);
     Set(t, "RNN GRU LSTM", Custom(RecurrentRule));
     Set(t, "If Loop Scan", Custom(ControlFlowRule));
     // com.microsoft contrib ops (onnxruntime). Others of that domain use the
     // default domain's rule of the same name, if any.
-    (*t)["com.microsoft.FusedMatMul"] = Custom(FusedMatMulRule);
+    (*t)["com.microsoft.FusedMatMul"] = Custom(MatMulRule);
     (*t)["com.microsoft.Attention"] = Custom(AttentionRule);
     // SkipLayerNormalization: the skip add (1), the bias add (1 if input 4),
     // layer normalization (5).

@@ -58,10 +58,11 @@ absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
       if (out.empty()) continue;
       auto [it, inserted] = g.producer_by_tensor_.emplace(out, id);
       if (!inserted) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tensor '", out, "' is produced by two nodes: '",
-            graph.node(it->second).name(), "' (", graph.node(it->second).op_type(),
-            ") and '", node.name(), "' (", node.op_type(), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", out, "' is produced by two nodes: '",
+                         graph.node(it->second).name(), "' (",
+                         graph.node(it->second).op_type(), ") and '",
+                         node.name(), "' (", node.op_type(), ")"));
       }
     }
     bool has_body = false;
@@ -88,7 +89,8 @@ absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
   std::vector<int32_t> consumer_count(n, 0);
   g.producer_offsets_.assign(n + 1, 0);
   for (NodeId id = 0; id < n; ++id) {
-    g.producer_offsets_[id + 1] = g.producer_offsets_[id] + producers[id].size();
+    g.producer_offsets_[id + 1] =
+        g.producer_offsets_[id] + producers[id].size();
     for (NodeId p : producers[id]) ++consumer_count[p];
     g.producer_ids_.insert(g.producer_ids_.end(), producers[id].begin(),
                            producers[id].end());
@@ -98,7 +100,8 @@ absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
     g.consumer_offsets_[id + 1] = g.consumer_offsets_[id] + consumer_count[id];
   }
   g.consumer_ids_.resize(g.consumer_offsets_[n]);
-  std::vector<int32_t> fill(g.consumer_offsets_.begin(), g.consumer_offsets_.end() - 1);
+  std::vector<int32_t> fill(g.consumer_offsets_.begin(),
+                            g.consumer_offsets_.end() - 1);
   for (NodeId id = 0; id < n; ++id) {  // ids ascend, so consumers come sorted
     for (NodeId p : producers[id]) g.consumer_ids_[fill[p]++] = id;
   }

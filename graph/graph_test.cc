@@ -12,8 +12,8 @@ using ::testing::HasSubstr;
 using testing::ParseModelText;
 
 TEST(GraphTest, TopologicalOrderOfAFileNotInTopologicalOrder) {
-  // File order: n0 = Relu(b), n1 = Relu(x) -> b, n2 = Add(a, c), n3 = Relu(y)->c
-  // where a is n0's output. Topological: n1 before n0; n3 before n2.
+  // File order: n0 = Relu(b), n1 = Relu(x) -> b, n2 = Add(a, c), n3 =
+  // Relu(y)->c where a is n0's output. Topological: n1 before n0; n3 before n2.
   onnx::ModelProto m = ParseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[2] x, float[2] y) => (float[2] z) {
@@ -46,7 +46,8 @@ TEST(GraphTest, CycleIsAnErrorNamingANodeOnIt) {
   ASSERT_FALSE(g.ok());
   EXPECT_THAT(g.status().message(), HasSubstr("cycle"));
   // n1 and n2 form the cycle; either may be named, never n0.
-  EXPECT_THAT(g.status().message(), ::testing::AnyOf(HasSubstr("'n1'"), HasSubstr("'n2'")));
+  EXPECT_THAT(g.status().message(),
+              ::testing::AnyOf(HasSubstr("'n1'"), HasSubstr("'n2'")));
 }
 
 TEST(GraphTest, TensorProducedTwiceIsAnError) {

@@ -17,8 +17,8 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "graph/shapes.h"
-#include "onnx/checker.h"
 #include "graph/status_macros.h"
+#include "onnx/checker.h"
 
 namespace autoshard {
 namespace fs = std::filesystem;
@@ -30,7 +30,8 @@ absl::Status PathError(const fs::path& path, absl::string_view reason) {
 
 // True when `inner` (canonical) is `dir` (canonical) or below it.
 bool IsInside(const fs::path& inner, const fs::path& dir) {
-  auto [d, i] = std::mismatch(dir.begin(), dir.end(), inner.begin(), inner.end());
+  auto [d, i] =
+      std::mismatch(dir.begin(), dir.end(), inner.begin(), inner.end());
   return d == dir.end();
 }
 
@@ -48,14 +49,15 @@ absl::StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& t) {
     } else if (kv.key() == "offset" || kv.key() == "length") {
       int64_t v = 0;
       if (!absl::SimpleAtoi(kv.value(), &v) || v < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tensor '", t.name(), "': external data ", kv.key(), " '",
-            kv.value(), "' is not a non-negative integer"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", t.name(), "': external data ", kv.key(),
+                         " '", kv.value(), "' is not a non-negative integer"));
       }
       (kv.key() == "offset" ? ref.offset : ref.length) = v;
     } else if (kv.key() != "checksum" && kv.key() != "basepath") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", t.name(), "': unknown external data key '", kv.key(), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", t.name(), "': unknown external data key '",
+                       kv.key(), "'"));
     }
   }
   if (ref.location.empty()) {
@@ -67,7 +69,8 @@ absl::StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& t) {
 
 // Checks one tensor's reference; adds its file to `files`.
 absl::Status CheckTensor(const onnx::TensorProto& t, const fs::path& dir,
-                         const fs::path& canonical_dir, std::set<std::string>* files) {
+                         const fs::path& canonical_dir,
+                         std::set<std::string>* files) {
   if (t.data_location() != onnx::TensorProto::EXTERNAL) return absl::OkStatus();
   ASSIGN_OR_RETURN(ExternalRef ref, ParseExternalRef(t));
   fs::path loc(ref.location);
@@ -78,18 +81,18 @@ absl::Status CheckTensor(const onnx::TensorProto& t, const fs::path& dir,
   }
   for (const auto& part : loc) {
     if (part == "..") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", t.name(), "': external data location '", ref.location,
-          "' has a '..' component"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", t.name(), "': external data location '",
+                       ref.location, "' has a '..' component"));
     }
   }
   std::error_code ec;
   fs::path full = dir / loc;
   fs::path canonical = fs::canonical(full, ec);
   if (ec) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", t.name(), "': external data file '", full.string(),
-        "' is missing"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", t.name(), "': external data file '",
+                     full.string(), "' is missing"));
   }
   if (!IsInside(canonical, canonical_dir)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -97,9 +100,9 @@ absl::Status CheckTensor(const onnx::TensorProto& t, const fs::path& dir,
         "' leads outside the model's folder (through a symlink)"));
   }
   if (!fs::is_regular_file(canonical, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", t.name(), "': external data '", full.string(),
-        "' is not a regular file"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", t.name(), "': external data '", full.string(),
+                     "' is not a regular file"));
   }
   const int64_t file_size = static_cast<int64_t>(fs::file_size(canonical, ec));
   int64_t need = ref.length;
@@ -109,26 +112,30 @@ absl::Status CheckTensor(const onnx::TensorProto& t, const fs::path& dir,
     need = elems * ElementSizeBytes(t.data_type());
   }
   if (ref.offset > file_size || need > file_size - ref.offset) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", t.name(), "': external data needs bytes [", ref.offset, ", ",
-        ref.offset + need, ") of '", full.string(), "', which has ", file_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", t.name(), "': external data needs bytes [",
+                     ref.offset, ", ", ref.offset + need, ") of '",
+                     full.string(), "', which has ", file_size));
   }
   files->insert(loc.lexically_normal().string());
   return absl::OkStatus();
 }
 
 absl::Status CheckGraph(const onnx::GraphProto& g, const fs::path& dir,
-                        const fs::path& canonical_dir, std::set<std::string>* files) {
+                        const fs::path& canonical_dir,
+                        std::set<std::string>* files) {
   for (const auto& t : g.initializer()) {
     RETURN_IF_ERROR(CheckTensor(t, dir, canonical_dir, files));
   }
   for (const auto& node : g.node()) {
     for (const auto& attr : node.attribute()) {
-      if (attr.has_t()) RETURN_IF_ERROR(CheckTensor(attr.t(), dir, canonical_dir, files));
+      if (attr.has_t())
+        RETURN_IF_ERROR(CheckTensor(attr.t(), dir, canonical_dir, files));
       for (const auto& t : attr.tensors()) {
         RETURN_IF_ERROR(CheckTensor(t, dir, canonical_dir, files));
       }
-      if (attr.has_g()) RETURN_IF_ERROR(CheckGraph(attr.g(), dir, canonical_dir, files));
+      if (attr.has_g())
+        RETURN_IF_ERROR(CheckGraph(attr.g(), dir, canonical_dir, files));
       for (const auto& sub : attr.graphs()) {
         RETURN_IF_ERROR(CheckGraph(sub, dir, canonical_dir, files));
       }
@@ -143,16 +150,18 @@ absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
                                                  absl::string_view what) {
   onnx::ModelProto model;
   google::protobuf::io::CodedInputStream input(
-      reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+      reinterpret_cast<const uint8_t*>(bytes.data()),
+      static_cast<int>(bytes.size()));
   input.SetTotalBytesLimit(INT_MAX);
   if (!model.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": not an ONNX model (the protobuf does not parse; truncated or "
-              "another format?)"));
+        what,
+        ": not an ONNX model (the protobuf does not parse; truncated or "
+        "another format?)"));
   }
   if (!model.has_graph() || model.ir_version() <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": not an ONNX model (no ir_version or no graph)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not an ONNX model (no ir_version or no graph)"));
   }
   return model;
 }
@@ -162,19 +171,24 @@ absl::StatusOr<LoadedModel> LoadModel(const fs::path& path) {
   if (!fs::exists(path, ec)) {
     return absl::NotFoundError(absl::StrCat(path.string(), ": no such file"));
   }
-  if (!fs::is_regular_file(path, ec)) return PathError(path, "not a regular file");
+  if (!fs::is_regular_file(path, ec))
+    return PathError(path, "not a regular file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) return PathError(path, absl::StrCat("cannot open: ", std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in)
+    return PathError(path, absl::StrCat("cannot open: ", std::strerror(errno)));
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
   if (in.bad()) return PathError(path, "read error");
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
-    return PathError(path, "larger than 2 GB: protobuf cannot parse it; save the "
-                           "weights as external data");
+    return PathError(path,
+                     "larger than 2 GB: protobuf cannot parse it; save the "
+                     "weights as external data");
   }
   LoadedModel loaded;
   loaded.path = path;
   ASSIGN_OR_RETURN(loaded.model, ParseModelBytes(bytes, path.string()));
-  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  fs::path dir =
+      path.parent_path().empty() ? fs::path(".") : path.parent_path();
   auto files = CheckExternalData(loaded.model, dir);
   if (!files.ok()) return PathError(path, files.status().message());
   loaded.external_files = *std::move(files);
@@ -196,12 +210,15 @@ absl::StatusOr<std::vector<std::string>> CheckExternalData(
 
 absl::Status WriteFileAtomically(const fs::path& path, absl::string_view bytes,
                                  const BeforeRename& before_rename) {
-  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string tmp = (dir / ("." + path.filename().string() + ".tmpXXXXXX")).string();
+  fs::path dir =
+      path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::string tmp =
+      (dir / ("." + path.filename().string() + ".tmpXXXXXX")).string();
   int fd = mkstemp(tmp.data());
   if (fd < 0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        path.string(), ": cannot write in '", dir.string(), "': ", std::strerror(errno)));
+    return absl::PermissionDeniedError(
+        absl::StrCat(path.string(), ": cannot write in '", dir.string(),
+                     "': ", std::strerror(errno)));
   }
   size_t done = 0;
   while (done < bytes.size()) {
@@ -211,7 +228,8 @@ absl::Status WriteFileAtomically(const fs::path& path, absl::string_view bytes,
       std::string reason = std::strerror(errno);
       ::close(fd);
       ::unlink(tmp.c_str());
-      return absl::InternalError(absl::StrCat(path.string(), ": write failed: ", reason));
+      return absl::InternalError(
+          absl::StrCat(path.string(), ": write failed: ", reason));
     }
     done += static_cast<size_t>(n);
   }
@@ -240,11 +258,14 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
                        const std::vector<std::string>& external_files,
                        const BeforeRename& before_rename) {
   std::error_code ec;
-  fs::path out_dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  fs::path out_dir =
+      path.parent_path().empty() ? fs::path(".") : path.parent_path();
   if (!fs::is_directory(out_dir, ec)) {
-    return PathError(path, absl::StrCat("folder '", out_dir.string(), "' does not exist"));
+    return PathError(
+        path, absl::StrCat("folder '", out_dir.string(), "' does not exist"));
   }
-  fs::path src_canonical = fs::canonical(source_dir.empty() ? "." : source_dir, ec);
+  fs::path src_canonical =
+      fs::canonical(source_dir.empty() ? "." : source_dir, ec);
   fs::path out_canonical = fs::canonical(out_dir, ec);
   if (!external_files.empty() && src_canonical != out_canonical) {
     for (const std::string& rel : external_files) {
@@ -252,9 +273,10 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
       fs::path dst = out_canonical / rel;
       if (fs::exists(dst, ec)) {
         if (fs::equivalent(src, dst, ec)) continue;
-        return PathError(path, absl::StrCat("external data '", dst.string(),
-                                            "' already exists and is another file; "
-                                            "not overwritten"));
+        return PathError(path,
+                         absl::StrCat("external data '", dst.string(),
+                                      "' already exists and is another file; "
+                                      "not overwritten"));
       }
       fs::create_directories(dst.parent_path(), ec);
       fs::create_hard_link(src, dst, ec);
@@ -263,14 +285,17 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
         fs::create_symlink(src, dst, ec);
       }
       if (ec) {
-        return PathError(path, absl::StrCat("cannot link external data '", src.string(),
-                                            "' into '", out_dir.string(), "': ", ec.message()));
+        return PathError(
+            path,
+            absl::StrCat("cannot link external data '", src.string(),
+                         "' into '", out_dir.string(), "': ", ec.message()));
       }
     }
   }
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
-    return absl::InternalError(absl::StrCat(path.string(), ": cannot serialize the model"));
+    return absl::InternalError(
+        absl::StrCat(path.string(), ": cannot serialize the model"));
   }
   return WriteFileAtomically(path, bytes, before_rename);
 }

@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <functional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "onnx/onnx_pb.h"
 
 namespace autoshard {
@@ -60,7 +60,8 @@ absl::Status WriteFileAtomically(const std::filesystem::path& path,
 // into path's folder under the same relative name, so the references stay
 // valid; data is never copied. A different file already at such a name is an
 // error (it is not overwritten). `before_rename` sees the complete file in
-// its final folder (so external references resolve), e.g. to run CheckModelFile.
+// its final folder (so external references resolve), e.g. to run
+// CheckModelFile.
 absl::Status SaveModel(const onnx::ModelProto& model,
                        const std::filesystem::path& path,
                        const std::filesystem::path& source_dir,

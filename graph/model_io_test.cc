@@ -20,7 +20,8 @@ void WriteBytes(const fs::path& p, const std::string& bytes) {
 
 // A model with one float[4,4] initializer `w` (64 bytes) stored externally
 // at `location`, `offset`.
-onnx::ModelProto ExternalModel(const std::string& location, int64_t offset = 0) {
+onnx::ModelProto ExternalModel(const std::string& location,
+                               int64_t offset = 0) {
   onnx::ModelProto m = testing::ParseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[4,4] x) => (float[4,4] y) {
@@ -66,7 +67,8 @@ TEST(ModelIoTest, TextFileAndTruncatedModelAreNotOnnx) {
 TEST(ModelIoTest, ExternalDataInsideTheFolderLoadsWithoutReadingIt) {
   TempDir dir;
   WriteBytes(dir.path() / "w.bin", std::string(64 + 8, '\0'));
-  WriteBytes(dir.path() / "m.onnx", ExternalModel("w.bin", 8).SerializeAsString());
+  WriteBytes(dir.path() / "m.onnx",
+             ExternalModel("w.bin", 8).SerializeAsString());
   auto r = LoadModel(dir.path() / "m.onnx");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_THAT(r->external_files, ::testing::ElementsAre("w.bin"));
@@ -79,19 +81,25 @@ TEST(ModelIoTest, ExternalDataPatternsOfTheCvesAreRefused) {
   WriteBytes(dir.path() / "m" / "short.bin", std::string(32, '\0'));
   fs::create_symlink(dir.path() / "outside.bin", dir.path() / "m" / "link.bin");
   const fs::path model = dir.path() / "m" / "m.onnx";
-  EXPECT_THAT(LoadStatus(ExternalModel("../outside.bin"), model).message(), HasSubstr("'..'"));
-  EXPECT_THAT(LoadStatus(ExternalModel((dir.path() / "outside.bin").string()), model).message(),
-              HasSubstr("absolute"));
+  EXPECT_THAT(LoadStatus(ExternalModel("../outside.bin"), model).message(),
+              HasSubstr("'..'"));
+  EXPECT_THAT(
+      LoadStatus(ExternalModel((dir.path() / "outside.bin").string()), model)
+          .message(),
+      HasSubstr("absolute"));
   EXPECT_THAT(LoadStatus(ExternalModel("link.bin"), model).message(),
               HasSubstr("outside the model's folder"));
-  EXPECT_THAT(LoadStatus(ExternalModel("missing.bin"), model).message(), HasSubstr("missing"));
+  EXPECT_THAT(LoadStatus(ExternalModel("missing.bin"), model).message(),
+              HasSubstr("missing"));
   // 64 bytes needed, the file has 32.
   EXPECT_THAT(LoadStatus(ExternalModel("short.bin"), model).message(),
               HasSubstr("needs bytes [0, 64)"));
   onnx::ModelProto bad_key = ExternalModel("short.bin");
-  auto* kv = bad_key.mutable_graph()->mutable_initializer(0)->add_external_data();
+  auto* kv =
+      bad_key.mutable_graph()->mutable_initializer(0)->add_external_data();
   kv->set_key("evil");
-  EXPECT_THAT(LoadStatus(bad_key, model).message(), HasSubstr("unknown external data key 'evil'"));
+  EXPECT_THAT(LoadStatus(bad_key, model).message(),
+              HasSubstr("unknown external data key 'evil'"));
 }
 
 TEST(ModelIoTest, SaveElsewhereLinksExternalDataAndNeverCopies) {
@@ -99,26 +107,29 @@ TEST(ModelIoTest, SaveElsewhereLinksExternalDataAndNeverCopies) {
   fs::create_directory(dir.path() / "in");
   fs::create_directory(dir.path() / "out");
   WriteBytes(dir.path() / "in" / "w.bin", std::string(64, '\0'));
-  WriteBytes(dir.path() / "in" / "m.onnx", ExternalModel("w.bin").SerializeAsString());
+  WriteBytes(dir.path() / "in" / "m.onnx",
+             ExternalModel("w.bin").SerializeAsString());
   auto loaded = LoadModel(dir.path() / "in" / "m.onnx");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out" / "s.onnx", dir.path() / "in",
-                        loaded->external_files)
+  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out" / "s.onnx",
+                        dir.path() / "in", loaded->external_files)
                   .ok());
-  EXPECT_TRUE(fs::equivalent(dir.path() / "in" / "w.bin", dir.path() / "out" / "w.bin"));
+  EXPECT_TRUE(fs::equivalent(dir.path() / "in" / "w.bin",
+                             dir.path() / "out" / "w.bin"));
   EXPECT_TRUE(LoadModel(dir.path() / "out" / "s.onnx").ok());
   // A different file already at the data's name is not overwritten.
   fs::create_directory(dir.path() / "out2");
   WriteBytes(dir.path() / "out2" / "w.bin", "other");
-  absl::Status s = SaveModel(loaded->model, dir.path() / "out2" / "s.onnx", dir.path() / "in",
-                             loaded->external_files);
+  absl::Status s = SaveModel(loaded->model, dir.path() / "out2" / "s.onnx",
+                             dir.path() / "in", loaded->external_files);
   EXPECT_THAT(s.message(), HasSubstr("not overwritten"));
   EXPECT_FALSE(fs::exists(dir.path() / "out2" / "s.onnx"));
 }
 
 TEST(ModelIoTest, FailedWriteLeavesNoFile) {
   TempDir dir;
-  absl::Status s = WriteFileAtomically(dir.path() / "no_such_folder" / "f.txt", "x");
+  absl::Status s =
+      WriteFileAtomically(dir.path() / "no_such_folder" / "f.txt", "x");
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(fs::is_empty(dir.path()));
   ASSERT_TRUE(WriteFileAtomically(dir.path() / "f.txt", "hello").ok());
@@ -127,7 +138,9 @@ TEST(ModelIoTest, FailedWriteLeavesNoFile) {
   in >> text;
   EXPECT_EQ(text, "hello");
   // Only the file itself: no temporary left beside it.
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()),
+                          fs::directory_iterator()),
+            1);
 }
 
 }  // namespace

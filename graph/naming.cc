@@ -9,7 +9,8 @@
 
 namespace autoshard {
 
-absl::StatusOr<NamingResult> AssignNodeNames(bool strict, onnx::GraphProto* graph) {
+absl::StatusOr<NamingResult> AssignNodeNames(bool strict,
+                                             onnx::GraphProto* graph) {
   NamingResult result;
   // Names in use: every non-empty name of the file, so a generated name can
   // never collide with a later node's own name.
@@ -21,12 +22,14 @@ absl::StatusOr<NamingResult> AssignNodeNames(bool strict, onnx::GraphProto* grap
     if (node.name().empty()) {
       needs_name.push_back(i);
       ++result.renamed_empty;
-      offenders.push_back(absl::StrCat("node #", i, " (", node.op_type(), ") has no name"));
+      offenders.push_back(
+          absl::StrCat("node #", i, " (", node.op_type(), ") has no name"));
     } else if (!taken.insert(node.name()).second) {
       needs_name.push_back(i);
       ++result.renamed_duplicate;
       offenders.push_back(absl::StrCat("node #", i, " (", node.op_type(),
-                                       ") repeats the name '", node.name(), "'"));
+                                       ") repeats the name '", node.name(),
+                                       "'"));
     }
   }
   if (strict && !offenders.empty()) {
@@ -43,7 +46,8 @@ absl::StatusOr<NamingResult> AssignNodeNames(bool strict, onnx::GraphProto* grap
                            ? absl::StrCat(node->op_type(), "_", i)
                            : node->name();
     std::string name = base;
-    for (int k = 1; !taken.insert(name).second; ++k) name = absl::StrCat(base, "_", k);
+    for (int k = 1; !taken.insert(name).second; ++k)
+      name = absl::StrCat(base, "_", k);
     node->set_name(name);
   }
   return result;

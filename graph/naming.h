@@ -19,7 +19,8 @@ struct NamingResult {
 // that is free. Deterministic: depends only on the file. With `strict`,
 // nothing is renamed and InvalidArgument lists up to 10 offending nodes by
 // file index and op type (PopRT's behaviour).
-absl::StatusOr<NamingResult> AssignNodeNames(bool strict, onnx::GraphProto* graph);
+absl::StatusOr<NamingResult> AssignNodeNames(bool strict,
+                                             onnx::GraphProto* graph);
 
 }  // namespace autoshard
 

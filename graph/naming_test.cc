@@ -17,7 +17,8 @@ onnx::ModelProto FourRelus() {
       b = Relu(a)
       c = Relu(b)
       d = Relu(c)
-    })", /*name_nodes=*/false);
+    })",
+                                 /*name_nodes=*/false);
 }
 
 TEST(NamingTest, EmptyAndDuplicateNamesGetDeterministicNames) {
@@ -43,12 +44,14 @@ TEST(NamingTest, EmptyAndDuplicateNamesGetDeterministicNames) {
 
 TEST(NamingTest, StrictNamesRefusesAndNamesTheOffenders) {
   onnx::ModelProto m = FourRelus();
-  for (int i = 0; i < 4; ++i) m.mutable_graph()->mutable_node(i)->set_name("n" + std::to_string(i));
+  for (int i = 0; i < 4; ++i)
+    m.mutable_graph()->mutable_node(i)->set_name("n" + std::to_string(i));
   m.mutable_graph()->mutable_node(2)->set_name("n1");
   m.mutable_graph()->mutable_node(3)->clear_name();
   auto r = AssignNodeNames(/*strict=*/true, m.mutable_graph());
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("node #2 (Relu) repeats the name 'n1'"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("node #2 (Relu) repeats the name 'n1'"));
   EXPECT_THAT(r.status().message(), HasSubstr("node #3 (Relu) has no name"));
   EXPECT_EQ(m.graph().node(3).name(), "");  // nothing renamed
 }

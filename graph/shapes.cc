@@ -82,8 +82,8 @@ TensorInfo InfoFromType(const onnx::TypeProto& type) {
 absl::Status ApplyInputShapes(const ShapeOptions& options,
                               onnx::ModelProto* model) {
   if (options.batch_size < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--batch-size must be positive, got ", options.batch_size));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--batch-size must be positive, got ", options.batch_size));
   }
   onnx::GraphProto* graph = model->mutable_graph();
   for (const auto& [name, dims] : options.input_shapes) {
@@ -94,10 +94,10 @@ absl::Status ApplyInputShapes(const ShapeOptions& options,
     if (input == nullptr) {
       std::vector<std::string> names;
       for (const auto& vi : graph->input()) names.push_back(vi.name());
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input-shape names '", name,
-                       "', which is not a graph input (inputs: ",
-                       absl::StrJoin(names, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-shape names '", name,
+          "', which is not a graph input (inputs: ", absl::StrJoin(names, ", "),
+          ")"));
     }
     for (int64_t d : dims) {
       if (d <= 0) {
@@ -108,16 +108,17 @@ absl::Status ApplyInputShapes(const ShapeOptions& options,
     if (HasTensorShape(*input) &&
         input->type().tensor_type().shape().dim_size() !=
             static_cast<int>(dims.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input-shape ", name, " has rank ", dims.size(),
-          " but the model's input has rank ",
-          input->type().tensor_type().shape().dim_size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", name, " has rank ", dims.size(),
+                       " but the model's input has rank ",
+                       input->type().tensor_type().shape().dim_size()));
     }
     if (!input->type().has_tensor_type()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--input-shape ", name, ": input is not a tensor"));
     }
-    SetDims(dims, input->mutable_type()->mutable_tensor_type()->mutable_shape());
+    SetDims(dims,
+            input->mutable_type()->mutable_tensor_type()->mutable_shape());
   }
   if (options.batch_size > 0) {
     for (auto& vi : *graph->mutable_input()) {
@@ -139,8 +140,8 @@ absl::Status InferShapes(onnx::ModelProto* model) {
   options.error_mode = 0;  // keep going past nodes it cannot infer
   options.enable_data_propagation = true;
   try {
-    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(),
-                                       options);
+    onnx::shape_inference::InferShapes(
+        *model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("shape inference failed: ", e.what()));
@@ -152,7 +153,8 @@ TensorInfoMap CollectTensorInfo(const onnx::GraphProto& graph) {
   TensorInfoMap map;
   // Later sources override earlier ones: value_info, then inputs/outputs,
   // then initializers (whose dims are exact).
-  for (const auto& vi : graph.value_info()) map[vi.name()] = InfoFromType(vi.type());
+  for (const auto& vi : graph.value_info())
+    map[vi.name()] = InfoFromType(vi.type());
   for (const auto& vi : graph.input()) {
     TensorInfo info = InfoFromType(vi.type());
     if (info.elem_type != 0 || !map.contains(vi.name())) map[vi.name()] = info;

@@ -33,7 +33,8 @@ struct Prepared {
   std::vector<std::string> warnings;
 };
 
-std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(const onnx::ModelProto& in) {
+std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
+    const onnx::ModelProto& in) {
   auto m = std::make_unique<onnx::ModelProto>();
   m->set_ir_version(in.ir_version());
   *m->mutable_opset_import() = in.opset_import();
@@ -61,17 +62,23 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(const onnx::ModelProto
   return m;
 }
 
-std::string PrecisionName(Precision p) { return p == Precision::kFp16 ? "fp16" : "fp32"; }
+std::string PrecisionName(Precision p) {
+  return p == Precision::kFp16 ? "fp16" : "fp32";
+}
 
-absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model, const Options& options) {
+absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
+                                 const Options& options) {
   Prepared p;
   p.model = CopyWithoutLargeWeights(model);
-  ASSIGN_OR_RETURN(p.naming, AssignNodeNames(options.strict_names, p.model->mutable_graph()));
-  if (int named = p.naming.renamed_empty + p.naming.renamed_duplicate; named > 0) {
-    p.warnings.push_back(absl::StrCat(
-        "named ", named, " nodes (", p.naming.renamed_empty, " without a name, ",
-        p.naming.renamed_duplicate,
-        " with a repeated one) as <op_type>_<index>; the outputs use these names"));
+  ASSIGN_OR_RETURN(p.naming, AssignNodeNames(options.strict_names,
+                                             p.model->mutable_graph()));
+  if (int named = p.naming.renamed_empty + p.naming.renamed_duplicate;
+      named > 0) {
+    p.warnings.push_back(
+        absl::StrCat("named ", named, " nodes (", p.naming.renamed_empty,
+                     " without a name, ", p.naming.renamed_duplicate,
+                     " with a repeated one) as <op_type>_<index>; the outputs "
+                     "use these names"));
   }
   RETURN_IF_ERROR(ApplyInputShapes(options.shapes, p.model.get()));
   for (const auto& vi : p.model->graph().input()) {
@@ -87,21 +94,23 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model, const Options& o
     }
   }
   if (absl::Status s = InferShapes(p.model.get()); !s.ok()) {
-    p.warnings.push_back(absl::StrCat(s.message(), "; using the shapes the file records"));
+    p.warnings.push_back(
+        absl::StrCat(s.message(), "; using the shapes the file records"));
   }
   ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
   const TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
   ASSIGN_OR_RETURN(p.costs, ComputeCosts(p.model->graph(), p.graph, tensors,
                                          CostOptions{options.precision}));
   if (!p.costs.ops_without_rule.empty()) {
-    p.warnings.push_back(absl::StrCat("no FLOPs rule for ",
-                                      absl::StrJoin(p.costs.ops_without_rule, ", "),
-                                      "; costed as their output elements"));
+    p.warnings.push_back(absl::StrCat(
+        "no FLOPs rule for ", absl::StrJoin(p.costs.ops_without_rule, ", "),
+        "; costed as their output elements"));
   }
   if (p.costs.nodes_with_unknown_shapes > 0) {
-    p.warnings.push_back(absl::StrCat(p.costs.nodes_with_unknown_shapes,
-                                      " nodes have tensors of unknown shape; unknown "
-                                      "dims are costed as 1"));
+    p.warnings.push_back(
+        absl::StrCat(p.costs.nodes_with_unknown_shapes,
+                     " nodes have tensors of unknown shape; unknown "
+                     "dims are costed as 1"));
   }
   p.problem = MakeProblem(p.graph, p.costs);
   return p;
@@ -141,7 +150,9 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   s->set_nodes_named(p.naming.renamed_empty + p.naming.renamed_duplicate);
   for (const auto& op : p.costs.ops_without_rule) s->add_ops_without_rule(op);
   s->set_nodes_with_unknown_shapes(p.costs.nodes_with_unknown_shapes);
-  s->set_planning_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  s->set_planning_s(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
   return plan;
 }
 
@@ -153,8 +164,8 @@ absl::Status Options::Validate() const {
         absl::StrCat("--num-ipus must be at least 2, got ", num_ipus));
   }
   if (strategy != "raw") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--strategy '", strategy, "' is unknown (available: raw)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--strategy '", strategy, "' is unknown (available: raw)"));
   }
   if (shapes.batch_size < 0) {
     return absl::InvalidArgumentError("--batch-size must be positive");
@@ -162,27 +173,30 @@ absl::Status Options::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model, const Options& options) {
+absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
+                               const Options& options) {
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
   ASSIGN_OR_RETURN(Assignment a, RawStrategy(p.problem, options.num_ipus));
   RETURN_IF_ERROR(ValidateMonotone(p.problem, a));
-  ASSIGN_OR_RETURN(std::vector<ShardingPoint> points, MinimalShardingPoints(p.problem, a));
+  ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
+                   MinimalShardingPoints(p.problem, a));
   return FinishPlan(p, options, a, points, options.strategy, start);
 }
 
-absl::StatusOr<Plan> PlanFromShardingPoints(const onnx::ModelProto& model,
-                                            const Options& options,
-                                            const std::vector<NamedShardingPoint>& points) {
+absl::StatusOr<Plan> PlanFromShardingPoints(
+    const onnx::ModelProto& model, const Options& options,
+    const std::vector<NamedShardingPoint>& points) {
   const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
   std::vector<ShardingPoint> resolved;
   for (const NamedShardingPoint& named : points) {
     NodeId id = p.graph.FindNode(named.node);
     if (id == kNoNode) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sharding point names node '", named.node, "', which the model does not have"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("sharding point names node '", named.node,
+                       "', which the model does not have"));
     }
     resolved.push_back({id, named.ipu, named.pipeline_stage});
   }
@@ -194,9 +208,9 @@ absl::StatusOr<Plan> PlanFromShardingPoints(const onnx::ModelProto& model,
 absl::Status ApplyPlan(const Plan& plan, onnx::ModelProto* model) {
   onnx::GraphProto* graph = model->mutable_graph();
   if (graph->node_size() != static_cast<int>(plan.node_names.size())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the plan is for a graph of ", plan.node_names.size(), " nodes; this one has ",
-        graph->node_size()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the plan is for a graph of ", plan.node_names.size(),
+                     " nodes; this one has ", graph->node_size()));
   }
   auto named = AssignNodeNames(/*strict=*/false, graph);
   if (!named.ok()) return named.status();
@@ -213,8 +227,10 @@ absl::Status ApplyPlan(const Plan& plan, onnx::ModelProto* model) {
 }
 
 absl::StatusOr<std::string> ShardModelBytes(absl::string_view model_bytes,
-                                            const Options& options, Plan* plan_out) {
-  ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModelBytes(model_bytes, "model bytes"));
+                                            const Options& options,
+                                            Plan* plan_out) {
+  ASSIGN_OR_RETURN(onnx::ModelProto model,
+                   ParseModelBytes(model_bytes, "model bytes"));
   ASSIGN_OR_RETURN(Plan plan, PlanModel(model, options));
   RETURN_IF_ERROR(ApplyPlan(plan, &model));
   std::string out;

@@ -10,11 +10,11 @@
 #define AUTOSHARD_SHARDER_AUTOSHARD_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "costmodel/cost_model.h"
 #include "graph/shapes.h"
 #include "onnx/onnx_pb.h"
@@ -51,15 +51,16 @@ struct Plan {
 // Plans `model` with `options.strategy`. Errors: InvalidArgument for bad
 // options, a graph with a cycle or a tensor produced twice, strict-name
 // violations, or an IPU count the model cannot be split into.
-absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model, const Options& options);
+absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
+                               const Options& options);
 
 // Evaluates a given split: applies `points` with PopRT's semantics (nodes by
 // name, after deterministic naming) and costs the result like PlanModel.
 // Errors: InvalidArgument naming an unknown node, or a point that is an
 // ancestor of a point of an earlier stage.
-absl::StatusOr<Plan> PlanFromShardingPoints(const onnx::ModelProto& model,
-                                            const Options& options,
-                                            const std::vector<NamedShardingPoint>& points);
+absl::StatusOr<Plan> PlanFromShardingPoints(
+    const onnx::ModelProto& model, const Options& options,
+    const std::vector<NamedShardingPoint>& points);
 
 // Names `model`'s nodes as PlanModel did and sets `__ipu_number` and
 // `__pipeline_stage` on every node of its main graph (replacing old values).

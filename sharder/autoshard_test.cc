@@ -28,13 +28,15 @@ constexpr char kResidual[] = R"(
   })";
 
 TEST(AutoshardTest, PlanAndApplyAnnotateEveryNode) {
-  onnx::ModelProto model = testing::ParseModelText(kResidual, /*name_nodes=*/false);
+  onnx::ModelProto model =
+      testing::ParseModelText(kResidual, /*name_nodes=*/false);
   Options options;
   options.num_ipus = 2;
   auto plan = PlanModel(model, options);
   ASSERT_TRUE(plan.ok()) << plan.status();
   // Unnamed nodes are named <op_type>_<index>.
-  EXPECT_THAT(plan->node_names, ElementsAre("MatMul_0", "Relu_1", "Add_2", "MatMul_3"));
+  EXPECT_THAT(plan->node_names,
+              ElementsAre("MatMul_0", "Relu_1", "Add_2", "MatMul_3"));
   // 128 B total, target 64 B: the first subgraph {n0, n1, n2} has 64 B.
   EXPECT_THAT(plan->ipu, ElementsAre(0, 0, 0, 1));
   ASSERT_EQ(plan->proto.sharding_points_size(), 1);
@@ -62,7 +64,8 @@ TEST(AutoshardTest, ShardingConfigRoundTripReproducesTheAssignment) {
   options.num_ipus = 2;
   auto plan = PlanModel(model, options);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  auto points = ParseShardingConfigYaml(ShardingConfigYaml(plan->proto), "s.yaml");
+  auto points =
+      ParseShardingConfigYaml(ShardingConfigYaml(plan->proto), "s.yaml");
   ASSERT_TRUE(points.ok()) << points.status();
   auto applied = PlanFromShardingPoints(model, options, *points);
   ASSERT_TRUE(applied.ok()) << applied.status();
@@ -73,16 +76,21 @@ TEST(AutoshardTest, UnknownNodeInShardingConfigIsAnError) {
   onnx::ModelProto model = testing::ParseModelText(kResidual);
   Options options;
   auto plan = PlanFromShardingPoints(model, options, {{"nope", 0, 0}});
-  EXPECT_THAT(plan.status().message(), HasSubstr("node 'nope', which the model does not have"));
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("node 'nope', which the model does not have"));
 }
 
 TEST(AutoshardTest, ShardingConfigErrorsNameTheEntry) {
-  EXPECT_THAT(ParseShardingConfigYaml("- {node: a, device: -1}", "s.yaml").status().message(),
-              HasSubstr("s.yaml: entry 1: 'device' must be a non-negative integer"));
+  EXPECT_THAT(
+      ParseShardingConfigYaml("- {node: a, device: -1}", "s.yaml")
+          .status()
+          .message(),
+      HasSubstr("s.yaml: entry 1: 'device' must be a non-negative integer"));
   EXPECT_THAT(ParseShardingConfigYaml("{node: a}", "s.yaml").status().message(),
               HasSubstr("expected a list"));
-  EXPECT_THAT(ParseShardingConfigYaml("- {device: 1}", "s.yaml").status().message(),
-              HasSubstr("entry 1 has no 'node'"));
+  EXPECT_THAT(
+      ParseShardingConfigYaml("- {device: 1}", "s.yaml").status().message(),
+      HasSubstr("entry 1 has no 'node'"));
 }
 
 TEST(AutoshardTest, BytesOverloadReturnsAnAnnotatedModel) {

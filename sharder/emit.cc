@@ -48,15 +48,17 @@ std::string HumanFlops(double flops) {
   return absl::StrFormat("%.2f %sFLOPs", flops, units[u]);
 }
 
-absl::StatusOr<int> NonNegativeInt(const YAML::Node& node, absl::string_view key,
+absl::StatusOr<int> NonNegativeInt(const YAML::Node& node,
+                                   absl::string_view key,
                                    absl::string_view what, size_t entry) {
   try {
     int v = node.as<int>();
     if (v >= 0) return v;
   } catch (const std::exception&) {
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      what, ": entry ", entry + 1, ": '", key, "' must be a non-negative integer"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, ": entry ", entry + 1, ": '", key,
+                   "' must be a non-negative integer"));
 }
 
 }  // namespace
@@ -72,12 +74,14 @@ std::string ShardingConfigYaml(const proto::Plan& plan) {
   for (const auto& pt : plan.sharding_points()) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "node" << YAML::Value
         << pt.node() << YAML::Key << "device" << YAML::Value << pt.ipu()
-        << YAML::Key << "stage" << YAML::Value << pt.pipeline_stage() << YAML::EndMap;
+        << YAML::Key << "stage" << YAML::Value << pt.pipeline_stage()
+        << YAML::EndMap;
   }
   out << YAML::EndSeq;
   std::string text = absl::StrCat(
       "# PopRT manual sharding config written by autoshard: each point claims\n"
-      "# its node and the node's unclaimed ancestors for (device, stage); nodes\n"
+      "# its node and the node's unclaimed ancestors for (device, stage); "
+      "nodes\n"
       "# no point claims go to the last device and stage.\n",
       plan.sharding_points_size() == 0 ? "[]" : out.c_str(), "\n");
   return text;
@@ -89,7 +93,8 @@ absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
   try {
     root = YAML::Load(std::string(text));
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": not valid YAML: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not valid YAML: ", e.what()));
   }
   if (!root.IsSequence()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -136,33 +141,39 @@ std::string ReportText(const proto::Plan& plan) {
   std::string out;
   const auto& s = plan.summary();
   absl::StrAppend(&out, "model: ", plan.model(), "\n");
-  absl::StrAppendFormat(&out, "nodes: %d   IPUs: %d   strategy: %s   precision: %s\n",
-                        s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision());
-  absl::StrAppendFormat(&out, "%-4s %8s %14s %16s %14s %14s %16s\n", "IPU", "nodes",
-                        "weights", "activations", "cut in", "cut out", "compute");
+  absl::StrAppendFormat(
+      &out, "nodes: %d   IPUs: %d   strategy: %s   precision: %s\n",
+      s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision());
+  absl::StrAppendFormat(&out, "%-4s %8s %14s %16s %14s %14s %16s\n", "IPU",
+                        "nodes", "weights", "activations", "cut in", "cut out",
+                        "compute");
   proto::IpuCost total;
   for (const auto& ipu : plan.ipus()) {
-    absl::StrAppendFormat(&out, "%-4d %8d %14s %16s %14s %14s %16s\n", ipu.ipu(),
-                          ipu.num_nodes(), HumanBytes(ipu.weight_bytes()),
-                          HumanBytes(ipu.activation_bytes()),
-                          HumanBytes(ipu.cut_tensor_in_bytes()),
-                          HumanBytes(ipu.cut_tensor_out_bytes()), HumanFlops(ipu.flops()));
+    absl::StrAppendFormat(
+        &out, "%-4d %8d %14s %16s %14s %14s %16s\n", ipu.ipu(), ipu.num_nodes(),
+        HumanBytes(ipu.weight_bytes()), HumanBytes(ipu.activation_bytes()),
+        HumanBytes(ipu.cut_tensor_in_bytes()),
+        HumanBytes(ipu.cut_tensor_out_bytes()), HumanFlops(ipu.flops()));
     total.set_num_nodes(total.num_nodes() + ipu.num_nodes());
     total.set_weight_bytes(total.weight_bytes() + ipu.weight_bytes());
-    total.set_activation_bytes(total.activation_bytes() + ipu.activation_bytes());
-    total.set_cut_tensor_in_bytes(total.cut_tensor_in_bytes() + ipu.cut_tensor_in_bytes());
-    total.set_cut_tensor_out_bytes(total.cut_tensor_out_bytes() + ipu.cut_tensor_out_bytes());
+    total.set_activation_bytes(total.activation_bytes() +
+                               ipu.activation_bytes());
+    total.set_cut_tensor_in_bytes(total.cut_tensor_in_bytes() +
+                                  ipu.cut_tensor_in_bytes());
+    total.set_cut_tensor_out_bytes(total.cut_tensor_out_bytes() +
+                                   ipu.cut_tensor_out_bytes());
     total.set_flops(total.flops() + ipu.flops());
   }
-  absl::StrAppendFormat(&out, "%-4s %8d %14s %16s %14s %14s %16s\n", "all",
-                        total.num_nodes(), HumanBytes(total.weight_bytes()),
-                        HumanBytes(total.activation_bytes()),
-                        HumanBytes(total.cut_tensor_in_bytes()),
-                        HumanBytes(total.cut_tensor_out_bytes()), HumanFlops(total.flops()));
-  absl::StrAppendFormat(&out,
-                        "model weights: %s (%d bytes; a weight read on two IPUs "
-                        "counts on both above)\n",
-                        HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
+  absl::StrAppendFormat(
+      &out, "%-4s %8d %14s %16s %14s %14s %16s\n", "all", total.num_nodes(),
+      HumanBytes(total.weight_bytes()), HumanBytes(total.activation_bytes()),
+      HumanBytes(total.cut_tensor_in_bytes()),
+      HumanBytes(total.cut_tensor_out_bytes()), HumanFlops(total.flops()));
+  absl::StrAppendFormat(
+      &out,
+      "model weights: %s (%d bytes; a weight read on two IPUs "
+      "counts on both above)\n",
+      HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
   absl::StrAppendFormat(&out, "sharding points: %d   planned in %.3f s\n",
                         plan.sharding_points_size(), s.planning_s());
   return out;

@@ -4,10 +4,10 @@
 #define AUTOSHARD_SHARDER_EMIT_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "onnx/onnx_pb.h"
 #include "sharder/autoshard.h"
 

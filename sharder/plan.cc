@@ -18,7 +18,8 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
     proto::IpuCost& cost = ipus[d];
     cost.set_num_nodes(cost.num_nodes() + 1);
     cost.set_flops(cost.flops() + problem.flops[node]);
-    cost.set_activation_bytes(cost.activation_bytes() + problem.activation_bytes[node]);
+    cost.set_activation_bytes(cost.activation_bytes() +
+                              problem.activation_bytes[node]);
     for (int32_t w : problem.node_weights[node]) {
       if (weight_on[d][w]) continue;
       weight_on[d][w] = true;
@@ -29,7 +30,8 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
       if (assignment.ipu[c] != d) receivers.push_back(assignment.ipu[c]);
     }
     std::sort(receivers.begin(), receivers.end());
-    receivers.erase(std::unique(receivers.begin(), receivers.end()), receivers.end());
+    receivers.erase(std::unique(receivers.begin(), receivers.end()),
+                    receivers.end());
     const int64_t bytes = problem.activation_bytes[node];
     for (int32_t r : receivers) {
       cost.set_cut_tensor_out_bytes(cost.cut_tensor_out_bytes() + bytes);

@@ -30,7 +30,8 @@ ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs) {
   p.num_activation_inputs = costs.num_activation_inputs;
   p.node_weights = costs.node_weights;
   p.weight_size_bytes.reserve(costs.weights.size());
-  for (const Weight& w : costs.weights) p.weight_size_bytes.push_back(w.size_bytes);
+  for (const Weight& w : costs.weights)
+    p.weight_size_bytes.push_back(w.size_bytes);
   return p;
 }
 

@@ -19,11 +19,11 @@ struct ShardingProblem {
   std::vector<std::vector<int32_t>> consumers;
   std::vector<int32_t> topo_order;  // every node once, after its producers
   std::vector<double> flops;        // per node, 2 per MAC
-  std::vector<int64_t> activation_bytes;       // per node: its outputs
-  std::vector<int32_t> num_activation_inputs;  // per node, see ModelCosts
-  std::vector<int64_t> weight_size_bytes;      // per weight id
+  std::vector<int64_t> activation_bytes;           // per node: its outputs
+  std::vector<int32_t> num_activation_inputs;      // per node, see ModelCosts
+  std::vector<int64_t> weight_size_bytes;          // per weight id
   std::vector<std::vector<int32_t>> node_weights;  // node -> weight ids read
-  std::vector<std::string> names;   // per node, for messages
+  std::vector<std::string> names;                  // per node, for messages
 
   int num_nodes() const { return static_cast<int>(topo_order.size()); }
   // Sum of the sizes of the distinct weights node `n` reads (PopRT's

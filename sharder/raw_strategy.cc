@@ -10,14 +10,16 @@ std::vector<int32_t> RawSplitSubgraphs(const SubgraphSet& set, int num_ipus) {
   // The balancing key: weight bytes, else FLOPs, else node count.
   std::vector<double> key(count);
   double total = 0;
-  for (int i = 0; i < count; ++i) total += key[i] = static_cast<double>(subgraphs[i].weight_bytes);
+  for (int i = 0; i < count; ++i)
+    total += key[i] = static_cast<double>(subgraphs[i].weight_bytes);
   if (total <= 0) {
     total = 0;
     for (int i = 0; i < count; ++i) total += key[i] = subgraphs[i].flops;
   }
   if (total <= 0) {
     total = 0;
-    for (int i = 0; i < count; ++i) total += key[i] = static_cast<double>(subgraphs[i].nodes.size());
+    for (int i = 0; i < count; ++i)
+      total += key[i] = static_cast<double>(subgraphs[i].nodes.size());
   }
   const double target = total / num_ipus;
   std::vector<int32_t> group(count, 0);
@@ -38,28 +40,31 @@ std::vector<int32_t> RawSplitSubgraphs(const SubgraphSet& set, int num_ipus) {
   return group;
 }
 
-absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem, int num_ipus) {
+absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem,
+                                       int num_ipus) {
   const int n = problem.num_nodes();
   if (num_ipus < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("--num-ipus must be at least 2, got ", num_ipus));
   }
   if (num_ipus > n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--num-ipus ", num_ipus, " exceeds the model's ", n,
-        " nodes: every IPU needs at least one node"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num-ipus ", num_ipus, " exceeds the model's ", n,
+                     " nodes: every IPU needs at least one node"));
   }
   SubgraphSet set(problem, SubgraphOptions{});
   if (set.size() < num_ipus) set = SubgraphSet(problem, {.drop_small = false});
   if (set.size() < num_ipus) {
-    set = SubgraphSet(problem, {.drop_small = false, .every_node_candidate = true});
+    set = SubgraphSet(problem,
+                      {.drop_small = false, .every_node_candidate = true});
   }
   std::vector<int32_t> group = RawSplitSubgraphs(set, num_ipus);
   Assignment out;
   out.ipu.resize(n);
   out.pipeline_stage.resize(n);
   for (int32_t node = 0; node < n; ++node) {
-    out.ipu[node] = out.pipeline_stage[node] = group[set.subgraph_of_node(node)];
+    out.ipu[node] = out.pipeline_stage[node] =
+        group[set.subgraph_of_node(node)];
   }
   return out;
 }

@@ -21,13 +21,15 @@ namespace autoshard {
 // are no FLOPs either); a cut is forced when just enough subgraphs remain for
 // the IPUs still empty, so every IPU gets at least one subgraph (PopRT crashed
 // when it found too few cut points). Requires subgraphs.size() >= num_ipus.
-std::vector<int32_t> RawSplitSubgraphs(const SubgraphSet& subgraphs, int num_ipus);
+std::vector<int32_t> RawSplitSubgraphs(const SubgraphSet& subgraphs,
+                                       int num_ipus);
 
 // The whole raw strategy: subgraphs as DESIGN.md §4.1 (falling back to
 // keeping small subgraphs, then to one subgraph per node, when there are fewer
 // subgraphs than IPUs), the split above, and IPU = pipeline stage = group.
 // Errors: InvalidArgument when num_ipus < 2 or exceeds the node count.
-absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem, int num_ipus);
+absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem,
+                                       int num_ipus);
 
 }  // namespace autoshard
 

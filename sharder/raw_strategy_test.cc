@@ -19,8 +19,9 @@ using testing::MakeTestProblem;
 // n6 = MatMul(n5, w3)  400 B, 100
 // Totals: 1600 B, 430 FLOPs; 2 candidates -> averages 800 B, 215 FLOPs.
 ShardingProblem ResidualProblem() {
-  return MakeTestProblem(7, {{0, 1}, {1, 2}, {2, 3}, {0, 3}, {3, 4}, {4, 5}, {3, 5}, {5, 6}},
-                         {400, 0, 400, 0, 400, 0, 400}, {100, 10, 100, 10, 100, 10, 100});
+  return MakeTestProblem(
+      7, {{0, 1}, {1, 2}, {2, 3}, {0, 3}, {3, 4}, {4, 5}, {3, 5}, {5, 6}},
+      {400, 0, 400, 0, 400, 0, 400}, {100, 10, 100, 10, 100, 10, 100});
 }
 
 TEST(SubgraphsTest, WalkDropAndLeftoverOnTheResidualProblem) {
@@ -62,7 +63,8 @@ TEST(RawStrategyTest, FrontLoadedWeightsStillFillEveryIpu) {
   // without dropping, 4 one-node subgraphs. Target 1003 / 3 = 334.3.
   // s0: 1000 >= 334 -> cut. s1: running 1 < 334, 2 subgraphs left for 1 cut.
   // s2: 1 subgraph left for 1 cut -> forced. PopRT found one cut and crashed.
-  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}}, {1000, 1, 1, 1}, {1, 1, 1, 1});
+  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}},
+                                      {1000, 1, 1, 1}, {1, 1, 1, 1});
   SubgraphSet set(p, {.drop_small = false});
   EXPECT_THAT(RawSplitSubgraphs(set, 3), ElementsAre(0, 1, 1, 2));
 }
@@ -71,7 +73,8 @@ TEST(RawStrategyTest, WithoutWeightsFlopsAreBalanced) {
   // FLOPs 10, 10, 30, 10 (no weights): target 60 / 2 = 30.
   // s0: 0+10 < 30 -> running 10; s1: 10+10 < 30 -> running 20;
   // s2: 20+30 >= 30 -> cut after s2.
-  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}}, {0, 0, 0, 0}, {10, 10, 30, 10});
+  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}}, {0, 0, 0, 0},
+                                      {10, 10, 30, 10});
   SubgraphSet set(p, {.drop_small = false});
   EXPECT_THAT(RawSplitSubgraphs(set, 2), ElementsAre(0, 0, 0, 1));
 }
@@ -89,8 +92,8 @@ TEST(RawStrategyTest, IpuCountOutOfRangeIsAnError) {
 TEST(SubgraphsTest, IncludedAndParallelOnADiamond) {
   // n0 -> {n1, n2} -> n3 (merge). Every node a one-node subgraph:
   // n1 and n2 are parallel; n3 includes all; n0 is included by all.
-  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {0, 2}, {1, 3}, {2, 3}}, {1, 1, 1, 1},
-                                      {1, 1, 1, 1});
+  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {0, 2}, {1, 3}, {2, 3}},
+                                      {1, 1, 1, 1}, {1, 1, 1, 1});
   SubgraphSet set(p, {.drop_small = false, .every_node_candidate = true});
   ASSERT_EQ(set.size(), 4);
   EXPECT_TRUE(set.IsParallel(1, 2));

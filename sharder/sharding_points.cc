@@ -14,16 +14,16 @@ int Assignment::num_ipus() const {
   return max_ipu + 1;
 }
 
-absl::StatusOr<Assignment> ApplyShardingPoints(const ShardingProblem& problem,
-                                               std::vector<ShardingPoint> points) {
+absl::StatusOr<Assignment> ApplyShardingPoints(
+    const ShardingProblem& problem, std::vector<ShardingPoint> points) {
   const int n = problem.num_nodes();
   std::vector<int32_t> topo_pos(n);
   for (int32_t i = 0; i < n; ++i) topo_pos[problem.topo_order[i]] = i;
   std::vector<bool> is_point(n, false);
   for (const ShardingPoint& pt : points) {
     if (pt.node < 0 || pt.node >= n) {
-      return absl::InvalidArgumentError(absl::StrCat("sharding point node id ", pt.node,
-                                                     " is out of range"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("sharding point node id ", pt.node, " is out of range"));
     }
     if (pt.ipu < 0 || pt.pipeline_stage < 0) {
       return absl::InvalidArgumentError(
@@ -31,8 +31,9 @@ absl::StatusOr<Assignment> ApplyShardingPoints(const ShardingProblem& problem,
                        "' has a negative IPU or pipeline stage"));
     }
     if (is_point[pt.node]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "node '", problem.names[pt.node], "' is named by two sharding points"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("node '", problem.names[pt.node],
+                       "' is named by two sharding points"));
     }
     is_point[pt.node] = true;
   }
@@ -56,9 +57,9 @@ absl::StatusOr<Assignment> ApplyShardingPoints(const ShardingProblem& problem,
     if (claimed_by[pt.node] != -1) {
       const ShardingPoint& other = points[claimed_by[pt.node]];
       return absl::InvalidArgumentError(absl::StrCat(
-          "sharding point '", problem.names[pt.node], "' (stage ", pt.pipeline_stage,
-          ") is an ancestor of sharding point '", problem.names[other.node],
-          "' (stage ", other.pipeline_stage,
+          "sharding point '", problem.names[pt.node], "' (stage ",
+          pt.pipeline_stage, ") is an ancestor of sharding point '",
+          problem.names[other.node], "' (stage ", other.pipeline_stage,
           "), so its stage would run after a stage that needs it"));
     }
     stack.assign(1, pt.node);

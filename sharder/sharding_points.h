@@ -33,8 +33,8 @@ struct Assignment {
 // names a node twice, has a negative IPU or stage, or names a node an earlier
 // point already claimed (it is that point's ancestor, so the plan could not be
 // monotone).
-absl::StatusOr<Assignment> ApplyShardingPoints(const ShardingProblem& problem,
-                                               std::vector<ShardingPoint> points);
+absl::StatusOr<Assignment> ApplyShardingPoints(
+    const ShardingProblem& problem, std::vector<ShardingPoint> points);
 
 // The fewest sharding points that reproduce `assignment` under
 // ApplyShardingPoints: in each (IPU, stage) group, the nodes none of whose

@@ -13,8 +13,8 @@ using testing::MakeTestProblem;
 
 // n0 -> {n1, n2} -> n3 -> n4
 ShardingProblem Diamond() {
-  return MakeTestProblem(5, {{0, 1}, {0, 2}, {1, 3}, {2, 3}, {3, 4}}, {0, 0, 0, 0, 0},
-                         {1, 1, 1, 1, 1});
+  return MakeTestProblem(5, {{0, 1}, {0, 2}, {1, 3}, {2, 3}, {3, 4}},
+                         {0, 0, 0, 0, 0}, {1, 1, 1, 1, 1});
 }
 
 TEST(ShardingPointsTest, PointClaimsAncestorsAndLeftoversGoToNextIpu) {
@@ -47,12 +47,14 @@ TEST(ShardingPointsTest, PointThatIsAnAncestorOfAnEarlierStageIsAnError) {
   auto a = ApplyShardingPoints(Diamond(), {{3, 0, 0}, {1, 1, 1}});
   ASSERT_FALSE(a.ok());
   EXPECT_THAT(a.status().message(),
-              HasSubstr("sharding point 'n1' (stage 1) is an ancestor of sharding point 'n3'"));
+              HasSubstr("sharding point 'n1' (stage 1) is an ancestor of "
+                        "sharding point 'n3'"));
 }
 
 TEST(ShardingPointsTest, SameNodeTwiceIsAnError) {
-  EXPECT_THAT(ApplyShardingPoints(Diamond(), {{1, 0, 0}, {1, 1, 1}}).status().message(),
-              HasSubstr("named by two sharding points"));
+  EXPECT_THAT(
+      ApplyShardingPoints(Diamond(), {{1, 0, 0}, {1, 1, 1}}).status().message(),
+      HasSubstr("named by two sharding points"));
 }
 
 TEST(ShardingPointsTest, MinimalPointsAreTheSinksOfEachStage) {

@@ -4,7 +4,8 @@
 
 namespace autoshard {
 
-SubgraphSet::SubgraphSet(const ShardingProblem& p, const SubgraphOptions& options) {
+SubgraphSet::SubgraphSet(const ShardingProblem& p,
+                         const SubgraphOptions& options) {
   const int n = p.num_nodes();
   std::vector<int32_t> candidates;
   if (!options.every_node_candidate) {
@@ -82,7 +83,8 @@ SubgraphSet::SubgraphSet(const ShardingProblem& p, const SubgraphOptions& option
       }
     }
     std::sort(s.parents.begin(), s.parents.end());
-    s.parents.erase(std::unique(s.parents.begin(), s.parents.end()), s.parents.end());
+    s.parents.erase(std::unique(s.parents.begin(), s.parents.end()),
+                    s.parents.end());
     for (int32_t parent : s.parents) subgraphs_[parent].kids.push_back(s.id);
   }
 }

@@ -33,8 +33,8 @@ struct Subgraph {
 };
 
 struct SubgraphOptions {
-  bool drop_small = true;            // drop below-average subgraphs
-  bool every_node_candidate = false; // make every node a candidate
+  bool drop_small = true;             // drop below-average subgraphs
+  bool every_node_candidate = false;  // make every node a candidate
 };
 
 class SubgraphSet {
@@ -43,7 +43,9 @@ class SubgraphSet {
 
   const std::vector<Subgraph>& subgraphs() const { return subgraphs_; }
   int size() const { return static_cast<int>(subgraphs_.size()); }
-  int32_t subgraph_of_node(int32_t node) const { return subgraph_of_node_[node]; }
+  int32_t subgraph_of_node(int32_t node) const {
+    return subgraph_of_node_[node];
+  }
   int num_candidates() const { return num_candidates_; }
 
   // True when `b` is a transitive parent of `a` ("a includes b"). Walks

@@ -55,7 +55,8 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
     if (!plan.ok()) {
       // Only a model with fewer nodes than IPUs may refuse, and says so.
       EXPECT_LT(loaded->model.graph().node_size(), k) << plan.status();
-      EXPECT_THAT(plan.status().message(), ::testing::HasSubstr("every IPU needs"));
+      EXPECT_THAT(plan.status().message(),
+                  ::testing::HasSubstr("every IPU needs"));
       continue;
     }
     onnx::ModelProto annotated = loaded->model;
@@ -73,10 +74,12 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
       ASSERT_EQ(stage, ipu);
       ++seen[ipu];
       for (NodeId c : graph->consumers(i)) {
-        ASSERT_LE(stage, plan->pipeline_stage[c]) << "backward edge from node " << i;
+        ASSERT_LE(stage, plan->pipeline_stage[c])
+            << "backward edge from node " << i;
       }
     }
-    for (int d = 0; d < k; ++d) EXPECT_GT(seen[d], 0) << "IPU " << d << " is empty";
+    for (int d = 0; d < k; ++d)
+      EXPECT_GT(seen[d], 0) << "IPU " << d << " is empty";
     // Written elsewhere, external data is linked beside the output.
     const fs::path out = out_dir.path() / ("k" + std::to_string(k) + ".onnx");
     ASSERT_TRUE(SaveModel(annotated, out, fs::path(GetParam()).parent_path(),
@@ -85,7 +88,8 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
     if (input_passes_checker) {
       EXPECT_TRUE(CheckModelFile(out).ok()) << CheckModelFile(out);
     }
-    auto points = ParseShardingConfigYaml(ShardingConfigYaml(plan->proto), "config");
+    auto points =
+        ParseShardingConfigYaml(ShardingConfigYaml(plan->proto), "config");
     ASSERT_TRUE(points.ok()) << points.status();
     auto applied = PlanFromShardingPoints(loaded->model, options, *points);
     ASSERT_TRUE(applied.ok()) << applied.status();
@@ -94,15 +98,16 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
 }
 
 std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = fs::path(info.param).parent_path().filename().string() + "_" +
-                     fs::path(info.param).stem().string();
+  std::string name = fs::path(info.param).parent_path().filename().string() +
+                     "_" + fs::path(info.param).stem().string();
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, CorpusTest, ::testing::ValuesIn(CorpusModels()), TestName);
+INSTANTIATE_TEST_SUITE_P(Models, CorpusTest,
+                         ::testing::ValuesIn(CorpusModels()), TestName);
 
 }  // namespace
 }  // namespace autoshard

@@ -14,9 +14,10 @@ namespace autoshard::testing {
 // Builds a problem from edges (producer, consumer) over nodes 0..n-1 given in
 // topological order. Node i reads weight i when weight_bytes[i] > 0.
 // num_activation_inputs counts producers (graph inputs are not modelled).
-inline ShardingProblem MakeTestProblem(int n, const std::vector<std::pair<int, int>>& edges,
-                                       const std::vector<int64_t>& weight_bytes,
-                                       const std::vector<double>& flops) {
+inline ShardingProblem MakeTestProblem(
+    int n, const std::vector<std::pair<int, int>>& edges,
+    const std::vector<int64_t>& weight_bytes,
+    const std::vector<double>& flops) {
   ShardingProblem p;
   p.producers.resize(n);
   p.consumers.resize(n);
@@ -29,10 +30,12 @@ inline ShardingProblem MakeTestProblem(int n, const std::vector<std::pair<int, i
     p.names.push_back("n" + std::to_string(i));
     p.flops.push_back(flops[i]);
     p.activation_bytes.push_back(16);
-    p.num_activation_inputs.push_back(static_cast<int32_t>(p.producers[i].size()));
+    p.num_activation_inputs.push_back(
+        static_cast<int32_t>(p.producers[i].size()));
     p.node_weights.emplace_back();
     if (weight_bytes[i] > 0) {
-      p.node_weights[i].push_back(static_cast<int32_t>(p.weight_size_bytes.size()));
+      p.node_weights[i].push_back(
+          static_cast<int32_t>(p.weight_size_bytes.size()));
       p.weight_size_bytes.push_back(weight_bytes[i]);
     }
   }

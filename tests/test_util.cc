@@ -23,7 +23,8 @@ onnx::ModelProto ParseModelText(std::string_view text, bool name_nodes) {
 
 TempDir::TempDir() {
   std::string pattern =
-      (std::filesystem::temp_directory_path() / "autoshard_test_XXXXXX").string();
+      (std::filesystem::temp_directory_path() / "autoshard_test_XXXXXX")
+          .string();
   char* made = mkdtemp(pattern.data());
   EXPECT_NE(made, nullptr);
   path_ = pattern;
