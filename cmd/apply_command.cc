@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -7,7 +8,7 @@
 
 namespace autoshard::cmd {
 
-void SetupApply(CLI::App& app, ApplyOptions* o) {
+CLI::App* SetupApply(CLI::App& app, ApplyOptions* o) {
   CLI::App* sub = app.add_subcommand(
       "apply",
       "annotate a model from a PopRT manual-sharding YAML (PopRT's semantics)");
@@ -21,15 +22,24 @@ void SetupApply(CLI::App& app, ApplyOptions* o) {
                   "YAML list of {node: NAME, device: I, stage: S}")
       ->required();
   sub->add_option("-o,--output", o->output, "annotated model")->required();
-  sub->callback([o]() { throw CLI::RuntimeError(RunApply(*o)); });
+  return sub;
 }
 
 int RunApply(const ApplyOptions& o) {
   auto options = ToLibraryOptions(o.model);
   if (!options.ok()) return ReportError(options.status());
+  std::error_code ec;
+  if (!std::filesystem::exists(o.sharding_config, ec)) {
+    return ReportError(
+        absl::NotFoundError(absl::StrCat(o.sharding_config, ": no such file")));
+  }
+  if (!std::filesystem::is_regular_file(o.sharding_config, ec)) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrCat(o.sharding_config, ": not a regular file")));
+  }
   std::ifstream in(o.sharding_config);
   if (!in) {
-    return ReportError(absl::NotFoundError(
+    return ReportError(absl::PermissionDeniedError(
         absl::StrCat(o.sharding_config, ": cannot read the sharding config")));
   }
   std::stringstream text;
@@ -40,13 +50,14 @@ int RunApply(const ApplyOptions& o) {
   if (!loaded.ok()) return ReportError(loaded.status());
   auto plan = PlanFromShardingPoints(loaded->model, *options, *points);
   if (!plan.ok()) {
-    return ReportError(absl::Status(
-        plan.status().code(),
-        absl::StrCat(o.sharding_config, ": ", plan.status().message())));
+    return ReportError(
+        absl::Status(plan.status().code(),
+                     absl::StrCat(o.model.model, " with ", o.sharding_config,
+                                  ": ", plan.status().message())));
   }
   plan->proto.set_model(o.model.model);
   return WriteOutputs(o.model, &*loaded, o.output, /*sharding_config_out=*/"",
-                      *plan);
+                      /*inputs=*/{o.sharding_config}, *plan);
 }
 
 }  // namespace autoshard::cmd

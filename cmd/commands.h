@@ -24,7 +24,7 @@ inline constexpr int kExitNoFit = 3;     // the model does not fit (later)
 struct ModelOptions {
   std::string model;
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
-  int batch_size = 0;
+  int batch_size = -1;                    // -1: not given
   std::string precision = "fp32";
   bool strict_names = false;
   bool quiet = false;
@@ -35,8 +35,9 @@ struct ShardOptions {
   ModelOptions model;
   int num_ipus = 0;
   std::string strategy = "raw";
-  std::string output;           // -o; default <dir>/<stem>.sharded.onnx
-  std::string sharding_config;  // --sharding-config OUT.yaml
+  std::string output;  // -o; default <dir>/<stem>.sharded.onnx
+  CLI::Option* output_option = nullptr;  // tells whether -o was given
+  std::string sharding_config;           // --sharding-config OUT.yaml
 };
 
 struct ApplyOptions {
@@ -45,9 +46,11 @@ struct ApplyOptions {
   std::string output;           // -o
 };
 
-void SetupShard(CLI::App& app, ShardOptions* options);
+// Each Setup registers a subcommand and returns it, so main can tell which
+// one was given after parsing.
+CLI::App* SetupShard(CLI::App& app, ShardOptions* options);
 int RunShard(const ShardOptions& options);
-void SetupApply(CLI::App& app, ApplyOptions* options);
+CLI::App* SetupApply(CLI::App& app, ApplyOptions* options);
 int RunApply(const ApplyOptions& options);
 
 // Internals shared by the commands (cmd/common.cc).
@@ -56,10 +59,12 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& options);
 // Prints "autoshard: <message>" on stderr and returns the exit code for it.
 int ReportError(const absl::Status& status);
 // Writes the annotated model, the plan and the sharding config (when asked),
-// the report on stdout and warnings on stderr. Never overwrites the input.
+// the report on stdout and warnings on stderr. Never overwrites the model, its
+// external data or any of `inputs`; checks every output path first.
 int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::string& output,
-                 const std::string& sharding_config_out, const Plan& plan);
+                 const std::string& sharding_config_out,
+                 const std::vector<std::string>& inputs, const Plan& plan);
 
 }  // namespace autoshard::cmd
 

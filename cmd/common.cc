@@ -1,5 +1,8 @@
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <iostream>
 
@@ -24,42 +27,99 @@ absl::Status ParseInputShape(const std::string& spec, ShapeOptions* shapes) {
   std::vector<int64_t> dims;
   for (absl::string_view part : absl::StrSplit(spec.substr(colon + 1), ',')) {
     int64_t d = 0;
-    if (!absl::SimpleAtoi(part, &d) || d <= 0) {
+    if (!absl::SimpleAtoi(part, &d) || d <= 0 || d > INT32_MAX) {
       return absl::InvalidArgumentError(
           absl::StrCat("--input-shape '", spec, "': '", part,
-                       "' is not a positive integer"));
+                       "' is not an integer from 1 to 2^31-1"));
     }
     dims.push_back(d);
   }
-  shapes->input_shapes[spec.substr(0, colon)] = std::move(dims);
+  if (!shapes->input_shapes.emplace(spec.substr(0, colon), std::move(dims))
+           .second) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--input-shape names '", spec.substr(0, colon), "' twice"));
+  }
   return absl::OkStatus();
 }
 
-// An output path must not be the input, and its folder must exist and be
-// writable; checked before any work so that a bad path loses nothing.
-absl::Status CheckOutputPath(const std::string& out, const std::string& input) {
-  fs::path path(out);
+// Checks every output path before any work is written, so that a bad path
+// loses nothing: outputs are distinct, none is an input, none is an existing
+// non-regular file (device, FIFO, symlink, folder) or a read-only file, and
+// each folder exists and is writable.
+absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
+                              const std::vector<fs::path>& inputs) {
   std::error_code ec;
-  if (fs::exists(path, ec) && fs::equivalent(path, fs::path(input), ec)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(out, ": is the input model; refusing to overwrite it"));
-  }
-  if (fs::is_directory(path, ec)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(out, ": is a folder, not a file name"));
-  }
-  fs::path dir =
-      path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  if (!fs::is_directory(dir, ec)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(out, ": folder '", dir.string(), "' does not exist"));
-  }
-  if (::access(dir.c_str(), W_OK) != 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat(out, ": folder '", dir.string(), "' is not writable"));
+  std::vector<fs::path> seen;
+  for (const std::string& out : outputs) {
+    if (out.empty())
+      return absl::InvalidArgumentError("an output path is empty");
+    const fs::path path(out);
+    const fs::path normal = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    for (const fs::path& other : seen) {
+      if (other == normal) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            out, ": named for two outputs; give each its own file"));
+      }
+    }
+    seen.push_back(normal);
+    const fs::file_status st = fs::symlink_status(path, ec);
+    if (fs::exists(st)) {
+      for (const fs::path& in : inputs) {
+        if (fs::equivalent(path, in, ec)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(out, ": is an input (", in.string(),
+                           "); refusing to overwrite it"));
+        }
+      }
+      if (fs::is_directory(st)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(out, ": is a folder, not a file name"));
+      }
+      if (!fs::is_regular_file(st)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            out,
+            ": exists and is not a regular file (a device, pipe or symlink); "
+            "refusing to replace it"));
+      }
+      if (::access(path.c_str(), W_OK) != 0) {
+        return absl::PermissionDeniedError(
+            absl::StrCat(out, ": exists and is read-only"));
+      }
+    }
+    const fs::path dir =
+        path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    if (!fs::exists(dir, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(out, ": folder '", dir.string(), "' does not exist"));
+    }
+    if (!fs::is_directory(dir, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(out, ": '", dir.string(), "' is not a folder"));
+    }
+    if (::access(dir.c_str(), W_OK) != 0) {
+      return absl::PermissionDeniedError(
+          absl::StrCat(out, ": folder '", dir.string(), "' is not writable"));
+    }
   }
   return absl::OkStatus();
 }
+
+// Blocks the signals that would end the process while outputs are being
+// written, so a kill never leaves a temporary file; they are delivered when
+// the object goes out of scope.
+class DeferTerminationSignals {
+ public:
+  DeferTerminationSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+    sigprocmask(SIG_BLOCK, &set, &old_);
+  }
+  ~DeferTerminationSignals() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
 
 }  // namespace
 
@@ -68,10 +128,11 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o) {
                   "the .onnx model (external data beside it)")
       ->required();
   sub->add_option("--input-shape", o->input_shapes,
-                  "fix a graph input's shape, NAME:D1,D2,... (repeatable)");
+                  "fix a graph input's shape, NAME:D1,D2,... (repeatable; wins "
+                  "over --batch-size for that input)")
+      ->allow_extra_args(false);
   sub->add_option("--batch-size", o->batch_size,
-                  "set the symbolic first dim of every input to B")
-      ->check(CLI::PositiveNumber);
+                  "set the symbolic first dim of every input to B (B >= 1)");
   sub->add_option("--precision", o->precision,
                   "cost float tensors as fp32 or fp16")
       ->check(CLI::IsMember({"fp32", "fp16"}));
@@ -87,7 +148,11 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o) {
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   Options options;
   options.strict_names = o.strict_names;
-  options.shapes.batch_size = o.batch_size;
+  if (o.batch_size != -1 && o.batch_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch-size must be at least 1, got ", o.batch_size));
+  }
+  options.shapes.batch_size = std::max(o.batch_size, 0);
   options.precision =
       o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
   for (const std::string& spec : o.input_shapes) {
@@ -111,13 +176,18 @@ int ReportError(const absl::Status& status) {
 
 int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::string& output,
-                 const std::string& sharding_config_out, const Plan& plan) {
+                 const std::string& sharding_config_out,
+                 const std::vector<std::string>& inputs, const Plan& plan) {
   std::vector<std::string> outputs = {output};
   if (!options.plan_path.empty()) outputs.push_back(options.plan_path);
   if (!sharding_config_out.empty()) outputs.push_back(sharding_config_out);
-  for (const std::string& out : outputs) {
-    if (absl::Status s = CheckOutputPath(out, options.model); !s.ok())
-      return ReportError(s);
+  std::vector<fs::path> input_paths = {loaded->path};
+  for (const auto& in : inputs) input_paths.emplace_back(in);
+  for (const auto& rel : loaded->external_files) {
+    input_paths.push_back(loaded->path.parent_path() / rel);
+  }
+  if (absl::Status s = CheckOutputPaths(outputs, input_paths); !s.ok()) {
+    return ReportError(s);
   }
   if (absl::Status s = ApplyPlan(plan, &loaded->model); !s.ok())
     return ReportError(s);
@@ -139,6 +209,7 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   };
   // Everything is computed; now write, each file atomically. If one fails,
   // the files this run wrote are removed again.
+  DeferTerminationSignals defer_signals;
   std::vector<std::string> written;
   auto fail = [&](const absl::Status& s) {
     std::error_code ec;

@@ -11,7 +11,7 @@ std::string DefaultOutputPath(const std::string& model) {
   return (p.parent_path() / (p.stem().string() + ".sharded.onnx")).string();
 }
 
-void SetupShard(CLI::App& app, ShardOptions* o) {
+CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
   CLI::App* sub =
       app.add_subcommand("shard",
                          "split a model over IPUs and annotate every node with "
@@ -30,12 +30,12 @@ void SetupShard(CLI::App& app, ShardOptions* o) {
   sub->add_option("--strategy", o->strategy,
                   "raw: PopRT's bytes-balanced split")
       ->check(CLI::IsMember({"raw"}));
-  sub->add_option(
+  o->output_option = sub->add_option(
       "-o,--output", o->output,
       "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
   sub->add_option("--sharding-config", o->sharding_config,
                   "also write the PopRT manual-sharding YAML to this file");
-  sub->callback([o]() { throw CLI::RuntimeError(RunShard(*o)); });
+  return sub;
 }
 
 int RunShard(const ShardOptions& o) {
@@ -53,9 +53,11 @@ int RunShard(const ShardOptions& o) {
         absl::StrCat(o.model.model, ": ", plan.status().message())));
   }
   plan->proto.set_model(o.model.model);
-  const std::string output =
-      o.output.empty() ? DefaultOutputPath(o.model.model) : o.output;
-  return WriteOutputs(o.model, &*loaded, output, o.sharding_config, *plan);
+  const std::string output = o.output_option->count() > 0
+                                 ? o.output
+                                 : DefaultOutputPath(o.model.model);
+  return WriteOutputs(o.model, &*loaded, output, o.sharding_config,
+                      /*inputs=*/{}, *plan);
 }
 
 }  // namespace autoshard::cmd

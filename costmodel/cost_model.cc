@@ -15,9 +15,13 @@
 // Note [Constants and weights]
 // A tensor is constant when it is a graph initializer (dense or sparse), the
 // output of a Constant node, or the output of a constant-foldable node: a
-// default-domain node without bodies, not a random op, all of whose inputs
-// are constant (e.g. ConstantOfShape of a constant shape, as the ONNX "light"
-// zoo models hold their weights). Nodes are visited in topological order, so
+// default-domain node without bodies, not a random op, not a
+// DequantizeLinear, all of whose inputs are constant (e.g. ConstantOfShape of
+// a constant shape, as the ONNX "light" zoo models hold their weights).
+// DequantizeLinear never folds: a quantized model stores its weights as 8-bit
+// tensors plus scales and zero points, which the DequantizeLinear node reads
+// as weights at their stored size (int8: 1 byte), not as the float tensor
+// it computes (4x larger). Nodes are visited in topological order, so
 // a chain folds from its start. Constant nodes cost nothing: no FLOPs, no
 // activation bytes.
 // A weight is a constant tensor that a non-constant node reads, directly or
@@ -66,21 +70,13 @@ int64_t Bytes(const ConstantTensor& c, Precision precision) {
   return SaturatingMul(c.elements, ElementSizeBytesAt(c.elem_type, precision));
 }
 
-bool IsDefaultDomain(const std::string& domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
-
-bool HasBody(const onnx::NodeProto& node) {
-  for (const auto& attr : node.attribute()) {
-    if (attr.has_g() || attr.graphs_size() > 0) return true;
-  }
-  return false;
-}
-
-bool IsRandom(const std::string& op_type) {
+// Ops that never fold even with constant inputs: random ops, and
+// DequantizeLinear (Note [Constants and weights]).
+bool NeverFolds(const std::string& op_type) {
   return op_type == "RandomNormal" || op_type == "RandomUniform" ||
          op_type == "RandomNormalLike" || op_type == "RandomUniformLike" ||
-         op_type == "Multinomial" || op_type == "Bernoulli";
+         op_type == "Multinomial" || op_type == "Bernoulli" ||
+         op_type == "DequantizeLinear";
 }
 
 // The value of a Constant node, from its attribute's dims.
@@ -145,6 +141,7 @@ class CostBuilder {
     costs_.nodes.resize(n);
     costs_.node_weights.resize(n);
     costs_.num_activation_inputs.assign(n, 0);
+    scalars_ = CollectScalarConstants(graph_proto_);
     for (const auto& t : graph_proto_.initializer()) {
       constants_[t.name()] = FromDims(t.data_type(), t.dims());
     }
@@ -181,7 +178,7 @@ class CostBuilder {
   bool IsConstantNode(const onnx::NodeProto& node) const {
     if (!IsDefaultDomain(node.domain())) return false;
     if (node.op_type() == "Constant") return true;
-    if (HasBody(node) || IsRandom(node.op_type())) return false;
+    if (HasBody(node) || NeverFolds(node.op_type())) return false;
     for (const auto& in : node.input()) {
       if (!in.empty() && !IsConstant(in)) return false;
     }
@@ -192,6 +189,7 @@ class CostBuilder {
     const onnx::NodeProto& node = graph_.node(id);
     NodeCost& cost = costs_.nodes[id];
     cost.is_constant = true;
+    cost.op_class = OpClassName(ClassifyOp(node));
     for (const auto& out : node.output()) {
       if (out.empty()) continue;
       ConstantTensor c;
@@ -211,13 +209,17 @@ class CostBuilder {
   void AddNode(NodeId id) {
     const onnx::NodeProto& node = graph_.node(id);
     NodeCost& cost = costs_.nodes[id];
-    const FlopsEstimate e = EstimateFlops(node, tensors_);
+    const FlopsEstimate e = EstimateFlops(node, tensors_, scalars_);
     cost.flops = e.flops;
     cost.macs = e.macs;
     cost.has_flops_rule = e.has_rule;
     cost.shapes_known = e.shapes_known;
+    cost.op_class = OpClassName(e.op_class);
     ops_without_rule_.insert(e.ops_without_rule.begin(),
                              e.ops_without_rule.end());
+    costs_.loops_costed_once.insert(costs_.loops_costed_once.end(),
+                                    e.loops_costed_once.begin(),
+                                    e.loops_costed_once.end());
     for (const auto& out : node.output()) {
       if (out.empty()) continue;
       auto it = tensors_.find(out);
@@ -227,11 +229,12 @@ class CostBuilder {
       }
       const TensorInfo& info = it->second;
       if (!info.IsStatic()) cost.shapes_known = false;
-      cost.activation_bytes = SaturatingAdd(
-          cost.activation_bytes,
-          SaturatingMul(
-              info.NumElementsOr1(),
-              ElementSizeBytesAt(info.elem_type, options_.precision)));
+      const int64_t bytes = TensorBytes(info);
+      cost.activation_bytes = SaturatingAdd(cost.activation_bytes, bytes);
+      cost.largest_output_bytes = std::max(cost.largest_output_bytes, bytes);
+    }
+    if (e.op_class == OpClass::kMatMul || e.op_class == OpClass::kConv) {
+      cost.temporary_bytes = TemporaryBytes(node);
     }
     // Explicit inputs, then the names the bodies read from this scope.
     std::vector<std::string> reads;
@@ -252,6 +255,32 @@ class CostBuilder {
     }
     if (HasBody(node)) AddBodyConstants(node, &weights);
     std::sort(weights.begin(), weights.end());
+  }
+
+  // Elements x element size at the chosen precision (unknown dims as 1).
+  int64_t TensorBytes(const TensorInfo& info) const {
+    return SaturatingMul(
+        info.NumElementsOr1(),
+        ElementSizeBytesAt(info.elem_type, options_.precision));
+  }
+
+  // NodeCost::temporary_bytes of a "matmul" or "conv" node: fp32 partial sums
+  // of output 0 (else the first output) plus a copy of input 0.
+  int64_t TemporaryBytes(const onnx::NodeProto& node) const {
+    int64_t bytes = 0;
+    for (const auto& out : node.output()) {
+      if (out.empty()) continue;
+      if (auto it = tensors_.find(out); it != tensors_.end()) {
+        bytes = SaturatingMul(it->second.NumElementsOr1(), 4);
+      }
+      break;
+    }
+    if (node.input_size() > 0 && !node.input(0).empty()) {
+      if (auto it = tensors_.find(node.input(0)); it != tensors_.end()) {
+        bytes = SaturatingAdd(bytes, TensorBytes(it->second));
+      }
+    }
+    return bytes;
   }
 
   // The weight for constant tensor `name`, created on first use.
@@ -289,6 +318,7 @@ class CostBuilder {
   const TensorInfoMap& tensors_;
   const CostOptions& options_;
   ModelCosts costs_;
+  ScalarConstants scalars_;  // integer scalar constants, for Loop trip counts
   absl::flat_hash_map<std::string, ConstantTensor> constants_;
   absl::flat_hash_map<std::string, int32_t> weight_ids_;
   std::set<std::string> ops_without_rule_;

@@ -1,10 +1,12 @@
-// Per-node costs of a model: FLOPs, weight bytes and output activation bytes.
+// Per-node costs of a model: FLOPs, weight bytes, output activation bytes,
+// op class and temporary memory.
 //
-// FLOPs count 2 per multiply-accumulate (DESIGN.md §3.1); the rules are in
-// flops_rules.h and documented there. Weights are the initializers, Constant
-// node values and outputs of constant-foldable chains a node reads; a weight
-// read by several nodes is one weight (ModelCosts::weights), so a plan can
-// count it once per IPU that reads it.
+// FLOPs count 2 per multiply-accumulate (DESIGN.md §3.1); the rules and the
+// op classes are in flops_rules.h and documented there. Weights are the
+// initializers, Constant node values and outputs of constant-foldable chains
+// a node reads (Note [Constants and weights] in cost_model.cc); a weight read
+// by several nodes is one weight (ModelCosts::weights), so a plan can count
+// it once per IPU that reads it.
 #ifndef AUTOSHARD_COSTMODEL_COST_MODEL_H_
 #define AUTOSHARD_COSTMODEL_COST_MODEL_H_
 
@@ -39,6 +41,25 @@ struct NodeCost {
   bool has_flops_rule = true;    // false: fallback rule (output elements)
   bool shapes_known = true;      // false: some input/output dim was unknown
   bool is_constant = false;      // Constant node or constant-foldable chain
+  // OpClassName(ClassifyOp(node)): "matmul", "conv", "elementwise",
+  // "normalization", "reduction", "data_movement", "control_flow" or "other"
+  // (flops_rules.h; the rule table in flops_rules.cc classes every op).
+  std::string op_class = "other";
+  // Scratch memory of a "matmul" or "conv" node while it runs, before the
+  // available-memory-proportion cap (DESIGN.md §3.3; the tile-memory model
+  // applies the cap). An estimate of what Poplar's convolution/matmul planner
+  // allocates, not its plan:
+  //   temporary_bytes = elements(output 0) x 4     (fp32 partial sums)
+  //                   + elements(input 0) x size   (a rearranged copy of the
+  //                                                 activation input)
+  // with size input 0's element size at the chosen precision and unknown
+  // dims as 1. For the recurrent ops output 0 is Y (when present, else the
+  // first output). 0 for every other class and for constant nodes.
+  int64_t temporary_bytes = 0;
+  // The largest output's elements x element size at the chosen precision
+  // (the tile-memory model spreads an op over the tiles this needs). 0 for
+  // constant nodes.
+  int64_t largest_output_bytes = 0;
 };
 
 struct ModelCosts {
@@ -53,6 +74,13 @@ struct ModelCosts {
   int64_t total_weight_bytes = 0;             // each weight once
   std::vector<std::string> ops_without_rule;  // sorted op types, once each
   int64_t nodes_with_unknown_shapes = 0;
+  // Loop/Scan nodes costed as their body once because the trip count is not
+  // a known constant (the caller warns, DESIGN.md §3.1), in topological
+  // order. A node nested in a body is written as the path of node names from
+  // the main graph's node down ("outer > inner"; a body node without a name
+  // is "<op type>#<index in its body>"). EstimateFlops (flops_rules.h) says
+  // which trip counts are used.
+  std::vector<std::string> loops_costed_once;
 };
 
 // Costs every node of `graph`. `tensors` gives shapes and element types (from

@@ -1,10 +1,12 @@
 #include "costmodel/cost_model.h"
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "costmodel/flops_rules.h"
 #include "gmock/gmock.h"
 #include "graph/graph.h"
@@ -375,6 +377,277 @@ TEST(CostTest, IfTakesTheCostlierBranch) {
   EXPECT_EQ(c.weights[1].size_bytes, 16);
   EXPECT_THAT(c.node_weights[0], ElementsAre(0, 1));
   EXPECT_EQ(c.total_weight_bytes, 64 + 16);
+}
+
+TEST(CostTest, NestedBodiesSeeEveryEnclosingScope) {
+  ModelCosts c = CostsOf(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (bool cond, float[1,4] x) => (float[1,4] y) <float[4,4] w> {
+      y = If (cond) <
+        then_branch = g1 () => (float[1,4] y1) {
+          y1 = If (cond) <
+            then_branch = g3 () => (float[1,4] y3) {
+              t = Relu(x)
+              y3 = MatMul(t, w)
+            },
+            else_branch = g4 () => (float[1,4] y4) { y4 = Relu(x) }>
+        },
+        else_branch = g2 () => (float[1,4] y2) { y2 = Add(x, x) }>
+    })");
+  ASSERT_EQ(c.nodes.size(), 1u);
+  // The inner then-branch reads x and w two scopes out and t from its own:
+  // Relu 4 + MatMul 2*1*4*4 = 36 FLOPs (16 MACs). Inner If = max(36, 4) = 36;
+  // outer If = max(36, Add 4) = 36.
+  EXPECT_EQ(c.nodes[0].flops, 36);
+  EXPECT_EQ(c.nodes[0].macs, 16);
+  EXPECT_TRUE(c.nodes[0].shapes_known);
+  EXPECT_EQ(c.nodes[0].op_class, "control_flow");
+  EXPECT_THAT(c.loops_costed_once, IsEmpty());
+}
+
+// A chain of If nodes, each reading the previous one's output from its
+// branches, built without the text parser (8000 nodes).
+TEST(CostTest, IfChainCostIsLinearInItsLength) {
+  constexpr int kIfs = 8000;
+  onnx::GraphProto g;
+  auto set_type = [](onnx::ValueInfoProto* vi, const std::string& name,
+                     int32_t type, bool vector) {
+    vi->set_name(name);
+    auto* t = vi->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    auto* shape = t->mutable_shape();
+    if (vector) shape->add_dim()->set_dim_value(16);
+  };
+  set_type(g.add_input(), "cond", onnx::TensorProto::BOOL, false);
+  set_type(g.add_input(), "x0", onnx::TensorProto::FLOAT, true);
+  for (int i = 0; i < kIfs; ++i) {
+    const std::string in = absl::StrCat("x", i), out = absl::StrCat("x", i + 1);
+    onnx::NodeProto* node = g.add_node();
+    node->set_op_type("If");
+    node->set_name(absl::StrCat("if", i));
+    node->add_input("cond");
+    node->add_output(out);
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      onnx::AttributeProto* attr = node->add_attribute();
+      attr->set_name(branch);
+      attr->set_type(onnx::AttributeProto::GRAPH);
+      onnx::NodeProto* body_node = attr->mutable_g()->add_node();
+      body_node->set_op_type(branch[0] == 't' ? "Relu" : "Sigmoid");
+      body_node->add_input(in);
+      body_node->add_output(absl::StrCat(out, branch));
+      set_type(attr->mutable_g()->add_output(), absl::StrCat(out, branch),
+               onnx::TensorProto::FLOAT, true);
+    }
+    set_type(g.add_value_info(), out, onnx::TensorProto::FLOAT, true);
+  }
+  const TensorInfoMap tensors = CollectTensorInfo(g);
+  absl::StatusOr<Graph> graph = Graph::Build(g);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<ModelCosts> c =
+      ComputeCosts(g, *graph, tensors, CostOptions());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_TRUE(c.ok()) << c.status();
+  // Each If: max(Relu 16 x 1, Sigmoid 16 x 4) = 64; 8000 x 64 = 512000.
+  EXPECT_EQ(c->total_flops, 512000);
+  EXPECT_TRUE(c->nodes[kIfs - 1].shapes_known);
+  // Copying the enclosing tensor table per body took ~6.5 s here (O(n^2));
+  // scoped lookups take ~20 ms. The bound only catches the quadratic case.
+  EXPECT_LT(seconds, 1.0);
+}
+
+TEST(CostTest, LoopWithConstantTripCountMultipliesItsBody) {
+  ModelCosts c = CostsOf(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (bool cond, float[1,4] x) => (float[1,4] y) <int64 m = {5}> {
+      y = Loop (m, cond, x) <body = b (int64 i, bool c, float[1,4] v)
+                                      => (bool c2, float[1,4] v2) {
+        c2 = Identity(c)
+        v2 = Add(v, x)
+      }>
+    })");
+  ASSERT_EQ(c.nodes.size(), 1u);
+  // Body: Identity 0 + Add 4 = 4 FLOPs, run M = 5 times: 20.
+  EXPECT_EQ(c.nodes[0].flops, 20);
+  EXPECT_THAT(c.loops_costed_once, IsEmpty());
+  // m is a weight the Loop reads (one int64: 8 bytes).
+  EXPECT_EQ(c.total_weight_bytes, 8);
+}
+
+TEST(CostTest, LoopWithUnknownTripCountIsCostedOnceAndListed) {
+  ModelCosts c = CostsOf(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (int64 m, bool cond, float[1,4] x) => (float[1,4] y, float[1,4] z) {
+      y = Loop (m, cond, x) <body = b (int64 i, bool c, float[1,4] v)
+                                      => (bool c2, float[1,4] v2) {
+        c2 = Identity(c)
+        v2 = Add(v, x)
+      }>
+      z = If (cond) <
+        then_branch = g1 () => (float[1,4] z1) {
+          r = Relu(x)
+          z1 = Loop (m, cond, r) <body = b2 (int64 j, bool c3, float[1,4] u)
+                                            => (bool c4, float[1,4] u2) {
+            c4 = Identity(c3)
+            u2 = Mul(u, x)
+          }>
+        },
+        else_branch = g2 () => (float[1,4] z2) { z2 = Relu(x) }>
+    })");
+  ASSERT_EQ(c.nodes.size(), 2u);
+  // M is a graph input: the body once, 4 FLOPs.
+  EXPECT_EQ(c.nodes[0].flops, 4);
+  // then: Relu 4 + the inner Loop's body once (Mul 4) = 8; else: Relu 4.
+  EXPECT_EQ(c.nodes[1].flops, 8);
+  // The nested Loop is the then-branch's second node (index 1), unnamed.
+  EXPECT_THAT(c.loops_costed_once, ElementsAre("n0", "n1 > Loop#1"));
+}
+
+TEST(CostTest, ScanMultipliesItsBodyByTheScanAxisLength) {
+  ModelCosts c = CostsOf(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[4] s0, float[3,4] xs, float[4,5] xt, float[T,4] xu)
+        => (float[4] s, float[3,4] ys, float[4] t, float[5,4] yt, float[4] u,
+            float[T,4] yu) {
+      s, ys = Scan <num_scan_inputs = 1,
+                    body = b (float[4] st, float[4] xi)
+                             => (float[4] st2, float[4] yi) {
+        st2 = Add(st, xi)
+        yi = Relu(st2)
+      }> (s0, xs)
+      t, yt = Scan <num_scan_inputs = 1, scan_input_axes = [-1],
+                    body = b2 (float[4] st, float[4] xi)
+                              => (float[4] st2, float[4] yi) {
+        st2 = Add(st, xi)
+        yi = Relu(st2)
+      }> (s0, xt)
+      u, yu = Scan <num_scan_inputs = 1,
+                    body = b3 (float[4] st, float[4] xi)
+                              => (float[4] st2, float[4] yi) {
+        st2 = Add(st, xi)
+        yi = Relu(st2)
+      }> (s0, xu)
+    })");
+  ASSERT_EQ(c.nodes.size(), 3u);
+  // Body: Add 4 + Relu 4 = 8 FLOPs. xs [3,4] scanned on axis 0: 3 x 8 = 24.
+  EXPECT_EQ(c.nodes[0].flops, 24);
+  // xt [4,5] scanned on axis -1: 5 x 8 = 40.
+  EXPECT_EQ(c.nodes[1].flops, 40);
+  // xu [T,4]: T unknown, the body once (8) and listed.
+  EXPECT_EQ(c.nodes[2].flops, 8);
+  EXPECT_THAT(c.loops_costed_once, ElementsAre("n2"));
+}
+
+TEST(CostTest, DequantizeLinearReadsQuantizedWeights) {
+  constexpr std::string_view kModel = R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,4] x) => (float[1,4] y) <int8[4,4] wq, float s, int8 zp> {
+      w = DequantizeLinear(wq, s, zp)
+      y = MatMul(x, w)
+    })";
+  ModelCosts c = CostsOf(kModel);
+  ASSERT_EQ(c.nodes.size(), 2u);
+  // The DequantizeLinear of constants is not folded: it runs, 16 elements x
+  // 2 = 32 FLOPs, and its float output [4,4] is an activation: 64 bytes.
+  EXPECT_FALSE(c.nodes[0].is_constant);
+  EXPECT_EQ(c.nodes[0].flops, 32);
+  EXPECT_EQ(c.nodes[0].activation_bytes, 64);
+  EXPECT_EQ(c.nodes[0].op_class, "elementwise");
+  // Its weights at their stored size: wq 16 x 1 + s 4 + zp 1 = 21 bytes
+  // (not the 64 bytes of the dequantized w).
+  ASSERT_EQ(c.weights.size(), 3u);
+  EXPECT_EQ(c.total_weight_bytes, 21);
+  EXPECT_THAT(c.node_weights[0], ElementsAre(0, 1, 2));
+  EXPECT_EQ(c.num_activation_inputs[0], 0);
+  // The MatMul reads two activations (x and w) and no weight.
+  EXPECT_THAT(c.node_weights[1], IsEmpty());
+  EXPECT_EQ(c.num_activation_inputs[1], 2);
+  // fp16: s at 2 bytes: 16 + 2 + 1 = 19.
+  EXPECT_EQ(CostsOf(kModel, Precision::kFp16).total_weight_bytes, 19);
+}
+
+TEST(CostTest, TemporaryAndLargestOutputBytes) {
+  constexpr std::string_view kModel = R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,8] x, float[1,3,8,8] img)
+        => (float[2,16] r, float[1,4,8,8] y, float[2,3] v, int64[2,3] i)
+        <float[8,16] w, float[4,3,3,3] k, int64[1] kk = {3}> {
+      a = MatMul(x, w)
+      r = Relu(a)
+      y = Conv <pads = [1, 1, 1, 1]> (img, k)
+      v, i = TopK <axis = 1> (r, kk)
+    })";
+  ModelCosts fp32 = CostsOf(kModel);
+  ModelCosts fp16 = CostsOf(kModel, Precision::kFp16);
+  ASSERT_EQ(fp32.nodes.size(), 4u);
+  ASSERT_EQ(fp16.nodes.size(), 4u);
+  EXPECT_EQ(fp32.nodes[0].op_class, "matmul");
+  EXPECT_EQ(fp32.nodes[1].op_class, "elementwise");
+  EXPECT_EQ(fp32.nodes[2].op_class, "conv");
+  EXPECT_EQ(fp32.nodes[3].op_class, "reduction");
+  // MatMul: a [2,16] = 32 partial sums x 4 bytes = 128, plus a copy of x
+  // [2,8] = 16 elements x 4 = 64 (fp32) or x 2 = 32 (fp16): 192 / 160.
+  EXPECT_EQ(fp32.nodes[0].temporary_bytes, 192);
+  EXPECT_EQ(fp16.nodes[0].temporary_bytes, 160);
+  EXPECT_EQ(fp32.nodes[0].largest_output_bytes, 128);
+  EXPECT_EQ(fp16.nodes[0].largest_output_bytes, 64);
+  // Relu: not a matmul/conv, no temporary; output 32 x 4 = 128 bytes.
+  EXPECT_EQ(fp32.nodes[1].temporary_bytes, 0);
+  EXPECT_EQ(fp32.nodes[1].largest_output_bytes, 128);
+  // Conv: y [1,4,8,8] = 256 x 4 = 1024, plus img 192 elements x 4 = 768
+  // (fp32, 1792) or x 2 = 384 (fp16, 1408).
+  EXPECT_EQ(fp32.nodes[2].temporary_bytes, 1792);
+  EXPECT_EQ(fp16.nodes[2].temporary_bytes, 1408);
+  // TopK: values [2,3] float (24 bytes, 12 at fp16) and indices [2,3] int64
+  // (48 bytes at both): the largest is the indices.
+  EXPECT_EQ(fp32.nodes[3].largest_output_bytes, 48);
+  EXPECT_EQ(fp16.nodes[3].largest_output_bytes, 48);
+  EXPECT_EQ(fp16.nodes[3].activation_bytes, 12 + 48);
+  EXPECT_EQ(fp32.nodes[3].temporary_bytes, 0);
+}
+
+TEST(FlopsTest, OpClassesFromTheRuleTable) {
+  struct Case {
+    const char* domain;
+    const char* op_type;
+    const char* op_class;
+  };
+  const Case cases[] = {
+      {"", "Gemm", "matmul"},
+      {"", "Einsum", "matmul"},
+      {"", "QLinearMatMul", "matmul"},
+      {"", "LSTM", "matmul"},
+      {"com.microsoft", "FusedMatMul", "matmul"},
+      {"com.microsoft", "Attention", "matmul"},
+      {"", "ConvTranspose", "conv"},
+      {"", "QLinearConv", "conv"},
+      {"ai.onnx", "Sigmoid", "elementwise"},
+      {"", "QuantizeLinear", "elementwise"},
+      {"", "Where", "elementwise"},
+      {"", "BatchNormalization", "normalization"},
+      {"", "Softmax", "normalization"},
+      {"com.microsoft", "SkipLayerNormalization", "normalization"},
+      {"", "ReduceMean", "reduction"},
+      {"", "GlobalAveragePool", "reduction"},
+      {"", "MaxPool", "reduction"},
+      {"", "TopK", "reduction"},
+      {"", "Reshape", "data_movement"},
+      {"", "Gather", "data_movement"},
+      {"", "Resize", "data_movement"},
+      {"", "Constant", "data_movement"},
+      {"", "Loop", "control_flow"},
+      {"", "Det", "other"},
+      {"com.example", "Relu", "other"},
+  };
+  for (const Case& c : cases) {
+    onnx::NodeProto node;
+    node.set_domain(c.domain);
+    node.set_op_type(c.op_type);
+    EXPECT_EQ(OpClassName(ClassifyOp(node)), c.op_class)
+        << c.domain << "." << c.op_type;
+  }
 }
 
 TEST(CostTest, RejectsGraphOfAnotherProto) {

@@ -9,8 +9,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "costmodel/flops_rules_internal.h"
+#include "graph/graph.h"
 
 // Note [FLOPs rules]
 // FLOPs count 2 per multiply-accumulate (MAC). Names used in the formulas:
@@ -19,14 +20,14 @@
 // a cheap op is 1 and a transcendental function (exp, log, tanh, erf, sqrt,
 // pow, sin...) is 4; composite ops add up their parts, stated beside them.
 // A dim a rule needs but that is unknown counts as 1 and clears shapes_known.
+// The rule table (Rules() below) is the one place that knows every op: its
+// entry holds both the FLOPs rule and the OpClass.
 
 namespace autoshard {
-namespace {
+namespace internal {
 
 using onnx::AttributeProto;
 using onnx::NodeProto;
-
-constexpr double kTranscendental = 4;
 
 const AttributeProto* FindAttr(const NodeProto& node, std::string_view name) {
   for (const auto& attr : node.attribute()) {
@@ -52,262 +53,53 @@ std::string AttrString(const NodeProto& node, std::string_view name,
   return attr != nullptr ? attr->s() : std::string(dflt);
 }
 
-bool IsDefaultDomain(const std::string& domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
-
 std::string OpLabel(const NodeProto& node) {
   if (IsDefaultDomain(node.domain())) return node.op_type();
   return absl::StrCat(node.domain(), ".", node.op_type());
 }
 
-// The tensor infos of one node's inputs and outputs. Every accessor that
-// needs a dim it does not know returns 1 for it and records the fact.
-class NodeShapes {
- public:
-  NodeShapes(const NodeProto& node, const TensorInfoMap& tensors)
-      : node_(node), tensors_(tensors) {}
+int NodeShapes::num_inputs() const {
+  int n = 0;
+  for (const auto& name : node_.input()) n += name.empty() ? 0 : 1;
+  return n;
+}
 
-  const NodeProto& node() const { return node_; }
-  const TensorInfoMap& tensors() const { return tensors_; }
-  bool known() const { return known_; }
-  void MarkUnknown() { known_ = false; }
-
-  bool has_input(int i) const {
-    return i >= 0 && i < node_.input_size() && !node_.input(i).empty();
-  }
-  int num_inputs() const {
-    int n = 0;
-    for (const auto& name : node_.input()) n += name.empty() ? 0 : 1;
-    return n;
-  }
-  const TensorInfo* in(int i) const {
-    return has_input(i) ? Find(node_.input(i)) : nullptr;
-  }
-  const TensorInfo* out(int i) const {
-    if (i >= node_.output_size() || node_.output(i).empty()) return nullptr;
-    return Find(node_.output(i));
-  }
-
-  // Rank of `t`, or -1 when unknown (not recorded: callers decide).
-  static int Rank(const TensorInfo* t) {
-    return t != nullptr && t->rank_known ? static_cast<int>(t->dims.size())
-                                         : -1;
-  }
-  static bool Knows(const TensorInfo* t, int axis) {
-    const int rank = Rank(t);
-    if (axis < 0) axis += rank;
-    return rank >= 0 && axis >= 0 && axis < rank && t->dims[axis] >= 0;
-  }
-
-  // Dim `axis` of `t` (negative counts from the end).
-  double Dim(const TensorInfo* t, int axis) {
-    if (!Knows(t, axis)) {
-      known_ = false;
-      return 1;
-    }
-    return static_cast<double>(t->dims[axis < 0 ? axis + Rank(t) : axis]);
-  }
-  // Dim `axis` of `t`, else dim `alt_axis` of `alt`.
-  double DimOr(const TensorInfo* t, int axis, const TensorInfo* alt,
-               int alt_axis) {
-    return Knows(t, axis) ? Dim(t, axis) : Dim(alt, alt_axis);
-  }
-  // Elements of `t`.
-  double Elements(const TensorInfo* t) {
-    if (t == nullptr || !t->IsStatic()) known_ = false;
-    return t == nullptr ? 1 : static_cast<double>(t->NumElementsOr1());
-  }
-  // Elements of output 0 (unknown dims as 1). When even its rank is unknown:
-  // for a broadcasting elementwise op the largest input's element count,
-  // else input 0's (the data input of most ops; never a weight's).
-  double OutElements(bool broadcast = false) {
-    const TensorInfo* y = out(0);
-    if (y != nullptr && y->IsStatic()) {
-      return static_cast<double>(y->NumElementsOr1());
-    }
+double NodeShapes::Dim(const TensorInfo* t, int axis) {
+  if (!Knows(t, axis)) {
     known_ = false;
-    if (y != nullptr && y->rank_known) {
-      return static_cast<double>(y->NumElementsOr1());
-    }
-    const TensorInfo* x = in(0);
-    double n = x != nullptr ? static_cast<double>(x->NumElementsOr1()) : 1;
-    for (int i = 1; broadcast && i < node_.input_size(); ++i) {
-      const TensorInfo* t = in(i);
-      if (t != nullptr) {
-        n = std::max(n, static_cast<double>(t->NumElementsOr1()));
-      }
-    }
-    return n;
+    return 1;
   }
-
- private:
-  const TensorInfo* Find(const std::string& name) const {
-    auto it = tensors_.find(name);
-    return it == tensors_.end() ? nullptr : &it->second;
-  }
-
-  const NodeProto& node_;
-  const TensorInfoMap& tensors_;
-  bool known_ = true;
-};
-
-using RuleFn = void (*)(NodeShapes& s, FlopsEstimate* e);
-
-// How an op is costed: a fixed count per output or input element (plus 1
-// when input `plus1_if_input` is present), or a rule function.
-struct OpRule {
-  enum Kind { kZero, kPerOutputElement, kPerInputElement, kCustom };
-  Kind kind = kZero;
-  double per_element = 0;
-  RuleFn fn = nullptr;
-  int plus1_if_input = -1;
-};
-
-void SetMacs(double macs, double extra_flops, FlopsEstimate* e) {
-  e->macs = macs;
-  e->flops = 2 * macs + extra_flops;
+  return static_cast<double>(t->dims[axis < 0 ? axis + Rank(t) : axis]);
 }
 
-// --- Contractions -----------------------------------------------------------
+double NodeShapes::Elements(const TensorInfo* t) {
+  if (t == nullptr || !t->IsStatic()) known_ = false;
+  return t == nullptr ? 1 : static_cast<double>(t->NumElementsOr1());
+}
 
-// MatMul a[..., M, K] x b[..., K, N]: macs = out x K, where out = batch x M x
-// N with batch the numpy-broadcast batch dims of a and b (taken from the
-// output shape when it is static). MatMulInteger alike; QLinearMatMul has b
-// at input 3 (a, a_scale, a_zp, b, ...); com.microsoft FusedMatMul computes
-// alpha op(a) op(b) with the transA/transB attributes (alpha not counted).
-void MatMulRule(NodeShapes& s, FlopsEstimate* e) {
-  const bool trans_a = AttrInt(s.node(), "transA", 0) != 0;
-  const bool trans_b = AttrInt(s.node(), "transB", 0) != 0;
-  const TensorInfo* a = s.in(0);
-  const TensorInfo* b = s.in(s.node().op_type() == "QLinearMatMul" ? 3 : 1);
-  const int ra = NodeShapes::Rank(a), rb = NodeShapes::Rank(b);
-  const double k = s.DimOr(a, ra == 1 ? 0 : (trans_a ? -2 : -1), b,
-                           rb == 1 ? 0 : (trans_b ? -1 : -2));
-  double out = 1;
-  const TensorInfo* y = s.out(0);
+double NodeShapes::OutElements(bool broadcast) {
+  const TensorInfo* y = out(0);
   if (y != nullptr && y->IsStatic()) {
-    out = static_cast<double>(y->NumElementsOr1());
-  } else if (ra < 0 || rb < 0) {
-    out = s.OutElements();  // records the unknown shape
-  } else {
-    out = (ra >= 2 ? s.Dim(a, trans_a ? -1 : -2) : 1) *
-          (rb >= 2 ? s.Dim(b, trans_b ? -2 : -1) : 1);
-    for (int i = 3; i <= std::max(ra, rb); ++i) {  // batch dims, from the end
-      const double da = ra >= i ? s.Dim(a, -i) : 1;
-      const double db = rb >= i ? s.Dim(b, -i) : 1;
-      out *= std::max(da, db);
+    return static_cast<double>(y->NumElementsOr1());
+  }
+  known_ = false;
+  if (y != nullptr && y->rank_known) {
+    return static_cast<double>(y->NumElementsOr1());
+  }
+  const TensorInfo* x = in(0);
+  double n = x != nullptr ? static_cast<double>(x->NumElementsOr1()) : 1;
+  for (int i = 1; broadcast && i < node_.input_size(); ++i) {
+    const TensorInfo* t = in(i);
+    if (t != nullptr) {
+      n = std::max(n, static_cast<double>(t->NumElementsOr1()));
     }
   }
-  SetMacs(out * k, 0, e);
+  return n;
 }
 
-// Gemm: Y = alpha op(A) op(B) + beta C with op(A) M x K and op(B) K x N.
-// macs = M x N x K; flops = 2 x macs (+ M x N for adding C). The alpha and
-// beta scalings are not counted.
-void GemmRule(NodeShapes& s, FlopsEstimate* e) {
-  const bool ta = AttrInt(s.node(), "transA", 0) != 0;
-  const bool tb = AttrInt(s.node(), "transB", 0) != 0;
-  const TensorInfo* a = s.in(0);
-  const TensorInfo* b = s.in(1);
-  const TensorInfo* y = s.out(0);
-  const double m = s.DimOr(y, 0, a, ta ? 1 : 0);
-  const double n = s.DimOr(y, 1, b, tb ? 0 : 1);
-  const double k = s.DimOr(a, ta ? 0 : 1, b, tb ? 1 : 0);
-  SetMacs(m * n * k, s.has_input(2) ? m * n : 0, e);
-}
+namespace {
 
-// Conv X[N, Cin, in...] * W[Cout, Cin/group, kernel...] -> Y[N, Cout, out...]:
-//   macs = N x Cout x prod(out) x (Cin/group) x prod(kernel)
-//        = elements(Y) x prod(W dims 1..).
-// ConvTranspose X[N, Cin, in...] * W[Cin, Cout/group, kernel...]:
-//   macs = N x Cin x prod(in) x (Cout/group) x prod(kernel)
-//        = elements(X) x prod(W dims 1..).
-// flops = 2 x macs (+ elements(Y) with a bias). When W's rank is unknown,
-// prod(W dims 1..) = channels / group x prod(kernel_shape), channels being
-// X's Cin (Conv) or Y's Cout (ConvTranspose). ConvInteger (x, w, x_zp, w_zp)
-// and QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B) are
-// Conv; their zero points and requantization are not counted.
-void ConvRule(NodeShapes& s, FlopsEstimate* e) {
-  const std::string& op = s.node().op_type();
-  const bool transposed = op == "ConvTranspose";
-  const int bias_idx = op == "QLinearConv" ? 8 : (op == "ConvInteger" ? -1 : 2);
-  const TensorInfo* w = s.in(op == "QLinearConv" ? 3 : 1);
-  const int rw = NodeShapes::Rank(w);
-  double macs_per_position = 1;
-  if (rw >= 3) {
-    for (int i = 1; i < rw; ++i) macs_per_position *= s.Dim(w, i);
-  } else {
-    const std::vector<int64_t> kernel = AttrInts(s.node(), "kernel_shape");
-    if (kernel.empty()) s.MarkUnknown();
-    const double group = std::max<int64_t>(1, AttrInt(s.node(), "group", 1));
-    macs_per_position = s.Dim(transposed ? s.out(0) : s.in(0), 1) / group;
-    for (int64_t k : kernel) macs_per_position *= static_cast<double>(k);
-  }
-  const double out = s.OutElements();
-  const double positions = transposed ? s.Elements(s.in(0)) : out;
-  SetMacs(positions * macs_per_position, s.has_input(bias_idx) ? out : 0, e);
-}
-
-// Einsum: with two or more operands, macs = elements(output) x product of the
-// sizes of the contracted letters (those absent from the output), flops =
-// 2 x macs. One operand (transpose, trace, sum): flops = elements(input).
-// An equation this parser cannot read falls back to the no-rule cost.
-bool EinsumCost(NodeShapes& s, FlopsEstimate* e) {
-  const std::string eq =
-      absl::StrReplaceAll(AttrString(s.node(), "equation", ""), {{" ", ""}});
-  const size_t arrow = eq.find("->");
-  const std::vector<std::string> terms =
-      absl::StrSplit(eq.substr(0, arrow), ',');
-  if (arrow == 0 || static_cast<int>(terms.size()) != s.node().input_size()) {
-    return false;
-  }
-  if (terms.size() == 1) {
-    e->flops = s.Elements(s.in(0));
-    return true;
-  }
-  absl::flat_hash_map<char, double> size;
-  absl::flat_hash_map<char, int> count;
-  for (int t = 0; t < static_cast<int>(terms.size()); ++t) {
-    const std::string& term = terms[t];
-    const size_t dots = term.find("...");
-    const std::string head = term.substr(0, dots);
-    const std::string tail =
-        dots == std::string::npos ? "" : term.substr(dots + 3);
-    const TensorInfo* info = s.in(t);
-    for (int i = 0; i < static_cast<int>(head.size()); ++i) {
-      size[head[i]] = std::max(size[head[i]], s.Dim(info, i));
-      ++count[head[i]];
-    }
-    for (int i = 0; i < static_cast<int>(tail.size()); ++i) {
-      const int axis = i - static_cast<int>(tail.size());
-      size[tail[i]] = std::max(size[tail[i]], s.Dim(info, axis));
-      ++count[tail[i]];
-    }
-  }
-  double contracted = 1;
-  for (const auto& [letter, n] : count) {
-    if (letter == '.') return false;  // malformed ellipsis
-    // Explicit output: letters it lacks. Implicit: letters seen twice or more.
-    const bool summed = arrow != std::string::npos
-                            ? eq.find(letter, arrow + 2) == std::string::npos
-                            : n > 1;
-    if (summed) contracted *= size[letter];
-  }
-  SetMacs(s.OutElements() * contracted, 0, e);
-  return true;
-}
-
-void EinsumRule(NodeShapes& s, FlopsEstimate* e) {
-  if (!EinsumCost(s, e)) {
-    e->has_rule = false;
-    e->flops = s.OutElements();
-    e->macs = 0;
-    e->ops_without_rule.push_back(OpLabel(s.node()));
-  }
-}
-
-// --- Other rules ------------------------------------------------------------
+constexpr double kTranscendental = 4;
 
 // Sum/Max/Min/Mean of n operands: out x (n - 1) (at least 1); Mean adds one
 // division per element.
@@ -429,52 +221,16 @@ void EmbedLayerNormRule(NodeShapes& s, FlopsEstimate* e) {
   e->flops = 7 * s.Dim(ids, 0) * s.Dim(ids, 1) * s.Dim(s.in(2), 1);
 }
 
-FlopsEstimate EstimateBody(const onnx::GraphProto& body,
-                           const TensorInfoMap& outer) {
-  // Names the body defines shadow the outer scope's.
-  TensorInfoMap merged = outer;
-  for (auto& [name, info] : CollectTensorInfo(body)) merged[name] = info;
-  FlopsEstimate total;
-  for (const NodeProto& node : body.node()) {
-    FlopsEstimate e = EstimateFlops(node, merged);
-    total.flops += e.flops;
-    total.macs += e.macs;
-    total.shapes_known = total.shapes_known && e.shapes_known;
-    total.ops_without_rule.insert(total.ops_without_rule.end(),
-                                  e.ops_without_rule.begin(),
-                                  e.ops_without_rule.end());
-  }
-  return total;
-}
-
-// If: the costlier branch (sum of its nodes' FLOPs); both branches' unknown
-// shapes and ops without a rule are reported. Loop/Scan: the body once (trip
-// counts come with a later issue).
-void ControlFlowRule(NodeShapes& s, FlopsEstimate* e) {
-  bool first = true;
-  for (const AttributeProto& attr : s.node().attribute()) {
-    if (attr.type() != AttributeProto::GRAPH || !attr.has_g()) continue;
-    FlopsEstimate body = EstimateBody(attr.g(), s.tensors());
-    if (first || body.flops > e->flops) {
-      e->flops = body.flops;
-      e->macs = body.macs;
-    }
-    first = false;
-    if (!body.shapes_known) s.MarkUnknown();
-    e->ops_without_rule.insert(e->ops_without_rule.end(),
-                               body.ops_without_rule.begin(),
-                               body.ops_without_rule.end());
-  }
-}
-
-using RuleTable = absl::flat_hash_map<std::string, OpRule>;
-
-// Gives every op of the space-separated list `ops` the rule `rule`.
-void Set(RuleTable* t, absl::string_view ops, OpRule rule) {
-  for (absl::string_view op : absl::StrSplit(ops, ' ', absl::SkipEmpty())) {
-    (*t)[std::string(op)] = rule;
-  }
-}
+// How an op is costed: a fixed count per output or input element (plus 1
+// when input `plus1_if_input` is present), or a rule function; and its class.
+struct OpRule {
+  enum Kind { kZero, kPerOutputElement, kPerInputElement, kCustom };
+  Kind kind = kZero;
+  double per_element = 0;
+  RuleFn fn = nullptr;
+  int plus1_if_input = -1;
+  OpClass op_class = OpClass::kOther;
+};
 
 OpRule Zero() { return {OpRule::kZero, 0, nullptr}; }
 OpRule PerOut(double c, int plus1_if_input = -1) {
@@ -483,16 +239,121 @@ OpRule PerOut(double c, int plus1_if_input = -1) {
 OpRule PerIn(double c) { return {OpRule::kPerInputElement, c, nullptr}; }
 OpRule Custom(RuleFn fn) { return {OpRule::kCustom, 0, fn}; }
 
+using RuleTable = absl::flat_hash_map<std::string, OpRule>;
+
+// Gives every op of the space-separated list `ops` the class `op_class` and
+// the FLOPs rule `rule`.
+void Set(RuleTable* t, absl::string_view ops, OpClass op_class, OpRule rule) {
+  rule.op_class = op_class;
+  for (absl::string_view op : absl::StrSplit(ops, ' ', absl::SkipEmpty())) {
+    (*t)[std::string(op)] = rule;
+  }
+}
+
+// The rule table, by class. com.microsoft contrib ops (onnxruntime) are keyed
+// "com.microsoft.OpType"; others of that domain use the default domain's
+// entry of the same name, if any.
 const RuleTable& Rules() {
   static const RuleTable* const kRules = [] {
     auto* t = new RuleTable;
+    using enum OpClass;
+
+    // --- kMatMul and kConv: the contractions (flops_rules_contraction.cc).
+    Set(t, "MatMul MatMulInteger QLinearMatMul com.microsoft.FusedMatMul",
+        kMatMul, Custom(MatMulRule));
+    Set(t, "Gemm", kMatMul, Custom(GemmRule));
+    Set(t, "Einsum", kMatMul, Custom(EinsumRule));
+    Set(t, "RNN GRU LSTM", kMatMul, Custom(RecurrentRule));
+    Set(t, "com.microsoft.Attention", kMatMul, Custom(AttentionRule));
+    Set(t, "Conv ConvInteger QLinearConv ConvTranspose", kConv,
+        Custom(ConvRule));
+
+    // --- kElementwise.
+    // 1 per output element: arithmetic, comparison, logic, casts.
+    Set(t,
+        "Add Sub Mul Div Neg Abs Relu Sign Ceil Floor Round Mod "
+        "Reciprocal Equal Less Greater LessOrEqual GreaterOrEqual Not "
+        "And Or Xor Where Cast CastLike IsNaN IsInf BitShift "
+        "BitwiseAnd BitwiseOr BitwiseXor BitwiseNot ThresholdedRelu",
+        kElementwise, PerOut(1));
+    // 2 per element: a compare and a multiply (LeakyRelu, PRelu, Shrink), min
+    // and max (Clip), subtract and scale (DequantizeLinear).
+    Set(t, "LeakyRelu PRelu Shrink Clip DequantizeLinear", kElementwise,
+        PerOut(2));
+    // Transcendental functions: 4 per element.
+    Set(t,
+        "Exp Log Sqrt Pow Tanh Erf Sin Cos Tan Asin Acos Atan Sinh "
+        "Cosh Asinh Acosh Atanh",
+        kElementwise, PerOut(kTranscendental));
+    Set(t, "Sigmoid", kElementwise, PerOut(kTranscendental));  // 1/(1+exp(-x))
+    Set(t, "HardSigmoid", kElementwise, PerOut(3));  // max(0, min(1, a x + b))
+    Set(t, "HardSwish", kElementwise, PerOut(4));    // x HardSigmoid(x)
+    Set(t, "QuantizeLinear", kElementwise, PerOut(3));  // divide, round, clamp
+    Set(t, "Softsign", kElementwise, PerOut(3));        // x / (1 + |x|)
+    Set(t, "Elu", kElementwise, PerOut(kTranscendental + 2));  // a (exp(x)-1)
+    Set(t, "Celu Selu", kElementwise, PerOut(kTranscendental + 3));
+    // Softplus: log(exp(x) + 1).
+    Set(t, "Softplus", kElementwise, PerOut(2 * kTranscendental + 1));
+    // Gelu: x/2 (1 + erf(x / sqrt 2)).
+    Set(t, "Gelu", kElementwise, PerOut(kTranscendental + 4));
+    // Mish: x tanh(softplus(x)).
+    Set(t, "Mish", kElementwise, PerOut(3 * kTranscendental + 2));
+    Set(t, "Sum Max Min Mean", kElementwise, Custom(VariadicRule));
+    // DynamicQuantizeLinear: min and max over the input, then quantize (3):
+    // ~5 per input element.
+    Set(t, "DynamicQuantizeLinear", kElementwise, PerIn(5));
+    // FastGelu/BiasGelu: Gelu (8) after the bias add (1 if input 1).
+    Set(t, "com.microsoft.FastGelu com.microsoft.BiasGelu", kElementwise,
+        PerOut(kTranscendental + 4, 1));
+    // QuickGelu: x sigmoid(a x).
+    Set(t, "com.microsoft.QuickGelu", kElementwise,
+        PerOut(kTranscendental + 2));
+
+    // --- kNormalization.
+    // BatchNormalization (inference): a scale and a shift per element once
+    // mean, variance, scale and bias are folded: 2 x out.
+    Set(t, "BatchNormalization", kNormalization, PerOut(2));
+    // Normalizations over an axis: ~5 per input element (mean, subtract,
+    // square and sum, scale by 1/std, affine).
+    Set(t,
+        "InstanceNormalization LayerNormalization GroupNormalization "
+        "MeanVarianceNormalization LpNormalization "
+        "com.microsoft.SimplifiedLayerNormalization",
+        kNormalization, PerIn(5));
+    // Softmax/LogSoftmax: ~5 per input element (max, subtract, exp as 1,
+    // sum, divide). Hardmax: 1 (argmax).
+    Set(t, "Softmax LogSoftmax", kNormalization, PerIn(5));
+    Set(t, "Hardmax", kNormalization, PerIn(1));
+    Set(t, "LRN", kNormalization, Custom(LrnRule));
+    // SkipLayerNormalization: the skip add (1), the bias add (1 if input 4),
+    // layer normalization (5).
+    Set(t,
+        "com.microsoft.SkipLayerNormalization "
+        "com.microsoft.SkipSimplifiedLayerNormalization",
+        kNormalization, PerOut(6, 4));
+    Set(t, "com.microsoft.EmbedLayerNormalization", kNormalization,
+        Custom(EmbedLayerNormRule));
+
+    // --- kReduction. Reductions and scans: 1 per input element. TopK: one
+    // compare per input element (the partial sort's extra work is not
+    // modelled). NonZero: one test per element. Global pooling: 1 per input
+    // element. Windowed pooling: PoolRule.
+    Set(t,
+        "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 "
+        "ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare ArgMax "
+        "ArgMin CumSum TopK NonZero GlobalAveragePool GlobalMaxPool "
+        "GlobalLpPool",
+        kReduction, PerIn(1));
+    Set(t, "MaxPool AveragePool LpPool", kReduction, Custom(PoolRule));
+
+    // --- kDataMovement.
     // Shape-only ops and constants: 0 FLOPs.
     Set(t,
         "Shape Size Reshape Squeeze Unsqueeze Flatten Identity "
         "Constant ConstantOfShape Range Expand EyeLike Optional "
         "OptionalGetElement OptionalHasElement",
-        Zero());
-    // Data movement: 0 FLOPs (copies, no arithmetic). Dropout: 0 (inference).
+        kDataMovement, Zero());
+    // Copies without arithmetic: 0 FLOPs. Dropout: 0 (inference).
     Set(t,
         "Transpose Concat Split Gather GatherElements GatherND Slice "
         "Pad Tile DepthToSpace SpaceToDepth Scatter ScatterND "
@@ -500,83 +361,13 @@ const RuleTable& Rules() {
         "MaxUnpool Dropout SequenceEmpty SequenceConstruct "
         "SequenceInsert SequenceAt SequenceErase SequenceLength "
         "ConcatFromSequence SplitToSequence",
-        Zero());
-    // Elementwise, 1 per output element: arithmetic, comparison, logic, casts.
-    Set(t,
-        "Add Sub Mul Div Neg Abs Relu Sign Ceil Floor Round Mod "
-        "Reciprocal Equal Less Greater LessOrEqual GreaterOrEqual Not "
-        "And Or Xor Where Cast CastLike IsNaN IsInf BitShift "
-        "BitwiseAnd BitwiseOr BitwiseXor BitwiseNot ThresholdedRelu",
-        PerOut(1));
-    // Elementwise, 2 per element: a compare and a multiply (LeakyRelu, PRelu,
-    // Shrink), min and max (Clip), subtract and scale (DequantizeLinear).
-    Set(t, "LeakyRelu PRelu Shrink Clip DequantizeLinear", PerOut(2));
-    // Transcendental functions: 4 per element.
-    Set(t,
-        "Exp Log Sqrt Pow Tanh Erf Sin Cos Tan Asin Acos Atan Sinh "
-        "Cosh Asinh Acosh Atanh",
-        PerOut(kTranscendental));
-    (*t)["Sigmoid"] = PerOut(kTranscendental);  // 1 / (1 + exp(-x))
-    (*t)["HardSigmoid"] = PerOut(3);            // max(0, min(1, a x + b))
-    (*t)["HardSwish"] = PerOut(4);              // x HardSigmoid(x)
-    (*t)["QuantizeLinear"] = PerOut(3);         // divide, round, add, clamp
-    (*t)["Softsign"] = PerOut(3);               // x / (1 + |x|)
-    (*t)["Elu"] = PerOut(kTranscendental + 2);  // a (exp(x) - 1) for x < 0
-    (*t)["Celu"] = PerOut(kTranscendental + 3);
-    (*t)["Selu"] = PerOut(kTranscendental + 3);
-    (*t)["Softplus"] = PerOut(2 * kTranscendental + 1);  // log(exp(x) + 1)
-    (*t)["Gelu"] = PerOut(kTranscendental + 4);  // x/2 (1 + erf(x / sqrt 2))
-    (*t)["Mish"] = PerOut(3 * kTranscendental + 2);  // x tanh(softplus(x))
-    Set(t, "Sum Max Min Mean", Custom(VariadicRule));
-    // BatchNormalization (inference): a scale and a shift per element once
-    // mean, variance, scale and bias are folded: 2 x out.
-    (*t)["BatchNormalization"] = PerOut(2);
-    // Normalizations over an axis: ~5 per input element (mean, subtract,
-    // square and sum, scale by 1/std, affine).
-    Set(t,
-        "InstanceNormalization LayerNormalization GroupNormalization "
-        "MeanVarianceNormalization LpNormalization",
-        PerIn(5));
-    // Softmax/LogSoftmax: ~5 per input element (max, subtract, exp as 1,
-    // sum, divide). Hardmax: 1 (argmax).
-    (*t)["Softmax"] = PerIn(5);
-    (*t)["LogSoftmax"] = PerIn(5);
-    (*t)["Hardmax"] = PerIn(1);
-    // Reductions and scans: 1 per input element. TopK: one compare per input
-    // element (the partial sort's extra work is not modelled). NonZero: one
-    // test per element. Global pooling: 1 per input element.
-    Set(t,
-        "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 "
-        "ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare ArgMax "
-        "ArgMin CumSum TopK NonZero GlobalAveragePool GlobalMaxPool "
-        "GlobalLpPool",
-        PerIn(1));
-    // DynamicQuantizeLinear: min and max over the input, then quantize (3):
-    // ~5 per input element.
-    (*t)["DynamicQuantizeLinear"] = PerIn(5);
-    Set(t, "MaxPool AveragePool LpPool", Custom(PoolRule));
-    Set(t, "Resize Upsample GridSample", Custom(ResizeRule));
-    (*t)["LRN"] = Custom(LrnRule);
-    Set(t, "MatMul MatMulInteger QLinearMatMul", Custom(MatMulRule));
-    (*t)["Gemm"] = Custom(GemmRule);
-    Set(t, "Conv ConvInteger QLinearConv ConvTranspose", Custom(ConvRule));
-    (*t)["Einsum"] = Custom(EinsumRule);
-    Set(t, "RNN GRU LSTM", Custom(RecurrentRule));
-    Set(t, "If Loop Scan", Custom(ControlFlowRule));
-    // com.microsoft contrib ops (onnxruntime). Others of that domain use the
-    // default domain's rule of the same name, if any.
-    (*t)["com.microsoft.FusedMatMul"] = Custom(MatMulRule);
-    (*t)["com.microsoft.Attention"] = Custom(AttentionRule);
-    // SkipLayerNormalization: the skip add (1), the bias add (1 if input 4),
-    // layer normalization (5).
-    (*t)["com.microsoft.SkipLayerNormalization"] = PerOut(6, 4);
-    (*t)["com.microsoft.SkipSimplifiedLayerNormalization"] = PerOut(6, 4);
-    (*t)["com.microsoft.SimplifiedLayerNormalization"] = PerIn(5);
-    (*t)["com.microsoft.EmbedLayerNormalization"] = Custom(EmbedLayerNormRule);
-    // FastGelu/BiasGelu: Gelu (8) after the bias add (1 if input 1).
-    (*t)["com.microsoft.FastGelu"] = PerOut(kTranscendental + 4, 1);
-    (*t)["com.microsoft.BiasGelu"] = PerOut(kTranscendental + 4, 1);
-    (*t)["com.microsoft.QuickGelu"] = PerOut(kTranscendental + 2);  // x sig(ax)
+        kDataMovement, Zero());
+    // Interpolation: mostly gathers on the device, so data movement, but
+    // with the arithmetic of ResizeRule.
+    Set(t, "Resize Upsample GridSample", kDataMovement, Custom(ResizeRule));
+
+    // --- kControlFlow (flops_rules_control.cc).
+    Set(t, "If Loop Scan", kControlFlow, Custom(ControlFlowRule));
     return t;
   }();
   return *kRules;
@@ -597,10 +388,10 @@ const OpRule* FindRule(const NodeProto& node) {
 
 }  // namespace
 
-FlopsEstimate EstimateFlops(const onnx::NodeProto& node,
-                            const TensorInfoMap& tensors) {
+FlopsEstimate EstimateNode(const NodeProto& node, const Scope& scope,
+                           std::string label) {
   FlopsEstimate e;
-  NodeShapes s(node, tensors);
+  NodeShapes s(node, scope, std::move(label));
   const OpRule* rule = FindRule(node);
   if (rule == nullptr) {
     // No rule: output elements (all outputs).
@@ -610,6 +401,7 @@ FlopsEstimate EstimateFlops(const onnx::NodeProto& node,
       if (!node.output(i).empty()) e.flops += s.Elements(s.out(i));
     }
   } else {
+    e.op_class = rule->op_class;
     switch (rule->kind) {
       case OpRule::kZero:
         break;
@@ -628,6 +420,43 @@ FlopsEstimate EstimateFlops(const onnx::NodeProto& node,
   }
   e.shapes_known = e.shapes_known && s.known();
   return e;
+}
+
+}  // namespace internal
+
+std::string_view OpClassName(OpClass op_class) {
+  switch (op_class) {
+    case OpClass::kMatMul:
+      return "matmul";
+    case OpClass::kConv:
+      return "conv";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kNormalization:
+      return "normalization";
+    case OpClass::kReduction:
+      return "reduction";
+    case OpClass::kDataMovement:
+      return "data_movement";
+    case OpClass::kControlFlow:
+      return "control_flow";
+    case OpClass::kOther:
+      break;
+  }
+  return "other";
+}
+
+OpClass ClassifyOp(const onnx::NodeProto& node) {
+  const internal::OpRule* rule = internal::FindRule(node);
+  return rule != nullptr ? rule->op_class : OpClass::kOther;
+}
+
+FlopsEstimate EstimateFlops(const onnx::NodeProto& node,
+                            const TensorInfoMap& tensors,
+                            const ScalarConstants& scalars) {
+  const internal::Scope scope(tensors, scalars);
+  return internal::EstimateNode(
+      node, scope, node.name().empty() ? node.op_type() : node.name());
 }
 
 }  // namespace autoshard

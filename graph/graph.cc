@@ -8,40 +8,54 @@
 namespace autoshard {
 namespace {
 
-// Adds to `reads` every name that `graph` (a body) reads but does not define,
-// given the names defined by enclosing bodies in `defined_outer` (names
-// defined by the outermost main graph are not in it: they are what we want).
+// Adds to `reads` every name that `graph` (a body) reads but neither it nor
+// an enclosing body defines. `defined` holds the enclosing bodies' names on
+// entry and is restored on return, so nesting costs no copies.
 void CollectBodyReads(const onnx::GraphProto& graph,
-                      absl::flat_hash_set<std::string> defined,
+                      absl::flat_hash_set<std::string>* defined,
                       absl::flat_hash_set<std::string>* reads) {
-  for (const auto& vi : graph.input()) defined.insert(vi.name());
-  for (const auto& t : graph.initializer()) defined.insert(t.name());
-  for (const auto& t : graph.sparse_initializer()) {
-    defined.insert(t.values().name());
-  }
+  std::vector<std::string> added;
+  auto define = [&](const std::string& name) {
+    if (defined->insert(name).second) added.push_back(name);
+  };
+  for (const auto& vi : graph.input()) define(vi.name());
+  for (const auto& t : graph.initializer()) define(t.name());
+  for (const auto& t : graph.sparse_initializer()) define(t.values().name());
   for (const auto& node : graph.node()) {
     for (const auto& in : node.input()) {
-      if (!in.empty() && !defined.contains(in)) reads->insert(in);
+      if (!in.empty() && !defined->contains(in)) reads->insert(in);
     }
     for (const auto& attr : node.attribute()) {
       if (attr.has_g()) CollectBodyReads(attr.g(), defined, reads);
       for (const auto& g : attr.graphs()) CollectBodyReads(g, defined, reads);
     }
-    for (const auto& out : node.output()) defined.insert(out);
+    for (const auto& out : node.output()) define(out);
   }
+  for (const std::string& name : added) defined->erase(name);
 }
 
 }  // namespace
 
 std::vector<std::string> CollectImplicitInputs(const onnx::NodeProto& node) {
-  absl::flat_hash_set<std::string> reads;
+  absl::flat_hash_set<std::string> reads, defined;
   for (const auto& attr : node.attribute()) {
-    if (attr.has_g()) CollectBodyReads(attr.g(), {}, &reads);
-    for (const auto& g : attr.graphs()) CollectBodyReads(g, {}, &reads);
+    if (attr.has_g()) CollectBodyReads(attr.g(), &defined, &reads);
+    for (const auto& g : attr.graphs()) CollectBodyReads(g, &defined, &reads);
   }
   std::vector<std::string> sorted(reads.begin(), reads.end());
   std::sort(sorted.begin(), sorted.end());
   return sorted;
+}
+
+bool HasBody(const onnx::NodeProto& node) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.has_g() || attr.graphs_size() > 0) return true;
+  }
+  return false;
+}
+
+bool IsDefaultDomain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
 }
 
 absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
@@ -65,11 +79,7 @@ absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
                          node.name(), "' (", node.op_type(), ")"));
       }
     }
-    bool has_body = false;
-    for (const auto& attr : node.attribute()) {
-      has_body |= attr.has_g() || attr.graphs_size() > 0;
-    }
-    if (has_body) g.implicit_inputs_[id] = CollectImplicitInputs(node);
+    if (HasBody(node)) g.implicit_inputs_[id] = CollectImplicitInputs(node);
   }
 
   // Producer lists (deduplicated), then consumers as their inverse.

@@ -79,6 +79,12 @@ class Graph {
 // implicit inputs), sorted and unique. Descends into nested bodies.
 std::vector<std::string> CollectImplicitInputs(const onnx::NodeProto& node);
 
+// True when `node` has a graph attribute (an If/Loop/Scan body).
+bool HasBody(const onnx::NodeProto& node);
+
+// True for the default ONNX domain ("" or "ai.onnx").
+bool IsDefaultDomain(const std::string& domain);
+
 }  // namespace autoshard
 
 #endif  // AUTOSHARD_GRAPH_GRAPH_H_

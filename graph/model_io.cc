@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <fstream>
@@ -43,7 +45,20 @@ struct ExternalRef {
 
 absl::StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& t) {
   ExternalRef ref;
+  std::set<std::string> seen;
   for (const auto& kv : t.external_data()) {
+    // The keys of the ONNX spec (external_data.md), each at most once.
+    if (kv.key() != "location" && kv.key() != "offset" &&
+        kv.key() != "length" && kv.key() != "checksum") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", t.name(), "': external data key '", kv.key(),
+                       "' is not one of location, offset, length, checksum"));
+    }
+    if (!seen.insert(kv.key()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", t.name(), "': external data key '", kv.key(),
+                       "' is repeated"));
+    }
     if (kv.key() == "location") {
       ref.location = kv.value();
     } else if (kv.key() == "offset" || kv.key() == "length") {
@@ -54,10 +69,6 @@ absl::StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& t) {
                          " '", kv.value(), "' is not a non-negative integer"));
       }
       (kv.key() == "offset" ? ref.offset : ref.length) = v;
-    } else if (kv.key() != "checksum" && kv.key() != "basepath") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", t.name(), "': unknown external data key '",
-                       kv.key(), "'"));
     }
   }
   if (ref.location.empty()) {
@@ -105,12 +116,20 @@ absl::Status CheckTensor(const onnx::TensorProto& t, const fs::path& dir,
                      "' is not a regular file"));
   }
   const int64_t file_size = static_cast<int64_t>(fs::file_size(canonical, ec));
-  int64_t need = ref.length;
-  if (need < 0) {
-    int64_t elems = 1;
-    for (int64_t d : t.dims()) elems *= d;
-    need = elems * ElementSizeBytes(t.data_type());
+  int64_t size = ElementSizeBytes(t.data_type());
+  for (int64_t d : t.dims()) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", t.name(), "' has a negative dim ", d));
+    }
+    size = SaturatingMul(size, d);
   }
+  if (ref.length >= 0 && ref.length < size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", t.name(), "': external data length ", ref.length,
+        " is shorter than the tensor's ", size, " bytes"));
+  }
+  const int64_t need = ref.length >= 0 ? ref.length : size;
   if (ref.offset > file_size || need > file_size - ref.offset) {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", t.name(), "': external data needs bytes [",
@@ -121,18 +140,49 @@ absl::Status CheckTensor(const onnx::TensorProto& t, const fs::path& dir,
   return absl::OkStatus();
 }
 
+absl::Status CheckSparse(const onnx::SparseTensorProto& t, const fs::path& dir,
+                         const fs::path& canonical_dir,
+                         std::set<std::string>* files) {
+  RETURN_IF_ERROR(CheckTensor(t.values(), dir, canonical_dir, files));
+  return CheckTensor(t.indices(), dir, canonical_dir, files);
+}
+
+// Every tensor a graph holds: initializers (dense and sparse), node attributes
+// (tensor and sparse tensor values) and, recursively, bodies.
+absl::Status CheckNodes(
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+    const fs::path& dir, const fs::path& canonical_dir,
+    std::set<std::string>* files);
+
 absl::Status CheckGraph(const onnx::GraphProto& g, const fs::path& dir,
                         const fs::path& canonical_dir,
                         std::set<std::string>* files) {
   for (const auto& t : g.initializer()) {
     RETURN_IF_ERROR(CheckTensor(t, dir, canonical_dir, files));
   }
-  for (const auto& node : g.node()) {
+  for (const auto& t : g.sparse_initializer()) {
+    RETURN_IF_ERROR(CheckSparse(t, dir, canonical_dir, files));
+  }
+  return CheckNodes(g.node(), dir, canonical_dir, files);
+}
+
+absl::Status CheckNodes(
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+    const fs::path& dir, const fs::path& canonical_dir,
+    std::set<std::string>* files) {
+  for (const auto& node : nodes) {
     for (const auto& attr : node.attribute()) {
       if (attr.has_t())
         RETURN_IF_ERROR(CheckTensor(attr.t(), dir, canonical_dir, files));
       for (const auto& t : attr.tensors()) {
         RETURN_IF_ERROR(CheckTensor(t, dir, canonical_dir, files));
+      }
+      if (attr.has_sparse_tensor()) {
+        RETURN_IF_ERROR(
+            CheckSparse(attr.sparse_tensor(), dir, canonical_dir, files));
+      }
+      for (const auto& t : attr.sparse_tensors()) {
+        RETURN_IF_ERROR(CheckSparse(t, dir, canonical_dir, files));
       }
       if (attr.has_g())
         RETURN_IF_ERROR(CheckGraph(attr.g(), dir, canonical_dir, files));
@@ -148,6 +198,12 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const fs::path& dir,
 
 absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
                                                  absl::string_view what) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what,
+        ": larger than 2 GB: protobuf cannot parse it; save the weights "
+        "as external data"));
+  }
   onnx::ModelProto model;
   google::protobuf::io::CodedInputStream input(
       reinterpret_cast<const uint8_t*>(bytes.data()),
@@ -205,6 +261,9 @@ absl::StatusOr<std::vector<std::string>> CheckExternalData(
   }
   std::set<std::string> files;
   RETURN_IF_ERROR(CheckGraph(model.graph(), model_dir, canonical_dir, &files));
+  for (const auto& f : model.functions()) {
+    RETURN_IF_ERROR(CheckNodes(f.node(), model_dir, canonical_dir, &files));
+  }
   return std::vector<std::string>(files.begin(), files.end());
 }
 
@@ -212,9 +271,23 @@ absl::Status WriteFileAtomically(const fs::path& path, absl::string_view bytes,
                                  const BeforeRename& before_rename) {
   fs::path dir =
       path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string tmp =
-      (dir / ("." + path.filename().string() + ".tmpXXXXXX")).string();
-  int fd = mkstemp(tmp.data());
+  // A short hidden name beside the target (so the rename stays in one file
+  // system and long target names still fit), created with O_EXCL and mode
+  // 0666 so the user's umask applies as to any new file.
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    static std::atomic<uint64_t> counter{0};
+    const uint64_t salt =
+        static_cast<uint64_t>(
+            std::chrono::steady_clock::now().time_since_epoch().count()) +
+        counter.fetch_add(1);
+    tmp = (dir /
+           absl::StrCat(".autoshard_tmp", ::getpid(), "_", salt % 100000000))
+              .string();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
     return absl::PermissionDeniedError(
         absl::StrCat(path.string(), ": cannot write in '", dir.string(),
@@ -233,7 +306,6 @@ absl::Status WriteFileAtomically(const fs::path& path, absl::string_view bytes,
     }
     done += static_cast<size_t>(n);
   }
-  fchmod(fd, 0644);
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     ::unlink(tmp.c_str());
     return absl::InternalError(absl::StrCat(path.string(), ": write failed"));
@@ -267,12 +339,29 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
   fs::path src_canonical =
       fs::canonical(source_dir.empty() ? "." : source_dir, ec);
   fs::path out_canonical = fs::canonical(out_dir, ec);
+  // Links made by this call, removed again if anything fails.
+  std::vector<fs::path> made;
+  auto undo = [&made]() {
+    std::error_code ignored;
+    for (const fs::path& p : made) fs::remove(p, ignored);
+  };
   if (!external_files.empty() && src_canonical != out_canonical) {
     for (const std::string& rel : external_files) {
-      fs::path src = src_canonical / rel;
+      // Link the file itself, not a symlink to it (CheckExternalData made
+      // sure it resolves inside the model's folder).
+      fs::path src = fs::canonical(src_canonical / rel, ec);
+      if (ec) {
+        undo();
+        return PathError(path,
+                         absl::StrCat("external data '", rel, "' is missing"));
+      }
       fs::path dst = out_canonical / rel;
-      if (fs::exists(dst, ec)) {
-        if (fs::equivalent(src, dst, ec)) continue;
+      if (fs::exists(fs::symlink_status(dst, ec))) {
+        if (fs::is_regular_file(fs::symlink_status(dst, ec)) &&
+            fs::equivalent(src, dst, ec)) {
+          continue;
+        }
+        undo();
         return PathError(path,
                          absl::StrCat("external data '", dst.string(),
                                       "' already exists and is another file; "
@@ -281,23 +370,26 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
       fs::create_directories(dst.parent_path(), ec);
       fs::create_hard_link(src, dst, ec);
       if (ec) {
-        ec.clear();
-        fs::create_symlink(src, dst, ec);
-      }
-      if (ec) {
+        undo();
         return PathError(
             path,
-            absl::StrCat("cannot link external data '", src.string(),
-                         "' into '", out_dir.string(), "': ", ec.message()));
+            absl::StrCat("cannot hard-link external data '", src.string(),
+                         "' into '", out_dir.string(), "' (", ec.message(),
+                         "); write the output on the model's file system, "
+                         "e.g. beside the model. Weights are never copied"));
       }
+      made.push_back(dst);
     }
   }
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
+    undo();
     return absl::InternalError(
         absl::StrCat(path.string(), ": cannot serialize the model"));
   }
-  return WriteFileAtomically(path, bytes, before_rename);
+  absl::Status s = WriteFileAtomically(path, bytes, before_rename);
+  if (!s.ok()) undo();
+  return s;
 }
 
 absl::Status CheckModelFile(const fs::path& path) {

@@ -56,11 +56,13 @@ absl::Status WriteFileAtomically(const std::filesystem::path& path,
 
 // Writes `model` to `path` atomically. When the model has external data
 // (`external_files`, relative to `source_dir`) and `path` is in another
-// folder, each data file is hard-linked (or, across file systems, symlinked)
-// into path's folder under the same relative name, so the references stay
-// valid; data is never copied. A different file already at such a name is an
-// error (it is not overwritten). `before_rename` sees the complete file in
-// its final folder (so external references resolve), e.g. to run
+// folder, each data file is hard-linked into path's folder under the same
+// relative name, so the references stay valid; data is never copied (nor
+// symlinked: a link leading outside the folder is what LoadModel refuses).
+// Errors: a different file already at such a name (it is not overwritten), a
+// hard link across file systems. On any error the links this call made are
+// removed and nothing is left at `path`. `before_rename` sees the complete file
+// in its final folder (so external references resolve), e.g. to run
 // CheckModelFile.
 absl::Status SaveModel(const onnx::ModelProto& model,
                        const std::filesystem::path& path,

@@ -99,7 +99,103 @@ TEST(ModelIoTest, ExternalDataPatternsOfTheCvesAreRefused) {
       bad_key.mutable_graph()->mutable_initializer(0)->add_external_data();
   kv->set_key("evil");
   EXPECT_THAT(LoadStatus(bad_key, model).message(),
-              HasSubstr("unknown external data key 'evil'"));
+              HasSubstr("external data key 'evil' is not one of"));
+}
+
+TEST(ModelIoTest, EveryPlaceATensorCanLiveIsChecked) {
+  TempDir dir;
+  fs::create_directory(dir.path() / "m");
+  const fs::path model = dir.path() / "m" / "m.onnx";
+  auto external = [](onnx::TensorProto* t, const std::string& location) {
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* kv = t->add_external_data();
+    kv->set_key("location");
+    kv->set_value(location);
+  };
+  // A sparse initializer's values.
+  onnx::ModelProto sparse = ExternalModel("missing.bin");
+  sparse.mutable_graph()->clear_initializer();
+  auto* sp = sparse.mutable_graph()->add_sparse_initializer();
+  sp->mutable_values()->set_name("s");
+  external(sp->mutable_values(), "../outside.bin");
+  EXPECT_THAT(LoadStatus(sparse, model).message(), HasSubstr("'..'"));
+  // A Constant node's sparse_value.
+  onnx::ModelProto constant = ExternalModel("missing.bin");
+  constant.mutable_graph()->clear_initializer();
+  auto* node = constant.mutable_graph()->add_node();
+  node->set_op_type("Constant");
+  node->add_output("c");
+  auto* attr = node->add_attribute();
+  attr->set_name("sparse_value");
+  attr->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+  external(attr->mutable_sparse_tensor()->mutable_values(), "/etc/passwd");
+  EXPECT_THAT(LoadStatus(constant, model).message(), HasSubstr("absolute"));
+  // A node of a model-local function.
+  onnx::ModelProto function = ExternalModel("missing.bin");
+  function.mutable_graph()->clear_initializer();
+  auto* fnode = function.add_functions()->add_node();
+  fnode->set_op_type("Constant");
+  auto* fattr = fnode->add_attribute();
+  fattr->set_name("value");
+  fattr->set_type(onnx::AttributeProto::TENSOR);
+  external(fattr->mutable_t(), "../../x.bin");
+  EXPECT_THAT(LoadStatus(function, model).message(), HasSubstr("'..'"));
+}
+
+TEST(ModelIoTest, ExternalDataSizesAndKeysAreChecked) {
+  TempDir dir;
+  WriteBytes(dir.path() / "w.bin", std::string(64, '\0'));
+  const fs::path model = dir.path() / "m.onnx";
+  // dims [2^62, 4] x 4 bytes overflows int64: saturates, so it is too big
+  // for the 64-byte file instead of wrapping to 0.
+  onnx::ModelProto huge = ExternalModel("w.bin");
+  huge.mutable_graph()->mutable_initializer(0)->set_dims(0, int64_t{1} << 62);
+  EXPECT_THAT(LoadStatus(huge, model).message(), HasSubstr("needs bytes"));
+  onnx::ModelProto negative = ExternalModel("w.bin");
+  negative.mutable_graph()->mutable_initializer(0)->set_dims(0, -4);
+  EXPECT_THAT(LoadStatus(negative, model).message(),
+              HasSubstr("negative dim -4"));
+  // length 32 < the tensor's 4 x 4 x 4 = 64 bytes.
+  onnx::ModelProto short_length = ExternalModel("w.bin");
+  auto* kv =
+      short_length.mutable_graph()->mutable_initializer(0)->add_external_data();
+  kv->set_key("length");
+  kv->set_value("32");
+  EXPECT_THAT(LoadStatus(short_length, model).message(),
+              HasSubstr("length 32 is shorter than the tensor's 64 bytes"));
+  onnx::ModelProto repeated = ExternalModel("w.bin");
+  kv = repeated.mutable_graph()->mutable_initializer(0)->add_external_data();
+  kv->set_key("location");
+  kv->set_value("w.bin");
+  EXPECT_THAT(LoadStatus(repeated, model).message(),
+              HasSubstr("'location' is repeated"));
+  onnx::ModelProto basepath = ExternalModel("w.bin");
+  kv = basepath.mutable_graph()->mutable_initializer(0)->add_external_data();
+  kv->set_key("basepath");
+  kv->set_value("/");
+  EXPECT_THAT(LoadStatus(basepath, model).message(),
+              HasSubstr("key 'basepath' is not one of"));
+}
+
+TEST(ModelIoTest, SymlinkedDataInsideTheFolderIsLinkedAsTheRealFile) {
+  TempDir dir;
+  fs::create_directory(dir.path() / "in");
+  fs::create_directory(dir.path() / "out");
+  WriteBytes(dir.path() / "in" / "real.bin", std::string(64, '\0'));
+  fs::create_symlink("real.bin", dir.path() / "in" / "w.bin");
+  WriteBytes(dir.path() / "in" / "m.onnx",
+             ExternalModel("w.bin").SerializeAsString());
+  auto loaded = LoadModel(dir.path() / "in" / "m.onnx");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out" / "s.onnx",
+                        dir.path() / "in", loaded->external_files)
+                  .ok());
+  EXPECT_FALSE(fs::is_symlink(dir.path() / "out" / "w.bin"));
+  EXPECT_TRUE(fs::equivalent(dir.path() / "in" / "real.bin",
+                             dir.path() / "out" / "w.bin"));
+  EXPECT_TRUE(LoadModel(dir.path() / "out" / "s.onnx").ok());
 }
 
 TEST(ModelIoTest, SaveElsewhereLinksExternalDataAndNeverCopies) {
@@ -124,6 +220,21 @@ TEST(ModelIoTest, SaveElsewhereLinksExternalDataAndNeverCopies) {
                              dir.path() / "in", loaded->external_files);
   EXPECT_THAT(s.message(), HasSubstr("not overwritten"));
   EXPECT_FALSE(fs::exists(dir.path() / "out2" / "s.onnx"));
+  // A failed model write removes the links it made: the check before the
+  // rename refuses, and out3 is left empty.
+  fs::create_directory(dir.path() / "out3");
+  s = SaveModel(loaded->model, dir.path() / "out3" / "s.onnx",
+                dir.path() / "in", loaded->external_files,
+                [](const fs::path&) { return absl::InternalError("refused"); });
+  EXPECT_EQ(s.message(), "refused");
+  EXPECT_TRUE(fs::is_empty(dir.path() / "out3"));
+}
+
+TEST(ModelIoTest, LongOutputNamesFitTheTemporaryName) {
+  TempDir dir;
+  const std::string name(250, 'a');  // 255 is the usual limit
+  ASSERT_TRUE(WriteFileAtomically(dir.path() / name, "x").ok());
+  EXPECT_TRUE(fs::exists(dir.path() / name));
 }
 
 TEST(ModelIoTest, FailedWriteLeavesNoFile) {

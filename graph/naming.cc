@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -40,14 +41,21 @@ absl::StatusOr<NamingResult> AssignNodeNames(bool strict,
         absl::StrJoin(offenders.begin(), offenders.begin() + shown, "; "),
         offenders.size() > shown ? "; ..." : ""));
   }
+  // Per base name, the next suffix to try: each name is tried once, so
+  // naming is linear even when thousands of nodes share one name.
+  absl::flat_hash_map<std::string, int> next_suffix;
   for (int i : needs_name) {
     onnx::NodeProto* node = graph->mutable_node(i);
     std::string base = node->name().empty()
                            ? absl::StrCat(node->op_type(), "_", i)
                            : node->name();
     std::string name = base;
-    for (int k = 1; !taken.insert(name).second; ++k)
-      name = absl::StrCat(base, "_", k);
+    if (!taken.insert(name).second) {
+      int& k = next_suffix.try_emplace(base, 1).first->second;
+      do {
+        name = absl::StrCat(base, "_", k++);
+      } while (!taken.insert(name).second);
+    }
     node->set_name(name);
   }
   return result;

@@ -42,6 +42,19 @@ TEST(NamingTest, EmptyAndDuplicateNamesGetDeterministicNames) {
   EXPECT_EQ(again->renamed_empty + again->renamed_duplicate, 0);
 }
 
+TEST(NamingTest, ManyNodesSharingANameGetConsecutiveSuffixes) {
+  onnx::ModelProto m = FourRelus();
+  auto* g = m.mutable_graph();
+  for (int i = 0; i < 4; ++i) g->mutable_node(i)->set_name("x");
+  g->mutable_node(3)->set_name("x_2");  // a later node already holds x_2
+  auto r = AssignNodeNames(/*strict=*/false, g);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(g->node(0).name(), "x");
+  EXPECT_EQ(g->node(1).name(), "x_1");
+  EXPECT_EQ(g->node(2).name(), "x_3");  // x_2 is taken by node 3
+  EXPECT_EQ(g->node(3).name(), "x_2");
+}
+
 TEST(NamingTest, StrictNamesRefusesAndNamesTheOffenders) {
   onnx::ModelProto m = FourRelus();
   for (int i = 0; i < 4; ++i)

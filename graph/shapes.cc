@@ -1,8 +1,11 @@
 #include "graph/shapes.h"
 
+#include <climits>
+#include <cstdint>
 #include <exception>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "onnx/shape_inference/implementation.h"
@@ -17,9 +20,21 @@ bool TensorInfo::IsStatic() const {
   return true;
 }
 
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return INT64_MAX;
+  return out;
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) return INT64_MAX;
+  return out;
+}
+
 int64_t TensorInfo::NumElementsOr1() const {
   int64_t n = 1;
-  for (int64_t d : dims) n *= (d < 0 ? 1 : d);
+  for (int64_t d : dims) n = SaturatingMul(n, d < 0 ? 1 : d);
   return n;
 }
 
@@ -79,8 +94,8 @@ TensorInfo InfoFromType(const onnx::TypeProto& type) {
 
 }  // namespace
 
-absl::Status ApplyInputShapes(const ShapeOptions& options,
-                              onnx::ModelProto* model) {
+absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
+                                     onnx::ModelProto* model) {
   if (options.batch_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--batch-size must be positive, got ", options.batch_size));
@@ -117,9 +132,21 @@ absl::Status ApplyInputShapes(const ShapeOptions& options,
       return absl::InvalidArgumentError(
           absl::StrCat("--input-shape ", name, ": input is not a tensor"));
     }
+    if (HasTensorShape(*input)) {
+      const auto& shape = input->type().tensor_type().shape();
+      for (int i = 0; i < shape.dim_size(); ++i) {
+        if (shape.dim(i).has_dim_value() &&
+            shape.dim(i).dim_value() != dims[i]) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--input-shape ", name, ": dim ", i, " is fixed at ",
+              shape.dim(i).dim_value(), " in the model, not ", dims[i]));
+        }
+      }
+    }
     SetDims(dims,
             input->mutable_type()->mutable_tensor_type()->mutable_shape());
   }
+  int batched = 0;
   if (options.batch_size > 0) {
     for (auto& vi : *graph->mutable_input()) {
       if (!HasTensorShape(vi) || options.input_shapes.contains(vi.name())) {
@@ -128,10 +155,11 @@ absl::Status ApplyInputShapes(const ShapeOptions& options,
       auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
       if (shape->dim_size() > 0 && !shape->dim(0).has_dim_value()) {
         shape->mutable_dim(0)->set_dim_value(options.batch_size);
+        ++batched;
       }
     }
   }
-  return absl::OkStatus();
+  return batched;
 }
 
 absl::Status InferShapes(onnx::ModelProto* model) {

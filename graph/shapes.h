@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "onnx/onnx_pb.h"
 
 namespace autoshard {
@@ -22,11 +23,17 @@ struct TensorInfo {
 
   // True when the rank and every dim are known.
   bool IsStatic() const;
-  // Number of elements, counting unknown dims as 1 (DESIGN.md §3.1).
+  // Number of elements, counting unknown dims as 1 (DESIGN.md §3.1),
+  // saturating at INT64_MAX.
   int64_t NumElementsOr1() const;
 };
 
 using TensorInfoMap = absl::flat_hash_map<std::string, TensorInfo>;
+
+// a * b and a + b for non-negative sizes, clamped at INT64_MAX instead of
+// overflowing (a huge or corrupt shape must not wrap around).
+int64_t SaturatingMul(int64_t a, int64_t b);
+int64_t SaturatingAdd(int64_t a, int64_t b);
 
 // Size in bytes of one element of an ONNX data type (0 for STRING/UNDEFINED;
 // 1 for BOOL and 8-bit types; sub-byte types round up to 1).
@@ -42,9 +49,12 @@ struct ShapeOptions {
   int64_t batch_size = 0;
 };
 
-// Rewrites the main graph's input types per `options`. Errors name the input.
-absl::Status ApplyInputShapes(const ShapeOptions& options,
-                              onnx::ModelProto* model);
+// Rewrites the main graph's input types per `options` and returns how many
+// inputs --batch-size changed. Errors (InvalidArgument, naming the input): an
+// unknown input, a rank that differs from the model's, a dim the model fixes
+// at another value, a non-positive dim.
+absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
+                                     onnx::ModelProto* model);
 
 // Runs ONNX's shape inference (with data propagation) on `model` in place.
 // ONNX exceptions become InvalidArgument naming the node where ONNX says.

@@ -22,6 +22,10 @@ namespace {
 // into the model used for shape inference: it needs their dims only.
 constexpr int64_t kMaxCopiedInitializerElements = 1024;
 
+// What Debian 12's ONNX 1.12 knows (DESIGN.md §8).
+constexpr int64_t kNewestKnownOpset = 17;
+constexpr int64_t kNewestKnownIrVersion = 8;
+
 // Everything planning derives from a model. `model` is heap-held so `graph`
 // (which points into it) stays valid when a Prepared moves.
 struct Prepared {
@@ -49,7 +53,7 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
   *out->mutable_sparse_initializer() = g.sparse_initializer();
   for (const auto& t : g.initializer()) {
     int64_t elems = 1;
-    for (int64_t d : t.dims()) elems *= d;
+    for (int64_t d : t.dims()) elems = SaturatingMul(elems, d < 0 ? 0 : d);
     onnx::TensorProto* copy = out->add_initializer();
     if (elems <= kMaxCopiedInitializerElements) {
       *copy = t;
@@ -70,6 +74,21 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                  const Options& options) {
   Prepared p;
   p.model = CopyWithoutLargeWeights(model);
+  for (const auto& opset : model.opset_import()) {
+    if (IsDefaultDomain(opset.domain()) &&
+        opset.version() > kNewestKnownOpset) {
+      p.warnings.push_back(absl::StrCat(
+          "the model imports opset ", opset.version(),
+          "; ONNX 1.12 knows up to ", kNewestKnownOpset,
+          ", so shapes of ops changed since (ReduceSum/ReduceMean "
+          "axes, Split, Resize...) may be missing or come from older schemas"));
+    }
+  }
+  if (model.ir_version() > kNewestKnownIrVersion) {
+    p.warnings.push_back(absl::StrCat(
+        "the model's IR version ", model.ir_version(),
+        " is newer than ONNX 1.12 knows (", kNewestKnownIrVersion, ")"));
+  }
   ASSIGN_OR_RETURN(p.naming, AssignNodeNames(options.strict_names,
                                              p.model->mutable_graph()));
   if (int named = p.naming.renamed_empty + p.naming.renamed_duplicate;
@@ -80,17 +99,38 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                      " with a repeated one) as <op_type>_<index>; the outputs "
                      "use these names"));
   }
-  RETURN_IF_ERROR(ApplyInputShapes(options.shapes, p.model.get()));
+  ASSIGN_OR_RETURN(const int batched,
+                   ApplyInputShapes(options.shapes, p.model.get()));
+  if (options.shapes.batch_size > 0 && batched == 0) {
+    p.warnings.push_back(
+        absl::StrCat("--batch-size ", options.shapes.batch_size,
+                     " changed no input: none has a symbolic first dim"));
+  }
   for (const auto& vi : p.model->graph().input()) {
     if (!vi.type().has_tensor_type()) continue;
-    for (const auto& d : vi.type().tensor_type().shape().dim()) {
-      if (!d.has_dim_value()) {
-        p.warnings.push_back(absl::StrCat(
-            "input '", vi.name(), "' has an unresolved dim",
-            d.has_dim_param() ? absl::StrCat(" '", d.dim_param(), "'") : "",
-            ", costed as 1 (set it with --input-shape or --batch-size)"));
-        break;
+    std::vector<std::string> unresolved;
+    std::vector<std::string> example;
+    const auto& dims = vi.type().tensor_type().shape().dim();
+    for (int i = 0; i < dims.size(); ++i) {
+      if (dims[i].has_dim_value()) {
+        example.push_back(absl::StrCat(dims[i].dim_value()));
+        continue;
       }
+      unresolved.push_back(
+          dims[i].has_dim_param()
+              ? absl::StrCat("'", dims[i].dim_param(), "' (dim ", i, ")")
+              : absl::StrCat("dim ", i));
+      example.push_back(absl::StrCat("D", i));
+    }
+    if (!unresolved.empty()) {
+      p.warnings.push_back(absl::StrCat(
+          "input '", vi.name(), "' has unresolved ",
+          absl::StrJoin(unresolved, ", "),
+          ", costed as 1; set them with --input-shape ", vi.name(), ":",
+          absl::StrJoin(example, ","),
+          unresolved.size() == 1 && dims.size() > 0 && !dims[0].has_dim_value()
+              ? " or --batch-size"
+              : ""));
     }
   }
   if (absl::Status s = InferShapes(p.model.get()); !s.ok()) {
@@ -109,8 +149,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   if (p.costs.nodes_with_unknown_shapes > 0) {
     p.warnings.push_back(
         absl::StrCat(p.costs.nodes_with_unknown_shapes,
-                     " nodes have tensors of unknown shape; unknown "
-                     "dims are costed as 1"));
+                     " nodes have tensors with unresolved dims, costed as 1"));
   }
   p.problem = MakeProblem(p.graph, p.costs);
   return p;
@@ -179,7 +218,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
   ASSIGN_OR_RETURN(Assignment a, RawStrategy(p.problem, options.num_ipus));
-  RETURN_IF_ERROR(ValidateMonotone(p.problem, a));
+  RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
                    MinimalShardingPoints(p.problem, a));
   return FinishPlan(p, options, a, points, options.strategy, start);
@@ -189,6 +228,11 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
     const onnx::ModelProto& model, const Options& options,
     const std::vector<NamedShardingPoint>& points) {
   const auto start = std::chrono::steady_clock::now();
+  if (points.empty()) {
+    return absl::InvalidArgumentError(
+        "the sharding config has no points (expected a list of {node, device, "
+        "stage})");
+  }
   ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
   std::vector<ShardingPoint> resolved;
   for (const NamedShardingPoint& named : points) {
@@ -201,7 +245,7 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
     resolved.push_back({id, named.ipu, named.pipeline_stage});
   }
   ASSIGN_OR_RETURN(Assignment a, ApplyShardingPoints(p.problem, resolved));
-  RETURN_IF_ERROR(ValidateMonotone(p.problem, a));
+  RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
   return FinishPlan(p, options, a, resolved, "apply", start);
 }
 

@@ -85,12 +85,75 @@ TEST(AutoshardTest, ShardingConfigErrorsNameTheEntry) {
       ParseShardingConfigYaml("- {node: a, device: -1}", "s.yaml")
           .status()
           .message(),
-      HasSubstr("s.yaml: entry 1: 'device' must be a non-negative integer"));
+      HasSubstr(
+          "s.yaml: entry 1: 'device' must be an integer from 0 to 2^31-1"));
   EXPECT_THAT(ParseShardingConfigYaml("{node: a}", "s.yaml").status().message(),
-              HasSubstr("expected a list"));
+              HasSubstr("a list of {node"));
   EXPECT_THAT(
       ParseShardingConfigYaml("- {device: 1}", "s.yaml").status().message(),
       HasSubstr("entry 1 has no 'node'"));
+}
+
+TEST(AutoshardTest, ShardingConfigIsStrict) {
+  EXPECT_THAT(
+      ParseShardingConfigYaml("- {node: a, device: 1, ipu: 2}", "s.yaml")
+          .status()
+          .message(),
+      HasSubstr("entry 1: unknown key 'ipu'"));
+  EXPECT_THAT(
+      ParseShardingConfigYaml(
+          "- {node: a, device: 1}\n---\n- {node: b, device: 0}", "s.yaml")
+          .status()
+          .message(),
+      HasSubstr("expected one YAML document"));
+  EXPECT_THAT(
+      ParseShardingConfigYaml("- {node: a, device: 99999999999}", "s.yaml")
+          .status()
+          .message(),
+      HasSubstr("'device' must be an integer from 0 to 2^31-1"));
+  onnx::ModelProto model = testing::ParseModelText(kResidual);
+  EXPECT_THAT(PlanFromShardingPoints(model, Options{}, {}).status().message(),
+              HasSubstr("has no points"));
+}
+
+TEST(AutoshardTest, ShardingConfigQuotesNamesThatYaml11ReadsAsOtherTypes) {
+  proto::Plan plan;
+  for (const char* name : {"yes", "on", "123", "0x10"}) {
+    auto* pt = plan.add_sharding_points();
+    pt->set_node(name);
+  }
+  const std::string yaml = ShardingConfigYaml(plan);
+  EXPECT_THAT(yaml, HasSubstr("node: \"yes\""));
+  EXPECT_THAT(yaml, HasSubstr("node: \"0x10\""));
+  auto points = ParseShardingConfigYaml(yaml, "s.yaml");
+  ASSERT_TRUE(points.ok()) << points.status();
+  EXPECT_EQ((*points)[2].node, "123");
+}
+
+TEST(AutoshardTest, InputShapeMustAgreeWithFixedDims) {
+  onnx::ModelProto model = testing::ParseModelText(kResidual);  // x: float[1,4]
+  Options options;
+  options.num_ipus = 2;
+  options.shapes.input_shapes["x"] = {1, 8};
+  EXPECT_THAT(
+      PlanModel(model, options).status().message(),
+      HasSubstr("--input-shape x: dim 1 is fixed at 4 in the model, not 8"));
+  options.shapes.input_shapes["x"] = {1, 4, 1};
+  EXPECT_THAT(PlanModel(model, options).status().message(),
+              HasSubstr("has rank 3"));
+}
+
+TEST(AutoshardTest, BatchSizeThatChangesNothingIsWarnedAbout) {
+  onnx::ModelProto model =
+      testing::ParseModelText(kResidual);  // no symbolic dim
+  Options options;
+  options.num_ipus = 2;
+  options.shapes.batch_size = 8;
+  auto plan = PlanModel(model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(
+      plan->proto.warnings(),
+      ::testing::Contains(HasSubstr("--batch-size 8 changed no input")));
 }
 
 TEST(AutoshardTest, BytesOverloadReturnsAnAnnotatedModel) {

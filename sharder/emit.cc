@@ -1,10 +1,13 @@
 #include "sharder/emit.h"
 
+#include <climits>
+#include <cstdint>
 #include <exception>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "graph/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
 namespace autoshard {
@@ -28,9 +31,9 @@ void SetIntAttribute(const char* name, int value, onnx::NodeProto* node) {
 
 // "12.3 MB"-style figure for the report (powers of 1000, as tools print).
 std::string HumanBytes(double bytes) {
-  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
   int u = 0;
-  while (bytes >= 1000 && u < 4) {
+  while (bytes >= 1000 && u < 6) {
     bytes /= 1000;
     ++u;
   }
@@ -45,20 +48,21 @@ std::string HumanFlops(double flops) {
     flops /= 1000;
     ++u;
   }
-  return absl::StrFormat("%.2f %sFLOPs", flops, units[u]);
+  return u == 0 ? absl::StrFormat("%.0f FLOPs", flops)
+                : absl::StrFormat("%.2f %sFLOPs", flops, units[u]);
 }
 
 absl::StatusOr<int> NonNegativeInt(const YAML::Node& node,
                                    absl::string_view key,
                                    absl::string_view what, size_t entry) {
   try {
-    int v = node.as<int>();
-    if (v >= 0) return v;
+    const int64_t v = node.as<int64_t>();
+    if (v >= 0 && v <= INT32_MAX) return static_cast<int>(v);
   } catch (const std::exception&) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat(what, ": entry ", entry + 1, ": '", key,
-                   "' must be a non-negative integer"));
+                   "' must be an integer from 0 to 2^31-1"));
 }
 
 }  // namespace
@@ -73,9 +77,9 @@ std::string ShardingConfigYaml(const proto::Plan& plan) {
   out << YAML::BeginSeq;
   for (const auto& pt : plan.sharding_points()) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "node" << YAML::Value
-        << pt.node() << YAML::Key << "device" << YAML::Value << pt.ipu()
-        << YAML::Key << "stage" << YAML::Value << pt.pipeline_stage()
-        << YAML::EndMap;
+        << YAML::DoubleQuoted << pt.node() << YAML::Key << "device"
+        << YAML::Value << pt.ipu() << YAML::Key << "stage" << YAML::Value
+        << pt.pipeline_stage() << YAML::EndMap;
   }
   out << YAML::EndSeq;
   std::string text = absl::StrCat(
@@ -89,17 +93,20 @@ std::string ShardingConfigYaml(const proto::Plan& plan) {
 
 absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
     absl::string_view text, absl::string_view what) {
-  YAML::Node root;
+  std::vector<YAML::Node> docs;
   try {
-    root = YAML::Load(std::string(text));
+    docs = YAML::LoadAll(std::string(text));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": not valid YAML: ", e.what()));
   }
-  if (!root.IsSequence()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": expected a list of {node: NAME, device: I, stage: S}"));
+  if (docs.size() != 1 || !docs[0].IsSequence()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what,
+                     ": expected one YAML document, a list of {node: NAME, "
+                     "device: I, stage: S}"));
   }
+  const YAML::Node& root = docs[0];
   std::vector<NamedShardingPoint> points;
   for (size_t i = 0; i < root.size(); ++i) {
     const YAML::Node entry = root[i];
@@ -107,20 +114,26 @@ absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": entry ", i + 1, " has no 'node'"));
     }
+    for (const auto& kv : entry) {
+      const std::string key = kv.first.as<std::string>();
+      if (key != "node" && key != "device" && key != "stage") {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": entry ", i + 1, ": unknown key '", key,
+                         "' (node, device, stage)"));
+      }
+    }
     if (!entry["device"]) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": entry ", i + 1, " has no 'device'"));
     }
     NamedShardingPoint pt;
     pt.node = entry["node"].as<std::string>();
-    auto device = NonNegativeInt(entry["device"], "device", what, i);
-    if (!device.ok()) return device.status();
-    pt.ipu = *device;
+    ASSIGN_OR_RETURN(pt.ipu,
+                     NonNegativeInt(entry["device"], "device", what, i));
     pt.pipeline_stage = pt.ipu;
     if (entry["stage"]) {
-      auto stage = NonNegativeInt(entry["stage"], "stage", what, i);
-      if (!stage.ok()) return stage.status();
-      pt.pipeline_stage = *stage;
+      ASSIGN_OR_RETURN(pt.pipeline_stage,
+                       NonNegativeInt(entry["stage"], "stage", what, i));
     }
     points.push_back(std::move(pt));
   }
@@ -145,7 +158,7 @@ std::string ReportText(const proto::Plan& plan) {
       &out, "nodes: %d   IPUs: %d   strategy: %s   precision: %s\n",
       s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision());
   absl::StrAppendFormat(&out, "%-4s %8s %14s %16s %14s %14s %16s\n", "IPU",
-                        "nodes", "weights", "activations", "cut in", "cut out",
+                        "nodes", "weights", "outputs", "cut in", "cut out",
                         "compute");
   proto::IpuCost total;
   for (const auto& ipu : plan.ipus()) {
@@ -174,6 +187,10 @@ std::string ReportText(const proto::Plan& plan) {
       "model weights: %s (%d bytes; a weight read on two IPUs "
       "counts on both above)\n",
       HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
+  absl::StrAppend(
+      &out,
+      "(outputs: bytes of every tensor the IPU's nodes produce, not peak "
+      "memory; cut in/out: tensors copied between IPUs)\n");
   absl::StrAppendFormat(&out, "sharding points: %d   planned in %.3f s\n",
                         plan.sharding_points_size(), s.planning_s());
   return out;

@@ -20,13 +20,16 @@ inline constexpr char kStageAttribute[] = "__pipeline_stage";
 // on `node`.
 void SetPlacement(int ipu, int pipeline_stage, onnx::NodeProto* node);
 
-// PopRT manual-sharding YAML: a list of `{node: NAME, device: I, stage: S}`.
+// PopRT manual-sharding YAML: a list of `{node: "NAME", device: I, stage: S}`
+// (names double-quoted, so YAML 1.1 readers never turn `yes` or `0x10` into
+// a boolean or number).
 std::string ShardingConfigYaml(const proto::Plan& plan);
 
 // Parses a sharding config. Errors (InvalidArgument, prefixed with `what`,
-// usually the file name): not YAML, not a list, an entry without `node`, a
-// `device`/`stage` that is not a non-negative integer. `stage` defaults to
-// `device`.
+// usually the file name): not YAML, not exactly one document holding a list,
+// an entry without `node` or `device`, a key other than node/device/stage,
+// a `device`/`stage` that is not an integer in 0..2^31-1. `stage` defaults
+// to `device` (the node names' range is checked when the points are applied).
 absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
     absl::string_view text, absl::string_view what);
 

@@ -9,9 +9,8 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
   const int k = assignment.num_ipus();
   std::vector<proto::IpuCost> ipus(k);
   for (int i = 0; i < k; ++i) ipus[i].set_ipu(i);
-  // weight id -> last IPU counted, to count each weight once per IPU.
-  std::vector<std::vector<bool>> weight_on(k);
-  for (auto& v : weight_on) v.assign(problem.weight_size_bytes.size(), false);
+  // (IPU, weight) pairs, deduplicated, so a weight counts once per IPU.
+  std::vector<std::pair<int32_t, int32_t>> weight_on_ipu;
   std::vector<int32_t> receivers;
   for (int32_t node = 0; node < problem.num_nodes(); ++node) {
     const int d = assignment.ipu[node];
@@ -20,11 +19,8 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
     cost.set_flops(cost.flops() + problem.flops[node]);
     cost.set_activation_bytes(cost.activation_bytes() +
                               problem.activation_bytes[node]);
-    for (int32_t w : problem.node_weights[node]) {
-      if (weight_on[d][w]) continue;
-      weight_on[d][w] = true;
-      cost.set_weight_bytes(cost.weight_bytes() + problem.weight_size_bytes[w]);
-    }
+    for (int32_t w : problem.node_weights[node])
+      weight_on_ipu.emplace_back(d, w);
     receivers.clear();
     for (int32_t c : problem.consumers[node]) {
       if (assignment.ipu[c] != d) receivers.push_back(assignment.ipu[c]);
@@ -37,6 +33,13 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
       cost.set_cut_tensor_out_bytes(cost.cut_tensor_out_bytes() + bytes);
       ipus[r].set_cut_tensor_in_bytes(ipus[r].cut_tensor_in_bytes() + bytes);
     }
+  }
+  std::sort(weight_on_ipu.begin(), weight_on_ipu.end());
+  weight_on_ipu.erase(std::unique(weight_on_ipu.begin(), weight_on_ipu.end()),
+                      weight_on_ipu.end());
+  for (auto [d, w] : weight_on_ipu) {
+    ipus[d].set_weight_bytes(ipus[d].weight_bytes() +
+                             problem.weight_size_bytes[w]);
   }
   return ipus;
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace autoshard {
 
@@ -25,10 +26,12 @@ absl::StatusOr<Assignment> ApplyShardingPoints(
       return absl::InvalidArgumentError(
           absl::StrCat("sharding point node id ", pt.node, " is out of range"));
     }
-    if (pt.ipu < 0 || pt.pipeline_stage < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sharding point '", problem.names[pt.node],
-                       "' has a negative IPU or pipeline stage"));
+    if (pt.ipu < 0 || pt.pipeline_stage < 0 || pt.ipu >= n ||
+        pt.pipeline_stage >= n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sharding point '", problem.names[pt.node], "': device ", pt.ipu,
+          " and stage ", pt.pipeline_stage, " must be in 0..", n - 1,
+          " (the model has ", n, " nodes, and every IPU and stage needs one)"));
     }
     if (is_point[pt.node]) {
       return absl::InvalidArgumentError(
@@ -84,6 +87,44 @@ absl::StatusOr<Assignment> ApplyShardingPoints(
     }
   }
   return out;
+}
+
+absl::Status ValidateAssignment(const ShardingProblem& problem,
+                                const Assignment& assignment) {
+  const int n = problem.num_nodes();
+  if (n == 0) return absl::InvalidArgumentError("the graph has no nodes");
+  if (static_cast<int>(assignment.ipu.size()) != n ||
+      static_cast<int>(assignment.pipeline_stage.size()) != n) {
+    return absl::InvalidArgumentError(
+        "the assignment does not cover every node");
+  }
+  for (int32_t node = 0; node < n; ++node) {
+    if (assignment.ipu[node] < 0 || assignment.ipu[node] >= n ||
+        assignment.pipeline_stage[node] < 0 ||
+        assignment.pipeline_stage[node] >= n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", problem.names[node], "' has IPU ", assignment.ipu[node],
+          " and stage ", assignment.pipeline_stage[node], ", outside 0..",
+          n - 1));
+    }
+  }
+  // Every IPU and every stage from 0 to the highest holds a node.
+  for (const auto* values : {&assignment.ipu, &assignment.pipeline_stage}) {
+    const int32_t count = *std::max_element(values->begin(), values->end()) + 1;
+    std::vector<bool> used(count, false);
+    for (int32_t v : *values) used[v] = true;
+    std::vector<int32_t> empty;
+    for (int32_t v = 0; v < count; ++v) {
+      if (!used[v]) empty.push_back(v);
+    }
+    if (!empty.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(values == &assignment.ipu ? "IPUs " : "pipeline stages ",
+                       absl::StrJoin(empty, ", "),
+                       " get no nodes; number them without gaps"));
+    }
+  }
+  return ValidateMonotone(problem, assignment);
 }
 
 absl::Status ValidateMonotone(const ShardingProblem& problem,

@@ -30,9 +30,9 @@ struct Assignment {
 };
 
 // Applies `points` with PopRT's semantics. Errors (InvalidArgument): a point
-// names a node twice, has a negative IPU or stage, or names a node an earlier
-// point already claimed (it is that point's ancestor, so the plan could not be
-// monotone).
+// names a node twice, has an IPU or stage outside 0..n-1, or names a node an
+// earlier point already claimed (it is that point's ancestor, so the plan could
+// not be monotone).
 absl::StatusOr<Assignment> ApplyShardingPoints(
     const ShardingProblem& problem, std::vector<ShardingPoint> points);
 
@@ -44,6 +44,13 @@ absl::StatusOr<Assignment> ApplyShardingPoints(
 // share a stage and their claims interleave).
 absl::StatusOr<std::vector<ShardingPoint>> MinimalShardingPoints(
     const ShardingProblem& problem, const Assignment& assignment);
+
+// Everything a plan must satisfy before it is written: every node has an IPU
+// and stage in 0..n-1 (n = node count), IPUs and stages are numbered without
+// gaps (each from 0 to the highest holds a node), and the plan is monotone.
+// InvalidArgument naming the offending node, edge or numbers.
+absl::Status ValidateAssignment(const ShardingProblem& problem,
+                                const Assignment& assignment);
 
 // InvalidArgument naming the first edge (producer -> consumer) that goes to an
 // earlier pipeline stage, or when an IPU or stage is negative.

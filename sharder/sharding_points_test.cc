@@ -80,6 +80,25 @@ TEST(ShardingPointsTest, MinimalPointsOfParallelBranchesInOneStage) {
   EXPECT_EQ((*points)[1].node, 2);
 }
 
+TEST(ShardingPointsTest, IpuOrStageBeyondTheNodeCountIsAnError) {
+  // 5 nodes: IPUs and stages must be in 0..4 (every IPU needs a node).
+  EXPECT_THAT(ApplyShardingPoints(Diamond(), {{1, 5, 0}}).status().message(),
+              HasSubstr("device 5 and stage 0 must be in 0..4"));
+  EXPECT_THAT(
+      ApplyShardingPoints(Diamond(), {{1, 0, 2147483647}}).status().message(),
+      HasSubstr("must be in 0..4"));
+}
+
+TEST(ShardingPointsTest, GapsInIpuNumbersAreAnError) {
+  // Point n1 on IPU 3: n0, n1 -> 3; leftovers -> 4; IPUs 0..2 are empty.
+  auto a = ApplyShardingPoints(Diamond(), {{1, 3, 3}});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(ValidateAssignment(Diamond(), *a).message(),
+              HasSubstr("IPUs 0, 1, 2 get no nodes"));
+  Assignment ok{{0, 0, 1, 1, 1}, {0, 0, 1, 1, 1}};
+  EXPECT_TRUE(ValidateAssignment(Diamond(), ok).ok());
+}
+
 TEST(ShardingPointsTest, BackwardEdgeIsRejected) {
   Assignment a{{1, 0, 0, 1, 1}, {1, 0, 0, 1, 1}};
   absl::Status s = ValidateMonotone(Diamond(), a);

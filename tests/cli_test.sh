@@ -42,8 +42,11 @@ grep -qE '^3 +[0-9]+' "$TMP/out" && ok || bad "report has a row for IPU 3"
 # apply with the written config reproduces the plan's placements.
 expect 0 "apply" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/s.yaml" \
   -o "$TMP/applied.onnx" --plan "$TMP/plan2.json"
-if diff <(grep -A3 '"node":' "$TMP/plan.json" | grep -v sharding) \
-        <(grep -A3 '"node":' "$TMP/plan2.json" | grep -v sharding) >/dev/null; then
+# The plans' node placements ("node", "ipu", "pipeline_stage" lines after the
+# sharding points) must be the same, and not empty.
+placements() { sed -n '/"nodes": \[/,$p' "$1" | grep -E '"(node|ipu|pipeline_stage)"'; }
+if [ "$(placements "$TMP/plan.json" | wc -l)" -gt 100 ] &&
+   diff <(placements "$TMP/plan.json") <(placements "$TMP/plan2.json") >/dev/null; then
   ok
 else
   bad "apply reproduces the shard placements"
@@ -76,8 +79,40 @@ expect 2 "unknown flag" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 2 --frobnic
 for f in o1 o2 o3 o4 o5 o6 o7; do
   [ -e "$TMP/$f.onnx" ] && bad "no output left for $f" || ok
 done
-leftovers=$(find "$TMP" -name '.*tmp*' | wc -l)
+leftovers=$(find "$TMP" -name '.autoshard_tmp*' | wc -l)
 [ "$leftovers" -eq 0 ] && ok || bad "no temporary files left"
+
+# Outputs never clash with each other or with an input, never replace a
+# non-regular file, and an empty name is an error.
+expect 2 "two outputs, one file" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o "$TMP/same.onnx" --plan "$TMP/same.onnx"
+stderr_has "named for two outputs" "two outputs, one file"
+expect 2 "apply over its own config" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/s.yaml" -o "$TMP/s.yaml"
+stderr_has "is an input" "apply over its own config"
+grep -q "node:" "$TMP/s.yaml" && ok || bad "config left intact"
+mkfifo "$TMP/fifo"
+expect 2 "output is a FIFO" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o "$TMP/fifo"
+stderr_has "not a regular file" "output is a FIFO"
+[ -p "$TMP/fifo" ] && ok || bad "FIFO left in place"
+expect 2 "empty output name" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o ""
+stderr_has "output path is empty" "empty output name"
+expect 2 "batch size 0" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 0 -o "$TMP/o9.onnx"
+stderr_has "--batch-size must be at least 1, got 0" "batch size 0"
+expect 0 "--input-shape before the model" -- "$BIN" shard --input-shape input:1,3,224,224 "$TMP/model.onnx" -n 2 -o "$TMP/o10.onnx" -q
+expect 2 "--input-shape against a fixed dim" -- "$BIN" shard "$TMP/model.onnx" -n 2 --input-shape input:1,4,224,224 -o "$TMP/o11.onnx"
+stderr_has "dim 1 is fixed at 3" "--input-shape against a fixed dim"
+printf '[]\n' >"$TMP/empty.yaml"
+expect 2 "empty config" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/empty.yaml" -o "$TMP/o12.onnx"
+stderr_has "has no points" "empty config"
+grep -m1 'node:' "$TMP/s.yaml" | sed 's/device: 0, stage: 0/device: 2, stage: 2/' >"$TMP/gap.yaml"
+expect 2 "IPU gaps" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/gap.yaml" -o "$TMP/o13.onnx"
+stderr_has "get no nodes" "IPU gaps"
+expect 2 "missing config" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/none.yaml" -o "$TMP/o14.onnx"
+stderr_has "none.yaml: no such file" "missing config"
+expect 2 "usage error" -- "$BIN" shard "$TMP/model.onnx" --num-ipus two
+stderr_has "autoshard: error:" "usage error"
+for f in o9 o11 o12 o13 o14 same; do
+  [ -e "$TMP/$f.onnx" ] && bad "no output left for $f" || ok
+done
 
 # External data: the output elsewhere keeps valid references (hard link).
 mkdir -p "$TMP/ext" "$TMP/extout"

@@ -1,0 +1,184 @@
+#include "costmodel/device_profile.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+
+namespace autoshard {
+namespace {
+
+// Op-class figures shared by the built-in IPUs. They are estimates, not
+// published figures: efficiencies in the range Graphcore's benchmarks show
+// for conv/matmul-heavy inference (roughly a third to a half of peak) and
+// lower for memory-bound ops; code bytes per tile in the range of Poplar's
+// vertex code and state for one op on one tile (a few hundred bytes to a few
+// kB). Measure and override with --device FILE for a real calibration.
+constexpr char kOpClasses[] = R"pb(
+  op_classes { op_class: "matmul" efficiency: 0.45 code_bytes_per_tile: 2400 }
+  op_classes { op_class: "conv" efficiency: 0.35 code_bytes_per_tile: 3200 }
+  op_classes {
+    op_class: "elementwise"
+    efficiency: 0.10
+    code_bytes_per_tile: 300
+  }
+  op_classes {
+    op_class: "normalization"
+    efficiency: 0.08
+    code_bytes_per_tile: 600
+  }
+  op_classes { op_class: "reduction" efficiency: 0.08 code_bytes_per_tile: 500 }
+  op_classes {
+    op_class: "data_movement"
+    efficiency: 1.0
+    code_bytes_per_tile: 200
+  }
+  op_classes {
+    op_class: "control_flow"
+    efficiency: 0.05
+    code_bytes_per_tile: 1000
+  }
+  op_classes { op_class: "other" efficiency: 0.05 code_bytes_per_tile: 500 }
+)pb";
+
+// Shared by all built-ins: 0.6 is PopRT's and Poplar's default
+// availableMemoryProportion; the per-op overhead (about 2 us for a compute
+// set's sync and exchange) and the 64-byte grain are estimates.
+constexpr char kCommon[] =
+    R"pb(
+  available_memory_proportion: 0.6 op_overhead_s: 2e-6 grain_bytes: 64
+    )pb";
+
+// Mk1 GC2 (Colossus): 1216 tiles x 256 KiB = 304 MiB In-Processor-Memory;
+// 124.5 TFLOP/s fp16 (a C2 card's 250 TFLOP/s for two IPUs), 31.1 TFLOP/s
+// fp32; 192 GB/s IPU-Link bandwidth between the card's IPUs.
+constexpr char kIpu1[] = R"pb(
+  name: "ipu1"
+  description: "Graphcore Mk1 GC2 (Colossus) IPU"
+  tiles_per_ipu: 1216
+  bytes_per_tile: 262144
+  peak_fp16_flops_per_s: 124.5e12
+  peak_fp32_flops_per_s: 31.1e12
+  link_bytes_per_s: 192e9
+  sources: "Graphcore C2 PCIe card: two GC2 IPUs, 250 TFLOP/s mixed precision, 192 GB/s IPU-Link bandwidth between them (graphcore/legacy_drivers_and_tools)"
+  sources: "GC2: 1216 tiles, 256 KiB SRAM per tile (Graphcore IPU Programmer's Guide; DESIGN.md 3.2)"
+)pb";
+
+// Mk2 GC200: 1472 tiles x 624 KiB (638,976 B) = 900 MB In-Processor-Memory;
+// 250 TFLOP/s fp16, 62.5 TFLOP/s fp32; IPU-Links 320 GB/s chip to chip.
+constexpr char kIpu2[] = R"pb(
+  name: "ipu2"
+  description: "Graphcore Mk2 GC200 IPU (IPU-M2000)"
+  tiles_per_ipu: 1472
+  bytes_per_tile: 638976
+  peak_fp16_flops_per_s: 250e12
+  peak_fp32_flops_per_s: 62.5e12
+  link_bytes_per_s: 320e9
+  sources: "IPU-M2000 / GC200 datasheet: 1472 tiles, 900 MB In-Processor-Memory, 250 TFLOP/s FP16, 62.5 TFLOP/s FP32, IPU-Links 320 GB/s"
+  sources: "638,976 bytes per tile: the constant in PopRT's auto-sharding tool (seed 001)"
+)pb";
+
+// Bow IPU (C600 card, Bow-2000): GC200's memory and tiles, wafer-on-wafer
+// clock: 350 TFLOP/s fp16, 87.5 TFLOP/s fp32.
+constexpr char kIpu21[] = R"pb(
+  name: "ipu21"
+  description: "Graphcore Bow IPU (Bow-2000, C600)"
+  tiles_per_ipu: 1472
+  bytes_per_tile: 638976
+  peak_fp16_flops_per_s: 350e12
+  peak_fp32_flops_per_s: 87.5e12
+  link_bytes_per_s: 320e9
+  sources: "Bow-2000 datasheet: Bow IPU 1472 tiles, 900 MB In-Processor-Memory, 350 TFLOP/s FP16, 87.5 TFLOP/s FP32, IPU-Links 320 GB/s"
+)pb";
+
+absl::StatusOr<proto::DeviceProfile> Parse(const std::string& text,
+                                           absl::string_view what) {
+  proto::DeviceProfile profile;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &profile)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": not a text-format DeviceProfile (see proto/device.proto)"));
+  }
+  if (absl::Status s = ValidateDeviceProfile(profile); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
+  }
+  return profile;
+}
+
+}  // namespace
+
+std::vector<std::string> BuiltinDeviceNames() {
+  return {"ipu1", "ipu2", "ipu21"};
+}
+
+absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
+    absl::string_view name_or_path) {
+  const char* chip = name_or_path == "ipu1"    ? kIpu1
+                     : name_or_path == "ipu2"  ? kIpu2
+                     : name_or_path == "ipu21" ? kIpu21
+                                               : nullptr;
+  if (chip != nullptr) {
+    // Built-ins: common figures, op classes, then the chip's own.
+    return Parse(absl::StrCat(kCommon, kOpClasses, chip), name_or_path);
+  }
+  std::ifstream in{std::string(name_or_path)};
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("--device '", name_or_path,
+                     "' is neither a built-in profile (ipu1, ipu2, ipu21) nor "
+                     "a readable file"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return Parse(text.str(), name_or_path);
+}
+
+absl::Status ValidateDeviceProfile(const proto::DeviceProfile& p) {
+  auto bad = [](absl::string_view field, absl::string_view rule) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " must be ", rule));
+  };
+  if (p.tiles_per_ipu() <= 0) return bad("tiles_per_ipu", "> 0");
+  if (p.bytes_per_tile() <= 0) return bad("bytes_per_tile", "> 0");
+  if (!(p.peak_fp16_flops_per_s() > 0))
+    return bad("peak_fp16_flops_per_s", "> 0");
+  if (!(p.peak_fp32_flops_per_s() > 0))
+    return bad("peak_fp32_flops_per_s", "> 0");
+  if (!(p.link_bytes_per_s() > 0)) return bad("link_bytes_per_s", "> 0");
+  if (!(p.available_memory_proportion() > 0 &&
+        p.available_memory_proportion() <= 1)) {
+    return bad("available_memory_proportion", "in (0, 1]");
+  }
+  if (!(p.op_overhead_s() >= 0)) return bad("op_overhead_s", ">= 0");
+  if (p.grain_bytes() <= 0) return bad("grain_bytes", "> 0");
+  for (const auto& c : p.op_classes()) {
+    if (!(c.efficiency() > 0 && c.efficiency() <= 1)) {
+      return bad(absl::StrCat("op_classes '", c.op_class(), "' efficiency"),
+                 "in (0, 1]");
+    }
+    if (c.code_bytes_per_tile() < 0) {
+      return bad(
+          absl::StrCat("op_classes '", c.op_class(), "' code_bytes_per_tile"),
+          ">= 0");
+    }
+  }
+  return absl::OkStatus();
+}
+
+const proto::OpClassProfile& OpClassOf(const proto::DeviceProfile& profile,
+                                       absl::string_view op_class) {
+  const proto::OpClassProfile* other = nullptr;
+  for (const auto& c : profile.op_classes()) {
+    if (c.op_class() == op_class) return c;
+    if (c.op_class() == "other") other = &c;
+  }
+  if (other != nullptr) return *other;
+  static const proto::OpClassProfile* const kNeutral = [] {
+    auto* c = new proto::OpClassProfile;
+    c->set_op_class("other");
+    c->set_efficiency(1.0);
+    return c;
+  }();
+  return *kNeutral;
+}
+
+}  // namespace autoshard
