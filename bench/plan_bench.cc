@@ -11,11 +11,15 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
+#include "costmodel/cost_model.h"
+#include "graph/graph.h"
 #include "graph/model_io.h"
+#include "graph/shapes.h"
 #include "sharder/autoshard.h"
 #include "sharder/plan.h"
 #include "sharder/raw_strategy.h"
 #include "sharder/sharding_points.h"
+#include "tests/test_graphs.h"
 
 namespace autoshard {
 namespace {
@@ -135,6 +139,22 @@ void BM_PlanModelFile(benchmark::State& state) {
   }
   state.SetLabel(path);
 }
+// ComputeCosts (and Graph::Build) on a chain of n If nodes: must grow
+// linearly (copying the enclosing tensor table per body made 8000 Ifs take
+// ~6.5 s).
+void BM_CostIfChain(benchmark::State& state) {
+  const onnx::GraphProto g =
+      testing::MakeIfChain(static_cast<int>(state.range(0)));
+  const TensorInfoMap tensors = CollectTensorInfo(g);
+  for (auto _ : state) {
+    auto graph = Graph::Build(g);
+    auto costs = ComputeCosts(g, *graph, tensors, CostOptions());
+    benchmark::DoNotOptimize(costs);
+  }
+  state.SetLabel(std::to_string(state.range(0)) + " If nodes");
+}
+BENCHMARK(BM_CostIfChain)->Arg(1000)->Arg(8000)->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_PlanModelFile)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
