@@ -146,6 +146,11 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
         "no FLOPs rule for ", absl::StrJoin(p.costs.ops_without_rule, ", "),
         "; costed as their output elements"));
   }
+  if (!p.costs.loops_costed_once.empty()) {
+    p.warnings.push_back(absl::StrCat(
+        "Loop/Scan bodies costed once (trip count not a constant): ",
+        absl::StrJoin(p.costs.loops_costed_once, ", ")));
+  }
   if (p.costs.nodes_with_unknown_shapes > 0) {
     p.warnings.push_back(
         absl::StrCat(p.costs.nodes_with_unknown_shapes,
