@@ -44,6 +44,7 @@ ShardingProblem SyntheticChain(int n) {
     p.node_weights.push_back({static_cast<int32_t>(i)});
     p.weight_size_bytes.push_back(i % 4 == 3 ? 0 : 65536);
   }
+  FillProblemDefaults(&p);
   return p;
 }
 

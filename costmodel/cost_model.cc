@@ -44,18 +44,6 @@ struct ConstantTensor {
   bool shape_known = true;
 };
 
-constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
-
-int64_t SaturatingMul(int64_t a, int64_t b) {
-  int64_t product = 0;
-  return __builtin_mul_overflow(a, b, &product) ? kMaxInt64 : product;
-}
-
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  return __builtin_add_overflow(a, b, &sum) ? kMaxInt64 : sum;
-}
-
 template <typename Dims>
 ConstantTensor FromDims(int32_t elem_type, const Dims& dims) {
   ConstantTensor c{elem_type, 1, true};
@@ -288,8 +276,8 @@ class CostBuilder {
     auto [it, inserted] = weight_ids_.try_emplace(
         name, static_cast<int32_t>(costs_.weights.size()));
     if (inserted) {
-      costs_.weights.push_back(
-          {name, Bytes(constants_.at(name), options_.precision)});
+      const ConstantTensor& c = constants_.at(name);
+      costs_.weights.push_back({name, Bytes(c, options_.precision), c.elements});
     }
     return it->second;
   }

@@ -32,6 +32,9 @@ struct CostOptions {
 struct Weight {
   std::string name;
   int64_t size_bytes = 0;
+  // Elements (parameters); 0 for the constants of If/Loop/Scan bodies, which
+  // are one weight per node and counted in bytes only.
+  int64_t num_elements = 0;
 };
 
 struct NodeCost {

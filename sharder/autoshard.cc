@@ -11,7 +11,7 @@
 #include "graph/status_macros.h"
 #include "sharder/emit.h"
 #include "sharder/plan.h"
-#include "sharder/problem.h"
+#include "costmodel/problem.h"
 #include "sharder/raw_strategy.h"
 #include "sharder/sharding_points.h"
 

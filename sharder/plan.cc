@@ -11,35 +11,25 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
   for (int i = 0; i < k; ++i) ipus[i].set_ipu(i);
   // (IPU, weight) pairs, deduplicated, so a weight counts once per IPU.
   std::vector<std::pair<int32_t, int32_t>> weight_on_ipu;
-  std::vector<int32_t> receivers;
   for (int32_t node = 0; node < problem.num_nodes(); ++node) {
-    const int d = assignment.ipu[node];
-    proto::IpuCost& cost = ipus[d];
+    proto::IpuCost& cost = ipus[assignment.ipu[node]];
     cost.set_num_nodes(cost.num_nodes() + 1);
     cost.set_flops(cost.flops() + problem.flops[node]);
-    cost.set_activation_bytes(cost.activation_bytes() +
-                              problem.activation_bytes[node]);
-    for (int32_t w : problem.node_weights[node])
-      weight_on_ipu.emplace_back(d, w);
-    receivers.clear();
-    for (int32_t c : problem.consumers[node]) {
-      if (assignment.ipu[c] != d) receivers.push_back(assignment.ipu[c]);
-    }
-    std::sort(receivers.begin(), receivers.end());
-    receivers.erase(std::unique(receivers.begin(), receivers.end()),
-                    receivers.end());
-    const int64_t bytes = problem.activation_bytes[node];
-    for (int32_t r : receivers) {
-      cost.set_cut_tensor_out_bytes(cost.cut_tensor_out_bytes() + bytes);
-      ipus[r].set_cut_tensor_in_bytes(ipus[r].cut_tensor_in_bytes() + bytes);
+    cost.set_activation_bytes(cost.activation_bytes() + problem.activation_bytes[node]);
+    for (int32_t w : problem.node_weights[node]) {
+      weight_on_ipu.emplace_back(assignment.ipu[node], w);
     }
   }
   std::sort(weight_on_ipu.begin(), weight_on_ipu.end());
   weight_on_ipu.erase(std::unique(weight_on_ipu.begin(), weight_on_ipu.end()),
                       weight_on_ipu.end());
   for (auto [d, w] : weight_on_ipu) {
-    ipus[d].set_weight_bytes(ipus[d].weight_bytes() +
-                             problem.weight_size_bytes[w]);
+    ipus[d].set_weight_bytes(ipus[d].weight_bytes() + problem.weight_size_bytes[w]);
+  }
+  const CutBytes cut = ComputeCutBytes(problem, assignment.ipu, k);
+  for (int d = 0; d < k; ++d) {
+    ipus[d].set_cut_tensor_in_bytes(cut.in_bytes[d]);
+    ipus[d].set_cut_tensor_out_bytes(cut.out_bytes[d]);
   }
   return ipus;
 }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "proto/plan.pb.h"
-#include "sharder/problem.h"
+#include "costmodel/problem.h"
 #include "sharder/sharding_points.h"
 
 namespace autoshard {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sharder/problem.h"
+#include "costmodel/problem.h"
 #include "sharder/sharding_points.h"
 #include "sharder/subgraphs.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "sharder/problem.h"
+#include "costmodel/problem.h"
 
 namespace autoshard {
 

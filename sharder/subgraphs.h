@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sharder/problem.h"
+#include "costmodel/problem.h"
 
 namespace autoshard {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "sharder/problem.h"
+#include "costmodel/problem.h"
 
 namespace autoshard::testing {
 
@@ -39,6 +39,7 @@ inline ShardingProblem MakeTestProblem(
       p.weight_size_bytes.push_back(weight_bytes[i]);
     }
   }
+  FillProblemDefaults(&p);
   return p;
 }
 

@@ -1,9 +1,10 @@
 // ShardingProblem: what the strategies see of a model — plain vectors, no
 // ONNX types — so they can be tested on hand-written problems.
-#ifndef AUTOSHARD_SHARDER_PROBLEM_H_
-#define AUTOSHARD_SHARDER_PROBLEM_H_
+#ifndef AUTOSHARD_COSTMODEL_PROBLEM_H_
+#define AUTOSHARD_COSTMODEL_PROBLEM_H_
 
 #include <cstdint>
+#include <vector>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ struct ShardingProblem {
   std::vector<int64_t> weight_size_bytes;          // per weight id
   std::vector<std::vector<int32_t>> node_weights;  // node -> weight ids read
   std::vector<std::string> names;                  // per node, for messages
+  // For the tile-memory and performance models (see NodeCost):
+  std::vector<std::string> op_class;          // per node
+  std::vector<int64_t> temporary_bytes;       // per node, before the cap
+  std::vector<int64_t> largest_output_bytes;  // per node
+  std::vector<uint8_t> is_constant;           // per node: folded, costs nothing
+  std::vector<int32_t> topo_position;         // node -> index in topo_order
 
   int num_nodes() const { return static_cast<int>(topo_order.size()); }
   // Sum of the sizes of the distinct weights node `n` reads (PopRT's
@@ -31,9 +38,22 @@ struct ShardingProblem {
   int64_t NodeWeightBytes(int32_t n) const;
 };
 
+// Bytes of cut tensors per IPU when node i runs on ipu_of_node[i] (IPUs
+// 0..num_ipus-1): a node's outputs (activation_bytes) count once per other
+// IPU that reads them, as sent by its IPU and received by the reader.
+struct CutBytes {
+  std::vector<int64_t> in_bytes, out_bytes;  // per IPU
+};
+CutBytes ComputeCutBytes(const ShardingProblem& problem,
+                         const std::vector<int32_t>& ipu_of_node, int num_ipus);
+
+// Fills topo_position from topo_order, and the per-node vectors a
+// hand-written problem may leave empty (op_class "other", zeros, not constant).
+void FillProblemDefaults(ShardingProblem* problem);
+
 // Builds the problem of a model from its DAG and costs.
 ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs);
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_PROBLEM_H_
+#endif  // AUTOSHARD_COSTMODEL_PROBLEM_H_

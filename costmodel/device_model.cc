@@ -1,0 +1,232 @@
+#include "costmodel/device_model.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "costmodel/device_profile.h"
+#include "graph/shapes.h"
+
+namespace autoshard {
+namespace {
+
+// Per-tile bytes of one IPU as a uniform part plus cyclic intervals (a
+// difference array), so adding a tensor costs O(1) and the fullest tile
+// O(tiles). See Note [Tile-memory model] in the header.
+class TileMap {
+ public:
+  TileMap(int32_t tiles, int64_t grain_bytes)
+      : tiles_(tiles), grain_(grain_bytes), diff_(tiles + 1, 0) {}
+
+  // Spreads `bytes` linearly in grains from the cursor; returns the bytes
+  // placed (rounded up to whole grains).
+  int64_t AddTensor(int64_t bytes) {
+    if (bytes <= 0) return 0;
+    const int64_t grains = bytes / grain_ + (bytes % grain_ != 0 ? 1 : 0);
+    uniform_ = SaturatingAdd(uniform_, SaturatingMul(grains / tiles_, grain_));
+    const int32_t rest = static_cast<int32_t>(grains % tiles_);
+    AddCyclic(rest, grain_);
+    return SaturatingMul(grains, grain_);
+  }
+
+  // Puts `bytes_per_tile` on each of the `span` tiles from the cursor.
+  int64_t AddPerTile(int64_t bytes_per_tile, int32_t span) {
+    if (bytes_per_tile <= 0 || span <= 0) return 0;
+    if (span >= tiles_) {
+      uniform_ = SaturatingAdd(uniform_, bytes_per_tile);
+    } else {
+      AddCyclic(span, bytes_per_tile);
+    }
+    return SaturatingMul(bytes_per_tile, std::min(span, tiles_));
+  }
+
+  // Puts `bytes_per_tile` on every tile.
+  int64_t AddUniform(int64_t bytes_per_tile) {
+    uniform_ = SaturatingAdd(uniform_, bytes_per_tile);
+    return SaturatingMul(bytes_per_tile, tiles_);
+  }
+
+  // The fullest tile (lowest index on a tie) and its bytes.
+  std::pair<int32_t, int64_t> Fullest() const {
+    int64_t running = 0, best = -1;
+    int32_t best_tile = 0;
+    for (int32_t t = 0; t < tiles_; ++t) {
+      running += diff_[t];
+      if (running > best) {
+        best = running;
+        best_tile = t;
+      }
+    }
+    return {best_tile, SaturatingAdd(uniform_, best)};
+  }
+
+ private:
+  // Adds `value` to the `count` tiles from the cursor (wrapping), then moves
+  // the cursor past them.
+  void AddCyclic(int32_t count, int64_t value) {
+    if (count <= 0) return;
+    const int32_t end = cursor_ + count;
+    if (end <= tiles_) {
+      diff_[cursor_] += value;
+      diff_[end] -= value;
+    } else {
+      diff_[cursor_] += value;
+      diff_[tiles_] -= value;
+      diff_[0] += value;
+      diff_[end - tiles_] -= value;
+    }
+    cursor_ = end % tiles_;
+  }
+
+  const int32_t tiles_;
+  const int64_t grain_;
+  std::vector<int64_t> diff_;
+  int64_t uniform_ = 0;
+  int32_t cursor_ = 0;
+};
+
+}  // namespace
+
+DeviceModel::DeviceModel(const ShardingProblem& problem, const proto::DeviceProfile& profile,
+                         Precision precision)
+    : problem_(problem), profile_(profile) {
+  const int n = problem.num_nodes();
+  const double peak = precision == Precision::kFp16 ? profile.peak_fp16_flops_per_s()
+                                                    : profile.peak_fp32_flops_per_s();
+  const int32_t tiles = profile.tiles_per_ipu();
+  node_time_s_.assign(n, 0);
+  code_bytes_per_tile_.assign(n, 0);
+  tiles_spanned_.assign(n, 0);
+  for (int32_t node = 0; node < n; ++node) {
+    if (problem.is_constant[node]) continue;
+    const proto::OpClassProfile& c = OpClassOf(profile, problem.op_class[node]);
+    node_time_s_[node] = problem.flops[node] / (peak * c.efficiency()) + profile.op_overhead_s();
+    code_bytes_per_tile_[node] = c.code_bytes_per_tile();
+    const int64_t out = problem.largest_output_bytes[node];
+    const int64_t grains = out / profile.grain_bytes() + (out % profile.grain_bytes() != 0);
+    tiles_spanned_[node] = static_cast<int32_t>(std::clamp<int64_t>(grains, 1, tiles));
+  }
+}
+
+IpuMemory DeviceModel::EvaluateMemory(absl::Span<const int32_t> ipu_of_node,
+                                      int32_t ipu) const {
+  const ShardingProblem& p = problem_;
+  const int32_t tiles = profile_.tiles_per_ipu();
+  const int64_t temp_cap_per_tile = static_cast<int64_t>(
+      profile_.available_memory_proportion() * static_cast<double>(profile_.bytes_per_tile()));
+  // The IPU's schedule: its nodes in topological order, and each one's step.
+  std::vector<int32_t> schedule;
+  std::vector<int32_t> step_of(p.num_nodes(), -1);
+  for (int32_t node : p.topo_order) {
+    if (ipu_of_node[node] != ipu) continue;
+    step_of[node] = static_cast<int32_t>(schedule.size());
+    schedule.push_back(node);
+  }
+  const int32_t steps = static_cast<int32_t>(schedule.size());
+  TileMap map(tiles, profile_.grain_bytes());
+  IpuMemory m;
+
+  // Always live: weights, then exchange buffers.
+  std::vector<int32_t> weights;
+  for (int32_t node : schedule) {
+    weights.insert(weights.end(), p.node_weights[node].begin(), p.node_weights[node].end());
+  }
+  std::sort(weights.begin(), weights.end());
+  weights.erase(std::unique(weights.begin(), weights.end()), weights.end());
+  for (int32_t w : weights) m.weight_bytes += map.AddTensor(p.weight_size_bytes[w]);
+  std::vector<int32_t> received;
+  for (int32_t node : schedule) {
+    bool sends = false;
+    for (int32_t c : p.consumers[node]) sends |= ipu_of_node[c] != ipu;
+    if (sends) m.exchange_bytes += map.AddTensor(p.activation_bytes[node]);
+    for (int32_t prod : p.producers[node]) {
+      if (ipu_of_node[prod] != ipu) received.push_back(prod);
+    }
+  }
+  std::sort(received.begin(), received.end());
+  received.erase(std::unique(received.begin(), received.end()), received.end());
+  for (int32_t prod : received) m.exchange_bytes += map.AddTensor(p.activation_bytes[prod]);
+
+  // Liveness over the schedule: live[s] = bytes of outputs alive at step s.
+  std::vector<int32_t> last_use(steps, 0);
+  std::vector<int64_t> delta(steps + 1, 0);
+  for (int32_t s = 0; s < steps; ++s) {
+    const int32_t node = schedule[s];
+    int32_t end = s;
+    bool read_anywhere = false;
+    for (int32_t c : p.consumers[node]) {
+      read_anywhere = true;
+      if (step_of[c] >= 0) end = std::max(end, step_of[c]);
+    }
+    if (!read_anywhere) end = steps - 1;  // a graph output, streamed at the end
+    last_use[s] = end;
+    delta[s] += p.activation_bytes[node];
+    delta[end + 1] -= p.activation_bytes[node];
+  }
+  auto capped_temp_per_tile = [&](int32_t node) {
+    const int64_t per_tile = p.temporary_bytes[node] / tiles +
+                             (p.temporary_bytes[node] % tiles != 0 ? 1 : 0);
+    return std::min(per_tile, temp_cap_per_tile);
+  };
+  int32_t peak_step = 0;
+  int64_t live = 0, peak = -1;
+  for (int32_t s = 0; s < steps; ++s) {
+    live += delta[s];
+    const int64_t total =
+        live + SaturatingMul(capped_temp_per_tile(schedule[s]), tiles);
+    if (total > peak) {
+      peak = total;
+      peak_step = s;
+    }
+  }
+  // Not always live: the activations alive at the peak step, then the code,
+  // then the running op's temporaries.
+  for (int32_t s = 0; s <= peak_step && s < steps; ++s) {
+    if (last_use[s] >= peak_step) {
+      m.activation_bytes += map.AddTensor(p.activation_bytes[schedule[s]]);
+    }
+  }
+  for (int32_t node : schedule) {
+    m.code_bytes += map.AddPerTile(code_bytes_per_tile_[node], tiles_spanned_[node]);
+  }
+  if (steps > 0) m.temporary_bytes = map.AddUniform(capped_temp_per_tile(schedule[peak_step]));
+  auto [tile, bytes] = map.Fullest();
+  m.max_tile = tile;
+  m.max_tile_bytes = bytes;
+  m.fits = bytes <= profile_.bytes_per_tile();
+  return m;
+}
+
+Performance DeviceModel::EvaluatePerformance(absl::Span<const int32_t> ipu_of_node,
+                                             int num_ipus, int64_t batch) const {
+  Performance perf;
+  perf.stage_time_s.assign(num_ipus, 0);
+  double total = 0, costliest = 0;
+  for (int32_t node = 0; node < problem_.num_nodes(); ++node) {
+    perf.stage_time_s[ipu_of_node[node]] += node_time_s_[node];
+    total += node_time_s_[node];
+    costliest = std::max(costliest, node_time_s_[node]);
+  }
+  const CutBytes cut = ComputeCutBytes(
+      problem_, std::vector<int32_t>(ipu_of_node.begin(), ipu_of_node.end()), num_ipus);
+  for (int d = 0; d < num_ipus; ++d) {
+    perf.stage_time_s[d] += static_cast<double>(cut.in_bytes[d] + cut.out_bytes[d]) /
+                            profile_.link_bytes_per_s();
+    perf.bottleneck_s = std::max(perf.bottleneck_s, perf.stage_time_s[d]);
+    perf.latency_s += perf.stage_time_s[d];
+  }
+  perf.throughput_per_s =
+      perf.bottleneck_s > 0 ? static_cast<double>(std::max<int64_t>(batch, 1)) / perf.bottleneck_s
+                            : 0;
+  perf.lower_bound_s = std::max(total / num_ipus, costliest);
+  return perf;
+}
+
+std::string DeviceModel::OutOfMemoryMessage(int32_t ipu, const IpuMemory& memory) const {
+  const int64_t global_tile =
+      static_cast<int64_t>(ipu) * profile_.tiles_per_ipu() + memory.max_tile;
+  return absl::StrCat("Out of memory on tile ", global_tile, ": ", memory.max_tile_bytes,
+                      " bytes used but tiles only have ", profile_.bytes_per_tile(),
+                      " bytes of memory");
+}
+
+}  // namespace autoshard

@@ -1,0 +1,103 @@
+// The tile-memory model (DESIGN.md §3.3) and the performance model (§3.4):
+// what a device profile says one IPU's part of a plan needs and costs.
+//
+// Note [Tile-memory model]
+// Poplar places every tensor and every op's code across an IPU's tiles, and
+// the compiler fails with "Out of memory on tile T: M bytes" when one tile
+// overflows. The model predicts that answer without the compiler:
+// - always live: the IPU's weights (each distinct weight once), exchange
+//   buffers for cut tensors received and sent, and code + vertex state: each
+//   non-constant op puts its class's code_bytes_per_tile on every tile it
+//   spans, ceil(largest output bytes / grain) tiles, at least 1, at most all;
+// - not always live: at the step of the IPU's schedule (its nodes in
+//   topological order) where live activations plus the running op's
+//   temporary memory peak. A node's outputs live from its step to the last
+//   step of this IPU that reads them (to the end of the schedule when nothing
+//   on the IPU reads them: a graph output); cut tensors it sends are in the
+//   exchange buffers. Temporary memory of matmul/conv ops is capped per tile
+//   at available_memory_proportion x bytes_per_tile (Poplar's planner limit);
+// - mapping: weights, exchange buffers, then the live activations, each
+//   spread linearly over the tiles in grains starting where the last one
+//   ended (Poplar's linear mapping), so G grains over T tiles give every tile
+//   G / T grains and the next G mod T tiles one more; code goes on the tiles
+//   following the cursor; the capped temporary memory goes on every tile.
+// Every constant is the profile's. It is a model, not the compiler.
+#ifndef AUTOSHARD_COSTMODEL_DEVICE_MODEL_H_
+#define AUTOSHARD_COSTMODEL_DEVICE_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/problem.h"
+#include "proto/device.pb.h"
+
+namespace autoshard {
+
+// One IPU's memory under the tile-memory model. Bytes are totals over the
+// IPU's tiles (after grain rounding), except the max_tile fields.
+struct IpuMemory {
+  int64_t weight_bytes = 0;
+  int64_t code_bytes = 0;        // code and vertex state
+  int64_t exchange_bytes = 0;    // cut tensors received and sent
+  int64_t activation_bytes = 0;  // live activations at the peak step
+  int64_t temporary_bytes = 0;   // capped temporaries at the peak step
+  int64_t max_tile_bytes = 0;    // the fullest tile
+  int32_t max_tile = 0;          // its index on this IPU, 0..tiles-1
+  bool fits = true;              // max_tile_bytes <= bytes_per_tile
+  int64_t total_bytes() const {
+    return weight_bytes + code_bytes + exchange_bytes + activation_bytes + temporary_bytes;
+  }
+};
+
+// The performance model of a whole plan (DESIGN.md §3.4).
+struct Performance {
+  std::vector<double> stage_time_s;  // per IPU: compute + overhead + copies
+  double bottleneck_s = 0;           // max stage time
+  double throughput_per_s = 0;       // batch / bottleneck (samples/s)
+  double latency_s = 0;              // Σ stage times
+  // max(Σ node times / k, the costliest node): no split onto k IPUs can have
+  // a smaller bottleneck (cut-tensor copies only add to it).
+  double lower_bound_s = 0;
+};
+
+class DeviceModel {
+ public:
+  // `problem` must outlive the model. `precision` picks the peak FLOP/s
+  // (fp16 or fp32) the compute times use.
+  DeviceModel(const ShardingProblem& problem, const proto::DeviceProfile& profile,
+              Precision precision);
+
+  // Memory of IPU `ipu` when node i runs on ipu_of_node[i]. Cost:
+  // O(nodes + edges + tiles) of the IPU's part.
+  IpuMemory EvaluateMemory(absl::Span<const int32_t> ipu_of_node, int32_t ipu) const;
+
+  // Stage times and pipeline figures for `num_ipus` IPUs; `batch` samples per
+  // pipeline step (>= 1).
+  Performance EvaluatePerformance(absl::Span<const int32_t> ipu_of_node, int num_ipus,
+                                  int64_t batch) const;
+
+  // Seconds node `n` takes on its IPU: FLOPs / (peak x class efficiency)
+  // plus the per-op overhead; 0 for folded constants.
+  double NodeTime(int32_t n) const { return node_time_s_[n]; }
+
+  // "Out of memory on tile T: M bytes used but tiles only have B bytes of
+  // memory", the compiler's message, for IPU `ipu`'s fullest tile (T global:
+  // ipu x tiles + local tile).
+  std::string OutOfMemoryMessage(int32_t ipu, const IpuMemory& memory) const;
+
+  const proto::DeviceProfile& profile() const { return profile_; }
+
+ private:
+  const ShardingProblem& problem_;
+  proto::DeviceProfile profile_;
+  std::vector<double> node_time_s_;
+  std::vector<int64_t> code_bytes_per_tile_;
+  std::vector<int32_t> tiles_spanned_;
+};
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_COSTMODEL_DEVICE_MODEL_H_

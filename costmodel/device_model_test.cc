@@ -1,0 +1,146 @@
+#include "costmodel/device_model.h"
+
+#include "costmodel/device_profile.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/test_problems.h"
+
+namespace autoshard {
+namespace {
+
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
+
+// A toy chip: 4 tiles of 1000 bytes, 4-byte grains, 1 GFLOP/s, 1 GB/s links,
+// no overhead; class "other": efficiency 1, 10 code bytes per tile;
+// "matmul": efficiency 0.5, 0 code bytes.
+proto::DeviceProfile ToyChip(int64_t bytes_per_tile = 1000) {
+  proto::DeviceProfile p;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    name: "toy" tiles_per_ipu: 4 bytes_per_tile: 1000
+    peak_fp16_flops_per_s: 2e9 peak_fp32_flops_per_s: 1e9 link_bytes_per_s: 1e9
+    available_memory_proportion: 0.5 op_overhead_s: 0 grain_bytes: 4
+    op_classes { op_class: "other" efficiency: 1 code_bytes_per_tile: 10 }
+    op_classes { op_class: "matmul" efficiency: 0.5 code_bytes_per_tile: 0 }
+  )pb", &p));
+  p.set_bytes_per_tile(bytes_per_tile);
+  EXPECT_TRUE(ValidateDeviceProfile(p).ok());
+  return p;
+}
+
+// n0 -> n1 -> n2. n0 reads w0 (40 B) and outputs 16 B; n1 reads w1 (6 B) and
+// outputs 8 B; n2 outputs 4 B (a graph output).
+ShardingProblem Chain() {
+  ShardingProblem p =
+      testing::MakeTestProblem(3, {{0, 1}, {1, 2}}, {40, 6, 0}, {1e9, 2e9, 0});
+  p.activation_bytes = {16, 8, 4};
+  p.largest_output_bytes = {16, 8, 4};
+  return p;
+}
+
+TEST(TileMemoryTest, PerTileBytesAddUpByHand) {
+  ShardingProblem p = Chain();
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  IpuMemory m = model.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0);
+  // Weights: w0 = 10 grains: 2 per tile + tiles 0,1 one more -> [12,12,8,8];
+  // w1 = 6 B -> 2 grains on tiles 2,3 -> [12,12,12,12]. 40 + 8 = 48 B.
+  EXPECT_EQ(m.weight_bytes, 48);
+  // Live: n0's 16 B over steps 0-1, n1's 8 B over 1-2, n2's 4 B at 2.
+  // Peak at step 1: 24 B. n0: 1 grain a tile -> [16,16,16,16]; n1: 2 grains
+  // on tiles 0,1 -> [20,20,16,16].
+  EXPECT_EQ(m.activation_bytes, 24);
+  // Code, 10 B a tile: n0 spans 16/4 = 4 tiles (all) -> [30,30,26,26];
+  // n1 spans 2 from the cursor (tile 2) -> [30,30,36,36]; n2 spans 1 from
+  // tile 0 -> [40,30,36,36]. 40 + 20 + 10 = 70 B.
+  EXPECT_EQ(m.code_bytes, 70);
+  EXPECT_EQ(m.exchange_bytes, 0);
+  EXPECT_EQ(m.temporary_bytes, 0);
+  // The tiles sum to the total: 40 + 30 + 36 + 36 = 142 = 48 + 24 + 70.
+  EXPECT_EQ(m.total_bytes(), 142);
+  EXPECT_EQ(m.max_tile, 0);
+  EXPECT_EQ(m.max_tile_bytes, 40);
+  EXPECT_TRUE(m.fits);
+}
+
+TEST(TileMemoryTest, OverflowNamesTheGlobalTile) {
+  ShardingProblem p = Chain();
+  // 39-byte tiles: the same layout no longer fits on IPU 0's tile 0.
+  DeviceModel model(p, ToyChip(39), Precision::kFp32);
+  IpuMemory m = model.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0);
+  EXPECT_FALSE(m.fits);
+  EXPECT_EQ(model.OutOfMemoryMessage(0, m),
+            "Out of memory on tile 0: 40 bytes used but tiles only have 39 bytes of memory");
+  // On IPU 1 of a split, tile t is global tile 1 x 4 + t.
+  EXPECT_THAT(model.OutOfMemoryMessage(1, m), ::testing::StartsWith("Out of memory on tile 4:"));
+}
+
+TEST(TileMemoryTest, CutTensorsAreExchangeBuffersOnBothIpus) {
+  ShardingProblem p = Chain();
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  // n0, n1 on IPU 0; n2 on IPU 1: n1's 8 B output is sent and received.
+  const std::vector<int32_t> split = {0, 0, 1};
+  IpuMemory first = model.EvaluateMemory(split, 0);
+  IpuMemory second = model.EvaluateMemory(split, 1);
+  EXPECT_EQ(first.exchange_bytes, 8);
+  EXPECT_EQ(second.exchange_bytes, 8);
+  EXPECT_EQ(second.weight_bytes, 0);
+  // IPU 0: n1's output is read only on IPU 1, so it lives at its own step:
+  // step 0 holds 16 B, step 1 holds 16 + 8 = 24 B.
+  EXPECT_EQ(first.activation_bytes, 24);
+}
+
+TEST(TileMemoryTest, TemporaryMemoryIsCappedByTheAvailableProportion) {
+  ShardingProblem p = Chain();
+  p.op_class[1] = "matmul";
+  p.temporary_bytes[1] = 4000;  // 1000 B a tile, capped at 0.5 x 1000 = 500
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  IpuMemory m = model.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0);
+  // Peak at n1's step: 24 B live + 4 x 500 B of temporaries.
+  EXPECT_EQ(m.temporary_bytes, 2000);  // 500 on each of 4 tiles
+  // As in PerTileBytesAddUpByHand up to the code, except n1 (matmul) has
+  // none, so n2's 10 B land on tile 2: [30,30,36,26] + 500 each.
+  EXPECT_EQ(m.max_tile, 2);
+  EXPECT_EQ(m.max_tile_bytes, 536);
+  EXPECT_TRUE(m.fits);
+}
+
+TEST(PerformanceTest, StageTimesBottleneckAndLowerBound) {
+  ShardingProblem p = Chain();
+  p.op_class[1] = "matmul";
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  // n0: 1e9 FLOPs / (1e9 x 1) = 1 s; n1: 2e9 / (1e9 x 0.5) = 4 s; n2: 0 s.
+  EXPECT_DOUBLE_EQ(model.NodeTime(0), 1.0);
+  EXPECT_DOUBLE_EQ(model.NodeTime(1), 4.0);
+  // Split {n0} | {n1, n2}: n0's 16 B output crosses at 1 GB/s = 16 ns each
+  // way, counted on both stages.
+  Performance perf = model.EvaluatePerformance(std::vector<int32_t>{0, 1, 1}, 2, 8);
+  EXPECT_THAT(perf.stage_time_s, ElementsAre(DoubleNear(1 + 16e-9, 1e-15),
+                                             DoubleNear(4 + 16e-9, 1e-15)));
+  EXPECT_NEAR(perf.bottleneck_s, 4 + 16e-9, 1e-15);
+  EXPECT_NEAR(perf.throughput_per_s, 8 / (4 + 16e-9), 1e-9);
+  EXPECT_NEAR(perf.latency_s, 5 + 32e-9, 1e-15);
+  // max(5 s / 2, the costliest node's 4 s) = 4 s.
+  EXPECT_DOUBLE_EQ(perf.lower_bound_s, 4.0);
+  // fp16 uses the 2 GFLOP/s peak: n1 takes 2 s.
+  DeviceModel fp16(p, ToyChip(), Precision::kFp16);
+  EXPECT_DOUBLE_EQ(fp16.NodeTime(1), 2.0);
+}
+
+TEST(DeviceProfileTest, BuiltinsLoadAndCustomFilesAreChecked) {
+  auto ipu2 = LoadDeviceProfile("ipu2");
+  ASSERT_TRUE(ipu2.ok()) << ipu2.status();
+  EXPECT_EQ(ipu2->tiles_per_ipu(), 1472);
+  EXPECT_EQ(ipu2->bytes_per_tile(), 638976);  // 1472 x 638976 B = 940.6 MB ~ "900 MB"
+  EXPECT_DOUBLE_EQ(ipu2->available_memory_proportion(), 0.6);
+  EXPECT_EQ(LoadDeviceProfile("ipu1")->tiles_per_ipu(), 1216);
+  EXPECT_DOUBLE_EQ(LoadDeviceProfile("ipu21")->peak_fp16_flops_per_s(), 350e12);
+  EXPECT_EQ(LoadDeviceProfile("nope").status().code(), absl::StatusCode::kNotFound);
+  proto::DeviceProfile bad = ToyChip();
+  bad.set_available_memory_proportion(1.5);
+  EXPECT_THAT(ValidateDeviceProfile(bad).message(),
+              ::testing::HasSubstr("available_memory_proportion must be in (0, 1]"));
+}
+
+}  // namespace
+}  // namespace autoshard

@@ -1,0 +1,77 @@
+#include "costmodel/problem.h"
+
+#include <algorithm>
+
+namespace autoshard {
+
+int64_t ShardingProblem::NodeWeightBytes(int32_t n) const {
+  int64_t bytes = 0;
+  for (int32_t w : node_weights[n]) bytes += weight_size_bytes[w];
+  return bytes;
+}
+
+CutBytes ComputeCutBytes(const ShardingProblem& problem,
+                         const std::vector<int32_t>& ipu_of_node, int num_ipus) {
+  CutBytes cut;
+  cut.in_bytes.assign(num_ipus, 0);
+  cut.out_bytes.assign(num_ipus, 0);
+  std::vector<int32_t> receivers;
+  for (int32_t node = 0; node < problem.num_nodes(); ++node) {
+    const int32_t d = ipu_of_node[node];
+    receivers.clear();
+    for (int32_t c : problem.consumers[node]) {
+      if (ipu_of_node[c] != d) receivers.push_back(ipu_of_node[c]);
+    }
+    std::sort(receivers.begin(), receivers.end());
+    receivers.erase(std::unique(receivers.begin(), receivers.end()), receivers.end());
+    for (int32_t r : receivers) {
+      cut.out_bytes[d] += problem.activation_bytes[node];
+      cut.in_bytes[r] += problem.activation_bytes[node];
+    }
+  }
+  return cut;
+}
+
+void FillProblemDefaults(ShardingProblem* p) {
+  const size_t n = p->topo_order.size();
+  p->topo_position.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) p->topo_position[p->topo_order[i]] = static_cast<int32_t>(i);
+  if (p->op_class.size() != n) p->op_class.assign(n, "other");
+  if (p->temporary_bytes.size() != n) p->temporary_bytes.assign(n, 0);
+  if (p->largest_output_bytes.size() != n) p->largest_output_bytes = p->activation_bytes;
+  if (p->is_constant.size() != n) p->is_constant.assign(n, 0);
+}
+
+ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs) {
+  const int n = graph.num_nodes();
+  ShardingProblem p;
+  p.producers.resize(n);
+  p.consumers.resize(n);
+  p.flops.resize(n);
+  p.activation_bytes.resize(n);
+  p.names.resize(n);
+  for (NodeId id = 0; id < n; ++id) {
+    auto prod = graph.producers(id);
+    auto cons = graph.consumers(id);
+    p.producers[id].assign(prod.begin(), prod.end());
+    p.consumers[id].assign(cons.begin(), cons.end());
+    p.flops[id] = costs.nodes[id].flops;
+    p.activation_bytes[id] = costs.nodes[id].activation_bytes;
+    p.names[id] = graph.name(id);
+    p.op_class.push_back(costs.nodes[id].op_class);
+    p.temporary_bytes.push_back(costs.nodes[id].temporary_bytes);
+    p.largest_output_bytes.push_back(costs.nodes[id].largest_output_bytes);
+    p.is_constant.push_back(costs.nodes[id].is_constant ? 1 : 0);
+  }
+  auto order = graph.topological_order();
+  p.topo_order.assign(order.begin(), order.end());
+  p.num_activation_inputs = costs.num_activation_inputs;
+  p.node_weights = costs.node_weights;
+  p.weight_size_bytes.reserve(costs.weights.size());
+  for (const Weight& w : costs.weights)
+    p.weight_size_bytes.push_back(w.size_bytes);
+  FillProblemDefaults(&p);
+  return p;
+}
+
+}  // namespace autoshard
