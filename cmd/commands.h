@@ -18,7 +18,7 @@ namespace autoshard::cmd {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;  // a bug or an I/O failure
 inline constexpr int kExitBadInput = 2;  // bad usage, bad model or config
-inline constexpr int kExitNoFit = 3;     // the model does not fit (later)
+inline constexpr int kExitNoFit = 3;     // outputs written, but an IPU overflows
 
 // Options shared by the subcommands that cost a model.
 struct ModelOptions {
@@ -26,6 +26,8 @@ struct ModelOptions {
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
   int batch_size = -1;                    // -1: not given
   std::string precision = "fp32";
+  std::string device = "ipu2";            // built-in name or text-proto file
+  double available_memory_proportion = 0;  // 0: the profile's
   bool strict_names = false;
   bool quiet = false;
   std::string plan_path;  // --plan OUT.json

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cmd/commands.h"
+#include "costmodel/device_profile.h"
 #include "graph/status_macros.h"
 #include "sharder/emit.h"
 
@@ -133,6 +134,12 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o) {
       ->allow_extra_args(false);
   sub->add_option("--batch-size", o->batch_size,
                   "set the symbolic first dim of every input to B (B >= 1)");
+  sub->add_option("--device", o->device,
+                  "ipu1, ipu2 (default), ipu21, or a DeviceProfile text-proto file "
+                  "(proto/device.proto)");
+  sub->add_option("--available-memory-proportion", o->available_memory_proportion,
+                  "share of tile memory matmul/conv temporaries may use, in (0, 1] "
+                  "(default: the device's, 0.6)");
   sub->add_option("--precision", o->precision,
                   "cost float tensors as fp32 or fp16")
       ->check(CLI::IsMember({"fp32", "fp16"}));
@@ -155,6 +162,14 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   options.shapes.batch_size = std::max(o.batch_size, 0);
   options.precision =
       o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
+  ASSIGN_OR_RETURN(options.device, LoadDeviceProfile(o.device));
+  if (o.available_memory_proportion != 0 &&
+      !(o.available_memory_proportion > 0 && o.available_memory_proportion <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
+                     o.available_memory_proportion));
+  }
+  options.available_memory_proportion = o.available_memory_proportion;
   for (const std::string& spec : o.input_shapes) {
     RETURN_IF_ERROR(ParseInputShape(spec, &options.shapes));
   }
@@ -243,6 +258,12 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     for (const auto& out : written) std::cout << "wrote " << out << "\n";
     for (const auto& w : warnings)
       std::cerr << "autoshard: warning: " << w << "\n";
+  }
+  if (!plan.proto.fits()) {
+    std::cerr << "autoshard: error: " << options.model << ": the plan does not fit the "
+              << plan.proto.device() << " tile-memory model: " << plan.proto.out_of_memory()
+              << " (outputs written; exit code 3)\n";
+    return kExitNoFit;
   }
   return kExitOk;
 }

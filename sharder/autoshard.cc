@@ -5,12 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "costmodel/device_model.h"
+#include "costmodel/device_profile.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/naming.h"
 #include "graph/status_macros.h"
 #include "sharder/emit.h"
 #include "sharder/plan.h"
+#include "sharder/prepare.h"
 #include "costmodel/problem.h"
 #include "sharder/raw_strategy.h"
 #include "sharder/sharding_points.h"
@@ -18,146 +21,49 @@
 namespace autoshard {
 namespace {
 
-// Initializers with more elements than this are copied without their data
-// into the model used for shape inference: it needs their dims only.
-constexpr int64_t kMaxCopiedInitializerElements = 1024;
+using internal::Prepare;
+using internal::Prepared;
+using internal::PrecisionName;
 
-// What Debian 12's ONNX 1.12 knows (DESIGN.md §8).
-constexpr int64_t kNewestKnownOpset = 17;
-constexpr int64_t kNewestKnownIrVersion = 8;
 
-// Everything planning derives from a model. `model` is heap-held so `graph`
-// (which points into it) stays valid when a Prepared moves.
-struct Prepared {
-  std::unique_ptr<onnx::ModelProto> model;
-  Graph graph;
-  ModelCosts costs;
-  ShardingProblem problem;
-  NamingResult naming;
-  std::vector<std::string> warnings;
-};
-
-std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
-    const onnx::ModelProto& in) {
-  auto m = std::make_unique<onnx::ModelProto>();
-  m->set_ir_version(in.ir_version());
-  *m->mutable_opset_import() = in.opset_import();
-  *m->mutable_functions() = in.functions();
-  const onnx::GraphProto& g = in.graph();
-  onnx::GraphProto* out = m->mutable_graph();
-  out->set_name(g.name());
-  *out->mutable_node() = g.node();
-  *out->mutable_input() = g.input();
-  *out->mutable_output() = g.output();
-  *out->mutable_value_info() = g.value_info();
-  *out->mutable_sparse_initializer() = g.sparse_initializer();
-  for (const auto& t : g.initializer()) {
-    int64_t elems = 1;
-    for (int64_t d : t.dims()) elems = SaturatingMul(elems, d < 0 ? 0 : d);
-    onnx::TensorProto* copy = out->add_initializer();
-    if (elems <= kMaxCopiedInitializerElements) {
-      *copy = t;
-      continue;
-    }
-    copy->set_name(t.name());
-    copy->set_data_type(t.data_type());
-    *copy->mutable_dims() = t.dims();
-  }
-  return m;
-}
-
-std::string PrecisionName(Precision p) {
-  return p == Precision::kFp16 ? "fp16" : "fp32";
-}
-
-absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
-                                 const Options& options) {
-  Prepared p;
-  p.model = CopyWithoutLargeWeights(model);
-  for (const auto& opset : model.opset_import()) {
-    if (IsDefaultDomain(opset.domain()) &&
-        opset.version() > kNewestKnownOpset) {
-      p.warnings.push_back(absl::StrCat(
-          "the model imports opset ", opset.version(),
-          "; ONNX 1.12 knows up to ", kNewestKnownOpset,
-          ", so shapes of ops changed since (ReduceSum/ReduceMean "
-          "axes, Split, Resize...) may be missing or come from older schemas"));
+// Fills the tile-memory and performance figures of `plan` for assignment `a`.
+void EvaluateOnDevice(const Prepared& p, const Options& options,
+                      const proto::DeviceProfile& device, const Assignment& a, Plan* plan) {
+  proto::Plan& pp = plan->proto;
+  DeviceModel model(p.problem, device, options.precision);
+  pp.set_device(device.name());
+  pp.set_available_memory_proportion(device.available_memory_proportion());
+  pp.set_fits(true);
+  for (int32_t d = 0; d < pp.ipus_size(); ++d) {
+    const IpuMemory m = model.EvaluateMemory(a.ipu, d);
+    proto::IpuMemory* out = pp.mutable_ipus(d)->mutable_memory();
+    out->set_weight_bytes(m.weight_bytes);
+    out->set_code_bytes(m.code_bytes);
+    out->set_exchange_bytes(m.exchange_bytes);
+    out->set_activation_bytes(m.activation_bytes);
+    out->set_temporary_bytes(m.temporary_bytes);
+    out->set_total_bytes(m.total_bytes());
+    out->set_max_tile_bytes(m.max_tile_bytes);
+    out->set_max_tile(static_cast<int64_t>(d) * device.tiles_per_ipu() + m.max_tile);
+    out->set_fits(m.fits);
+    if (!m.fits && pp.fits()) {
+      pp.set_fits(false);
+      pp.set_out_of_memory(model.OutOfMemoryMessage(d, m));
     }
   }
-  if (model.ir_version() > kNewestKnownIrVersion) {
-    p.warnings.push_back(absl::StrCat(
-        "the model's IR version ", model.ir_version(),
-        " is newer than ONNX 1.12 knows (", kNewestKnownIrVersion, ")"));
+  const Performance perf =
+      model.EvaluatePerformance(a.ipu, pp.ipus_size(), std::max<int64_t>(options.shapes.batch_size, 1));
+  for (int32_t d = 0; d < pp.ipus_size(); ++d) {
+    pp.mutable_ipus(d)->set_stage_time_s(perf.stage_time_s[d]);
   }
-  ASSIGN_OR_RETURN(p.naming, AssignNodeNames(options.strict_names,
-                                             p.model->mutable_graph()));
-  if (int named = p.naming.renamed_empty + p.naming.renamed_duplicate;
-      named > 0) {
-    p.warnings.push_back(
-        absl::StrCat("named ", named, " nodes (", p.naming.renamed_empty,
-                     " without a name, ", p.naming.renamed_duplicate,
-                     " with a repeated one) as <op_type>_<index>; the outputs "
-                     "use these names"));
-  }
-  ASSIGN_OR_RETURN(const int batched,
-                   ApplyInputShapes(options.shapes, p.model.get()));
-  if (options.shapes.batch_size > 0 && batched == 0) {
-    p.warnings.push_back(
-        absl::StrCat("--batch-size ", options.shapes.batch_size,
-                     " changed no input: none has a symbolic first dim"));
-  }
-  for (const auto& vi : p.model->graph().input()) {
-    if (!vi.type().has_tensor_type()) continue;
-    std::vector<std::string> unresolved;
-    std::vector<std::string> example;
-    const auto& dims = vi.type().tensor_type().shape().dim();
-    for (int i = 0; i < dims.size(); ++i) {
-      if (dims[i].has_dim_value()) {
-        example.push_back(absl::StrCat(dims[i].dim_value()));
-        continue;
-      }
-      unresolved.push_back(
-          dims[i].has_dim_param()
-              ? absl::StrCat("'", dims[i].dim_param(), "' (dim ", i, ")")
-              : absl::StrCat("dim ", i));
-      example.push_back(absl::StrCat("D", i));
-    }
-    if (!unresolved.empty()) {
-      p.warnings.push_back(absl::StrCat(
-          "input '", vi.name(), "' has unresolved ",
-          absl::StrJoin(unresolved, ", "),
-          ", costed as 1; set them with --input-shape ", vi.name(), ":",
-          absl::StrJoin(example, ","),
-          unresolved.size() == 1 && dims.size() > 0 && !dims[0].has_dim_value()
-              ? " or --batch-size"
-              : ""));
-    }
-  }
-  if (absl::Status s = InferShapes(p.model.get()); !s.ok()) {
-    p.warnings.push_back(
-        absl::StrCat(s.message(), "; using the shapes the file records"));
-  }
-  ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
-  const TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
-  ASSIGN_OR_RETURN(p.costs, ComputeCosts(p.model->graph(), p.graph, tensors,
-                                         CostOptions{options.precision}));
-  if (!p.costs.ops_without_rule.empty()) {
-    p.warnings.push_back(absl::StrCat(
-        "no FLOPs rule for ", absl::StrJoin(p.costs.ops_without_rule, ", "),
-        "; costed as their output elements"));
-  }
-  if (!p.costs.loops_costed_once.empty()) {
-    p.warnings.push_back(absl::StrCat(
-        "Loop/Scan bodies costed once (trip count not a constant): ",
-        absl::StrJoin(p.costs.loops_costed_once, ", ")));
-  }
-  if (p.costs.nodes_with_unknown_shapes > 0) {
-    p.warnings.push_back(
-        absl::StrCat(p.costs.nodes_with_unknown_shapes,
-                     " nodes have tensors with unresolved dims, costed as 1"));
-  }
-  p.problem = MakeProblem(p.graph, p.costs);
-  return p;
+  proto::Performance* out = pp.mutable_performance();
+  out->set_bottleneck_s(perf.bottleneck_s);
+  out->set_throughput_per_s(perf.throughput_per_s);
+  out->set_latency_s(perf.latency_s);
+  out->set_lower_bound_s(perf.lower_bound_s);
+  out->set_gap_percent(perf.lower_bound_s > 0
+                           ? (perf.bottleneck_s / perf.lower_bound_s - 1) * 100
+                           : 0);
 }
 
 Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
@@ -194,6 +100,7 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   s->set_nodes_named(p.naming.renamed_empty + p.naming.renamed_duplicate);
   for (const auto& op : p.costs.ops_without_rule) s->add_ops_without_rule(op);
   s->set_nodes_with_unknown_shapes(p.costs.nodes_with_unknown_shapes);
+  EvaluateOnDevice(p, options, p.device, a, &plan);
   s->set_planning_s(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count());
@@ -213,6 +120,11 @@ absl::Status Options::Validate() const {
   }
   if (shapes.batch_size < 0) {
     return absl::InvalidArgumentError("--batch-size must be positive");
+  }
+  if (available_memory_proportion < 0 || available_memory_proportion > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
+                     available_memory_proportion));
   }
   return absl::OkStatus();
 }

@@ -18,6 +18,7 @@
 #include "costmodel/cost_model.h"
 #include "graph/shapes.h"
 #include "onnx/onnx_pb.h"
+#include "proto/device.pb.h"
 #include "proto/plan.pb.h"
 
 namespace autoshard {
@@ -28,6 +29,10 @@ struct Options {
   bool strict_names = false;     // refuse empty/duplicate names (PopRT)
   ShapeOptions shapes;           // --input-shape / --batch-size
   Precision precision = Precision::kFp32;
+  // The chip (DESIGN.md §3.2): the default is the built-in Mk2 GC200.
+  proto::DeviceProfile device;   // empty: LoadDeviceProfile("ipu2")
+  // When > 0, replaces the profile's available memory proportion (0, 1].
+  double available_memory_proportion = 0;
 
   // InvalidArgument for a value out of range, naming the option.
   absl::Status Validate() const;

@@ -112,7 +112,8 @@ TEST(AutoshardTest, ShardingConfigIsStrict) {
           .message(),
       HasSubstr("'device' must be an integer from 0 to 2^31-1"));
   onnx::ModelProto model = testing::ParseModelText(kResidual);
-  EXPECT_THAT(PlanFromShardingPoints(model, Options{}, {}).status().message(),
+  Options options;
+  EXPECT_THAT(PlanFromShardingPoints(model, options, {}).status().message(),
               HasSubstr("has no points"));
 }
 

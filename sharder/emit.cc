@@ -150,47 +150,66 @@ std::string PlanJson(const proto::Plan& plan) {
   return json;
 }
 
+std::string HumanSeconds(double s) {
+  if (s >= 1) return absl::StrFormat("%.3f s", s);
+  if (s >= 1e-3) return absl::StrFormat("%.3f ms", s * 1e3);
+  return absl::StrFormat("%.3f us", s * 1e6);
+}
+
 std::string ReportText(const proto::Plan& plan) {
   std::string out;
   const auto& s = plan.summary();
   absl::StrAppend(&out, "model: ", plan.model(), "\n");
-  absl::StrAppendFormat(
-      &out, "nodes: %d   IPUs: %d   strategy: %s   precision: %s\n",
-      s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision());
-  absl::StrAppendFormat(&out, "%-4s %8s %14s %16s %14s %14s %16s\n", "IPU",
-                        "nodes", "weights", "outputs", "cut in", "cut out",
-                        "compute");
-  proto::IpuCost total;
+  absl::StrAppendFormat(&out,
+                        "nodes: %d   IPUs: %d   strategy: %s   precision: %s   batch: %d   "
+                        "device: %s (available memory proportion %.2f)\n",
+                        s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
+                        std::max(plan.batch_size(), 1), plan.device(),
+                        plan.available_memory_proportion());
+  const char* row = "%-4s %7s %11s %11s %11s %11s %11s %11s %11s %4s %14s %11s\n";
+  absl::StrAppendFormat(&out, row, "IPU", "nodes", "weights", "code", "exchange",
+                        "activations", "temporary", "total", "max tile", "fits", "compute",
+                        "stage time");
+  int64_t nodes = 0;
+  double flops = 0;
+  proto::IpuMemory total;
   for (const auto& ipu : plan.ipus()) {
-    absl::StrAppendFormat(
-        &out, "%-4d %8d %14s %16s %14s %14s %16s\n", ipu.ipu(), ipu.num_nodes(),
-        HumanBytes(ipu.weight_bytes()), HumanBytes(ipu.activation_bytes()),
-        HumanBytes(ipu.cut_tensor_in_bytes()),
-        HumanBytes(ipu.cut_tensor_out_bytes()), HumanFlops(ipu.flops()));
-    total.set_num_nodes(total.num_nodes() + ipu.num_nodes());
-    total.set_weight_bytes(total.weight_bytes() + ipu.weight_bytes());
-    total.set_activation_bytes(total.activation_bytes() +
-                               ipu.activation_bytes());
-    total.set_cut_tensor_in_bytes(total.cut_tensor_in_bytes() +
-                                  ipu.cut_tensor_in_bytes());
-    total.set_cut_tensor_out_bytes(total.cut_tensor_out_bytes() +
-                                   ipu.cut_tensor_out_bytes());
-    total.set_flops(total.flops() + ipu.flops());
+    const proto::IpuMemory& m = ipu.memory();
+    absl::StrAppendFormat(&out, row, absl::StrCat(ipu.ipu()), absl::StrCat(ipu.num_nodes()),
+                          HumanBytes(m.weight_bytes()), HumanBytes(m.code_bytes()),
+                          HumanBytes(m.exchange_bytes()), HumanBytes(m.activation_bytes()),
+                          HumanBytes(m.temporary_bytes()), HumanBytes(m.total_bytes()),
+                          HumanBytes(m.max_tile_bytes()), m.fits() ? "yes" : "NO",
+                          HumanFlops(ipu.flops()), HumanSeconds(ipu.stage_time_s()));
+    nodes += ipu.num_nodes();
+    flops += ipu.flops();
+    total.set_weight_bytes(total.weight_bytes() + m.weight_bytes());
+    total.set_code_bytes(total.code_bytes() + m.code_bytes());
+    total.set_exchange_bytes(total.exchange_bytes() + m.exchange_bytes());
+    total.set_activation_bytes(total.activation_bytes() + m.activation_bytes());
+    total.set_temporary_bytes(total.temporary_bytes() + m.temporary_bytes());
+    total.set_total_bytes(total.total_bytes() + m.total_bytes());
   }
-  absl::StrAppendFormat(
-      &out, "%-4s %8d %14s %16s %14s %14s %16s\n", "all", total.num_nodes(),
-      HumanBytes(total.weight_bytes()), HumanBytes(total.activation_bytes()),
-      HumanBytes(total.cut_tensor_in_bytes()),
-      HumanBytes(total.cut_tensor_out_bytes()), HumanFlops(total.flops()));
-  absl::StrAppendFormat(
-      &out,
-      "model weights: %s (%d bytes; a weight read on two IPUs "
-      "counts on both above)\n",
-      HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
-  absl::StrAppend(
-      &out,
-      "(outputs: bytes of every tensor the IPU's nodes produce, not peak "
-      "memory; cut in/out: tensors copied between IPUs)\n");
+  absl::StrAppendFormat(&out, row, "all", absl::StrCat(nodes), HumanBytes(total.weight_bytes()),
+                        HumanBytes(total.code_bytes()), HumanBytes(total.exchange_bytes()),
+                        HumanBytes(total.activation_bytes()), HumanBytes(total.temporary_bytes()),
+                        HumanBytes(total.total_bytes()), "", plan.fits() ? "yes" : "NO",
+                        HumanFlops(flops), "");
+  const proto::Performance& perf = plan.performance();
+  absl::StrAppendFormat(&out,
+                        "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s, "
+                        "lower bound %s (gap %.1f%%)\n",
+                        HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
+                        HumanSeconds(perf.latency_s()), HumanSeconds(perf.lower_bound_s()),
+                        perf.gap_percent());
+  absl::StrAppendFormat(&out,
+                        "model weights: %s (%d bytes); a weight read on two IPUs is stored "
+                        "on both\n",
+                        HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
+  if (!plan.fits()) absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");
+  absl::StrAppend(&out,
+                  "(memory and times are autoshard's tile-memory and performance models "
+                  "of the device, not the compiler's figures)\n");
   absl::StrAppendFormat(&out, "sharding points: %d   planned in %.3f s\n",
                         plan.sharding_points_size(), s.planning_s());
   return out;

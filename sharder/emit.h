@@ -36,9 +36,10 @@ absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
 // The plan in protobuf's JSON mapping (indented, field names as in the proto).
 std::string PlanJson(const proto::Plan& plan);
 
-// The report printed on stdout: per IPU nodes, weight bytes, activation
-// bytes, cut-tensor bytes and FLOPs, then totals. Warnings are not in it:
-// the CLI prints them on stderr.
+// The report printed on stdout: per IPU nodes, memory by kind (tile-memory
+// model), the fullest tile and whether it fits, FLOPs and stage time; then
+// totals, the pipeline's bottleneck, throughput, latency and lower bound.
+// Warnings are not in it: the CLI prints them on stderr.
 std::string ReportText(const proto::Plan& plan);
 
 }  // namespace autoshard

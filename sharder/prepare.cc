@@ -1,0 +1,161 @@
+#include "sharder/prepare.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "costmodel/device_profile.h"
+#include "graph/model_io.h"
+#include "graph/status_macros.h"
+
+namespace autoshard::internal {
+namespace {
+
+// Initializers with more elements than this are copied without their data
+// into the model used for shape inference: it needs their dims only.
+constexpr int64_t kMaxCopiedInitializerElements = 1024;
+
+// What Debian 12's ONNX 1.12 knows (DESIGN.md §8).
+constexpr int64_t kNewestKnownOpset = 17;
+constexpr int64_t kNewestKnownIrVersion = 8;
+
+std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
+    const onnx::ModelProto& in) {
+  auto m = std::make_unique<onnx::ModelProto>();
+  m->set_ir_version(in.ir_version());
+  *m->mutable_opset_import() = in.opset_import();
+  *m->mutable_functions() = in.functions();
+  const onnx::GraphProto& g = in.graph();
+  onnx::GraphProto* out = m->mutable_graph();
+  out->set_name(g.name());
+  *out->mutable_node() = g.node();
+  *out->mutable_input() = g.input();
+  *out->mutable_output() = g.output();
+  *out->mutable_value_info() = g.value_info();
+  *out->mutable_sparse_initializer() = g.sparse_initializer();
+  for (const auto& t : g.initializer()) {
+    int64_t elems = 1;
+    for (int64_t d : t.dims()) elems = SaturatingMul(elems, d < 0 ? 0 : d);
+    onnx::TensorProto* copy = out->add_initializer();
+    if (elems <= kMaxCopiedInitializerElements) {
+      *copy = t;
+      continue;
+    }
+    copy->set_name(t.name());
+    copy->set_data_type(t.data_type());
+    *copy->mutable_dims() = t.dims();
+  }
+  return m;
+}
+
+
+// The options' device profile, the built-in default when none was given,
+// with the available memory proportion override applied.
+absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {
+  proto::DeviceProfile device = options.device;
+  if (device.tiles_per_ipu() == 0) {
+    ASSIGN_OR_RETURN(device, LoadDeviceProfile("ipu2"));
+  }
+  if (options.available_memory_proportion > 0) {
+    device.set_available_memory_proportion(options.available_memory_proportion);
+  }
+  RETURN_IF_ERROR(ValidateDeviceProfile(device));
+  return device;
+}
+
+}  // namespace
+
+absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
+                                 const Options& options) {
+  Prepared p;
+  ASSIGN_OR_RETURN(p.device, ResolveDevice(options));
+  p.model = CopyWithoutLargeWeights(model);
+  for (const auto& opset : model.opset_import()) {
+    if (IsDefaultDomain(opset.domain()) &&
+        opset.version() > kNewestKnownOpset) {
+      p.warnings.push_back(absl::StrCat(
+          "the model imports opset ", opset.version(),
+          "; ONNX 1.12 knows up to ", kNewestKnownOpset,
+          ", so shapes of ops changed since (ReduceSum/ReduceMean "
+          "axes, Split, Resize...) may be missing or come from older schemas"));
+    }
+  }
+  if (model.ir_version() > kNewestKnownIrVersion) {
+    p.warnings.push_back(absl::StrCat(
+        "the model's IR version ", model.ir_version(),
+        " is newer than ONNX 1.12 knows (", kNewestKnownIrVersion, ")"));
+  }
+  ASSIGN_OR_RETURN(p.naming, AssignNodeNames(options.strict_names,
+                                             p.model->mutable_graph()));
+  if (int named = p.naming.renamed_empty + p.naming.renamed_duplicate;
+      named > 0) {
+    p.warnings.push_back(
+        absl::StrCat("named ", named, " nodes (", p.naming.renamed_empty,
+                     " without a name, ", p.naming.renamed_duplicate,
+                     " with a repeated one) as <op_type>_<index>; the outputs "
+                     "use these names"));
+  }
+  ASSIGN_OR_RETURN(const int batched,
+                   ApplyInputShapes(options.shapes, p.model.get()));
+  if (options.shapes.batch_size > 0 && batched == 0) {
+    p.warnings.push_back(
+        absl::StrCat("--batch-size ", options.shapes.batch_size,
+                     " changed no input: none has a symbolic first dim"));
+  }
+  for (const auto& vi : p.model->graph().input()) {
+    if (!vi.type().has_tensor_type()) continue;
+    std::vector<std::string> unresolved;
+    std::vector<std::string> example;
+    const auto& dims = vi.type().tensor_type().shape().dim();
+    for (int i = 0; i < dims.size(); ++i) {
+      if (dims[i].has_dim_value()) {
+        example.push_back(absl::StrCat(dims[i].dim_value()));
+        continue;
+      }
+      unresolved.push_back(
+          dims[i].has_dim_param()
+              ? absl::StrCat("'", dims[i].dim_param(), "' (dim ", i, ")")
+              : absl::StrCat("dim ", i));
+      example.push_back(absl::StrCat("D", i));
+    }
+    if (!unresolved.empty()) {
+      p.warnings.push_back(absl::StrCat(
+          "input '", vi.name(), "' has unresolved ",
+          absl::StrJoin(unresolved, ", "),
+          ", costed as 1; set them with --input-shape ", vi.name(), ":",
+          absl::StrJoin(example, ","),
+          unresolved.size() == 1 && dims.size() > 0 && !dims[0].has_dim_value()
+              ? " or --batch-size"
+              : ""));
+    }
+  }
+  if (absl::Status s = InferShapes(p.model.get()); !s.ok()) {
+    p.warnings.push_back(
+        absl::StrCat(s.message(), "; using the shapes the file records"));
+  }
+  ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
+  const TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
+  ASSIGN_OR_RETURN(p.costs, ComputeCosts(p.model->graph(), p.graph, tensors,
+                                         CostOptions{options.precision}));
+  if (!p.costs.ops_without_rule.empty()) {
+    p.warnings.push_back(absl::StrCat(
+        "no FLOPs rule for ", absl::StrJoin(p.costs.ops_without_rule, ", "),
+        "; costed as their output elements"));
+  }
+  if (!p.costs.loops_costed_once.empty()) {
+    p.warnings.push_back(absl::StrCat(
+        "Loop/Scan bodies costed once (trip count not a constant): ",
+        absl::StrJoin(p.costs.loops_costed_once, ", ")));
+  }
+  if (p.costs.nodes_with_unknown_shapes > 0) {
+    p.warnings.push_back(
+        absl::StrCat(p.costs.nodes_with_unknown_shapes,
+                     " nodes have tensors with unresolved dims, costed as 1"));
+  }
+  p.problem = MakeProblem(p.graph, p.costs);
+  return p;
+}
+
+std::string PrecisionName(Precision p) {
+  return p == Precision::kFp16 ? "fp16" : "fp32";
+}
+
+}  // namespace autoshard::internal

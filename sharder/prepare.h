@@ -1,0 +1,43 @@
+// Internal to sharder/: what planning derives from a model before any
+// strategy runs (naming, shapes, DAG, costs, problem, device), shared by the
+// public API (autoshard.cc) and `inspect` (inspect.cc).
+#ifndef AUTOSHARD_SHARDER_PREPARE_H_
+#define AUTOSHARD_SHARDER_PREPARE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/problem.h"
+#include "graph/graph.h"
+#include "graph/naming.h"
+#include "onnx/onnx_pb.h"
+#include "proto/device.pb.h"
+#include "sharder/autoshard.h"
+
+namespace autoshard::internal {
+
+// Everything planning derives from a model. `model` (a copy without the data
+// of large initializers, with nodes named and shapes inferred) is heap-held
+// so `graph`, which points into it, stays valid when a Prepared moves.
+struct Prepared {
+  proto::DeviceProfile device;  // resolved: built-in default, AMP override
+  std::unique_ptr<onnx::ModelProto> model;
+  Graph graph;
+  ModelCosts costs;
+  ShardingProblem problem;
+  NamingResult naming;
+  std::vector<std::string> warnings;
+};
+
+// Names, shapes, builds and costs `model` per `options` (num_ipus and
+// strategy are not looked at). Errors as PlanModel's.
+absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model, const Options& options);
+
+std::string PrecisionName(Precision precision);
+
+}  // namespace autoshard::internal
+
+#endif  // AUTOSHARD_SHARDER_PREPARE_H_
