@@ -48,15 +48,24 @@ struct ApplyOptions {
   std::string output;           // -o
 };
 
+struct InspectOptions {
+  ModelOptions model;
+  bool json = false;  // --json: the InspectReport in protobuf's JSON mapping
+};
+
 // Each Setup registers a subcommand and returns it, so main can tell which
 // one was given after parsing.
 CLI::App* SetupShard(CLI::App& app, ShardOptions* options);
 int RunShard(const ShardOptions& options);
 CLI::App* SetupApply(CLI::App& app, ApplyOptions* options);
 int RunApply(const ApplyOptions& options);
+CLI::App* SetupInspect(CLI::App& app, InspectOptions* options);
+int RunInspect(const InspectOptions& options);
 
 // Internals shared by the commands (cmd/common.cc).
-void AddModelFlags(CLI::App* sub, ModelOptions* options);
+// Adds MODEL and the shape, precision, device and naming flags; with
+// `writes_outputs`, also --plan and --quiet.
+void AddModelFlags(CLI::App* sub, ModelOptions* options, bool writes_outputs = true);
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& options);
 // Prints "autoshard: <message>" on stderr and returns the exit code for it.
 int ReportError(const absl::Status& status);

@@ -124,7 +124,7 @@ class DeferTerminationSignals {
 
 }  // namespace
 
-void AddModelFlags(CLI::App* sub, ModelOptions* o) {
+void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs) {
   sub->add_option("model", o->model,
                   "the .onnx model (external data beside it)")
       ->required();
@@ -147,6 +147,7 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o) {
       "--strict-names", o->strict_names,
       "refuse nodes with empty or repeated names (PopRT's rule) instead "
       "of naming them <op_type>_<index>");
+  if (!writes_outputs) return;
   sub->add_option("--plan", o->plan_path,
                   "also write the plan as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "print no report and no warnings");

@@ -16,8 +16,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ShardOptions shard;
   ApplyOptions apply;
+  InspectOptions inspect;
   CLI::App* shard_cmd = SetupShard(app, &shard);
   CLI::App* apply_cmd = SetupApply(app, &apply);
+  CLI::App* inspect_cmd = SetupInspect(app, &inspect);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -34,5 +36,6 @@ int main(int argc, char** argv) {
   }
   if (shard_cmd->parsed()) return RunShard(shard);
   if (apply_cmd->parsed()) return RunApply(apply);
+  if (inspect_cmd->parsed()) return RunInspect(inspect);
   return kExitBadInput;
 }

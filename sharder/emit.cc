@@ -29,8 +29,10 @@ void SetIntAttribute(const char* name, int value, onnx::NodeProto* node) {
   attr->set_i(value);
 }
 
+}  // namespace
+
 // "12.3 MB"-style figure for the report (powers of 1000, as tools print).
-std::string HumanBytes(double bytes) {
+std::string HumanBytesText(double bytes) {
   const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
   int u = 0;
   while (bytes >= 1000 && u < 6) {
@@ -41,7 +43,7 @@ std::string HumanBytes(double bytes) {
                 : absl::StrFormat("%.2f %s", bytes, units[u]);
 }
 
-std::string HumanFlops(double flops) {
+std::string HumanFlopsText(double flops) {
   const char* units[] = {"", "k", "M", "G", "T", "P"};
   int u = 0;
   while (flops >= 1000 && u < 5) {
@@ -51,6 +53,11 @@ std::string HumanFlops(double flops) {
   return u == 0 ? absl::StrFormat("%.0f FLOPs", flops)
                 : absl::StrFormat("%.2f %sFLOPs", flops, units[u]);
 }
+
+namespace {
+
+std::string HumanBytes(double bytes) { return HumanBytesText(bytes); }
+std::string HumanFlops(double flops) { return HumanFlopsText(flops); }
 
 absl::StatusOr<int> NonNegativeInt(const YAML::Node& node,
                                    absl::string_view key,

@@ -42,6 +42,10 @@ std::string PlanJson(const proto::Plan& plan);
 // Warnings are not in it: the CLI prints them on stderr.
 std::string ReportText(const proto::Plan& plan);
 
+// "12.34 MB" (powers of 1000) and "1.23 GFLOPs" figures for reports.
+std::string HumanBytesText(double bytes);
+std::string HumanFlopsText(double flops);
+
 }  // namespace autoshard
 
 #endif  // AUTOSHARD_SHARDER_EMIT_H_

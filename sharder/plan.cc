@@ -34,4 +34,19 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
   return ipus;
 }
 
+proto::IpuMemory MemoryProto(const IpuMemory& m, int32_t ipu,
+                             const proto::DeviceProfile& device) {
+  proto::IpuMemory out;
+  out.set_weight_bytes(m.weight_bytes);
+  out.set_code_bytes(m.code_bytes);
+  out.set_exchange_bytes(m.exchange_bytes);
+  out.set_activation_bytes(m.activation_bytes);
+  out.set_temporary_bytes(m.temporary_bytes);
+  out.set_total_bytes(m.total_bytes());
+  out.set_max_tile_bytes(m.max_tile_bytes);
+  out.set_max_tile(static_cast<int64_t>(ipu) * device.tiles_per_ipu() + m.max_tile);
+  out.set_fits(m.fits);
+  return out;
+}
+
 }  // namespace autoshard

@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "costmodel/device_model.h"
+#include "proto/device.pb.h"
 #include "proto/plan.pb.h"
 #include "costmodel/problem.h"
 #include "sharder/sharding_points.h"
@@ -19,6 +21,11 @@ namespace autoshard {
 //   that consumes it; cut_tensor_in_bytes: the same seen from the receiver.
 std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
                                           const Assignment& assignment);
+
+// The tile-memory model's figures for IPU `ipu` as the plan file holds them
+// (max_tile made global: ipu x tiles + local tile).
+proto::IpuMemory MemoryProto(const IpuMemory& memory, int32_t ipu,
+                             const proto::DeviceProfile& device);
 
 }  // namespace autoshard
 

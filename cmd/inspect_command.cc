@@ -1,0 +1,50 @@
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/commands.h"
+#include "google/protobuf/util/json_util.h"
+#include "sharder/inspect.h"
+
+namespace autoshard::cmd {
+
+CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
+  CLI::App* sub = app.add_subcommand(
+      "inspect", "print a model's FLOPs, MACs, weights, memory on one IPU, the fewest IPUs "
+                 "it needs and a per-op-type table");
+  sub->footer(
+      "Examples:\n"
+      "  autoshard inspect model.onnx --batch-size 1\n"
+      "  autoshard inspect model.onnx --json --device ipu21 --precision fp16\n"
+      "JSON schema: proto/inspect.proto (InspectReport), protobuf's JSON mapping.");
+  AddModelFlags(sub, &o->model, /*writes_outputs=*/false);
+  sub->add_flag("--json", o->json, "print the report as JSON (proto/inspect.proto)");
+  return sub;
+}
+
+int RunInspect(const InspectOptions& o) {
+  auto options = ToLibraryOptions(o.model);
+  if (!options.ok()) return ReportError(options.status());
+  auto loaded = LoadModel(o.model.model);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  auto report = InspectModel(loaded->model, *options);
+  if (!report.ok()) {
+    return ReportError(absl::Status(report.status().code(),
+                                    absl::StrCat(o.model.model, ": ", report.status().message())));
+  }
+  report->set_model(o.model.model);
+  if (o.json) {
+    google::protobuf::util::JsonPrintOptions json_options;
+    json_options.add_whitespace = true;
+    json_options.preserve_proto_field_names = true;
+    json_options.always_print_primitive_fields = true;
+    std::string json;
+    (void)google::protobuf::util::MessageToJsonString(*report, &json, json_options);
+    std::cout << json;
+  } else {
+    std::cout << InspectText(*report);
+  }
+  for (const auto& w : report->warnings()) std::cerr << "autoshard: warning: " << w << "\n";
+  return kExitOk;
+}
+
+}  // namespace autoshard::cmd

@@ -1,0 +1,163 @@
+#include "sharder/inspect.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "costmodel/device_model.h"
+#include "graph/status_macros.h"
+#include "sharder/emit.h"
+#include "sharder/plan.h"
+#include "sharder/prepare.h"
+#include "sharder/raw_strategy.h"
+
+namespace autoshard {
+namespace {
+
+constexpr int kMaxIpus = 64;
+
+std::string OpLabel(const onnx::NodeProto& node) {
+  return IsDefaultDomain(node.domain()) ? node.op_type()
+                                        : absl::StrCat(node.domain(), ".", node.op_type());
+}
+
+// True when the raw split onto `k` IPUs (k = 1: everything on IPU 0) fits.
+bool RawSplitFits(const ShardingProblem& problem, const DeviceModel& model, int k) {
+  std::vector<int32_t> ipu_of_node(problem.num_nodes(), 0);
+  if (k > 1) {
+    auto a = RawStrategy(problem, k);
+    if (!a.ok()) return false;
+    ipu_of_node = a->ipu;
+  }
+  for (int d = 0; d < k; ++d) {
+    if (!model.EvaluateMemory(ipu_of_node, d).fits) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
+                                                  const Options& options) {
+  ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
+  proto::InspectReport r;
+  const ShardingProblem& problem = p.problem;
+  const int n = problem.num_nodes();
+  r.set_num_nodes(n);
+  r.set_ir_version(model.ir_version());
+  for (const auto& opset : model.opset_import()) {
+    if (IsDefaultDomain(opset.domain())) r.set_opset(opset.version());
+  }
+  r.set_device(p.device.name());
+  r.set_precision(internal::PrecisionName(options.precision));
+  r.set_batch_size(static_cast<int32_t>(options.shapes.batch_size));
+  r.set_total_flops(p.costs.total_flops);
+  r.set_total_weight_bytes(p.costs.total_weight_bytes);
+  int64_t parameters = 0;
+  for (const Weight& w : p.costs.weights) parameters += w.num_elements;
+  r.set_parameters(parameters);
+
+  // Per op type; each weight counted at its first reader.
+  std::map<std::string, proto::OpTypeSummary> by_type;
+  std::vector<bool> counted(p.costs.weights.size(), false);
+  double macs = 0;
+  int64_t heavy_unknown = 0;
+  for (NodeId id = 0; id < n; ++id) {
+    const NodeCost& c = p.costs.nodes[id];
+    proto::OpTypeSummary& t = by_type[OpLabel(p.graph.node(id))];
+    t.set_count(t.count() + 1);
+    t.set_flops(t.flops() + c.flops);
+    t.set_macs(t.macs() + c.macs);
+    t.set_has_flops_rule(c.has_flops_rule);
+    for (int32_t w : p.costs.node_weights[id]) {
+      if (counted[w]) continue;
+      counted[w] = true;
+      t.set_weight_bytes(t.weight_bytes() + p.costs.weights[w].size_bytes);
+    }
+    macs += c.macs;
+    if (!c.shapes_known && (c.op_class == "conv" || c.op_class == "matmul")) ++heavy_unknown;
+  }
+  r.set_total_macs(macs);
+  std::vector<proto::OpTypeSummary> types;
+  for (auto& [label, t] : by_type) {
+    t.set_op_type(label);
+    types.push_back(t);
+  }
+  std::stable_sort(types.begin(), types.end(),
+                   [](const auto& a, const auto& b) { return a.flops() > b.flops(); });
+  for (auto& t : types) *r.add_op_types() = std::move(t);
+  for (const auto& op : p.costs.ops_without_rule) r.add_ops_without_rule(op);
+  r.set_nodes_with_unknown_shapes(p.costs.nodes_with_unknown_shapes);
+  r.set_heavy_nodes_with_unknown_shapes(heavy_unknown);
+  for (const auto& vi : p.model->graph().input()) {
+    if (!vi.type().has_tensor_type()) continue;
+    const auto& dims = vi.type().tensor_type().shape().dim();
+    for (int i = 0; i < dims.size(); ++i) {
+      if (dims[i].has_dim_value()) continue;
+      proto::UnresolvedDim* u = r.add_unresolved_dims();
+      u->set_input(vi.name());
+      u->set_dim(i);
+      u->set_name(dims[i].dim_param());
+    }
+  }
+
+  DeviceModel device(problem, p.device, options.precision);
+  *r.mutable_single_ipu_memory() =
+      MemoryProto(device.EvaluateMemory(std::vector<int32_t>(n, 0), 0), 0, p.device);
+  for (int k = 1; k <= std::min(kMaxIpus, std::max(n, 1)); k *= 2) {
+    if (RawSplitFits(problem, device, k)) {
+      r.set_min_ipus(k);
+      break;
+    }
+  }
+  for (const auto& w : p.warnings) r.add_warnings(w);
+  return r;
+}
+
+std::string InspectText(const proto::InspectReport& r) {
+  std::string out;
+  absl::StrAppendFormat(&out, "model: %s   nodes: %d   IR %d   opset %d\n", r.model(),
+                        r.num_nodes(), r.ir_version(), r.opset());
+  absl::StrAppendFormat(&out, "precision: %s   batch: %d   device: %s\n", r.precision(),
+                        std::max(r.batch_size(), 1), r.device());
+  absl::StrAppendFormat(&out, "compute: %s (%.4g MACs in contractions)\n",
+                        HumanFlopsText(r.total_flops()), r.total_macs());
+  absl::StrAppendFormat(&out, "weights: %s in %d parameters\n",
+                        HumanBytesText(r.total_weight_bytes()), r.parameters());
+  const proto::IpuMemory& m = r.single_ipu_memory();
+  absl::StrAppendFormat(&out,
+                        "on one IPU: peak activations %s, total %s, fullest tile %s (%s)\n",
+                        HumanBytesText(m.activation_bytes()), HumanBytesText(m.total_bytes()),
+                        HumanBytesText(m.max_tile_bytes()), m.fits() ? "fits" : "does not fit");
+  if (r.min_ipus() > 0) {
+    absl::StrAppendFormat(&out, "fewest IPUs (raw split fits): %d\n", r.min_ipus());
+  } else {
+    absl::StrAppendFormat(&out, "fewest IPUs: no raw split onto up to %d IPUs fits\n", kMaxIpus);
+  }
+  absl::StrAppendFormat(&out, "%-40s %7s %16s %14s %12s\n", "op type", "count", "compute",
+                        "MACs", "weights");
+  for (const auto& t : r.op_types()) {
+    absl::StrAppendFormat(&out, "%-40s %7d %16s %14.4g %12s%s\n", t.op_type(), t.count(),
+                          HumanFlopsText(t.flops()), t.macs(), HumanBytesText(t.weight_bytes()),
+                          t.has_flops_rule() ? "" : "  (no FLOPs rule)");
+  }
+  if (r.ops_without_rule_size() > 0) {
+    absl::StrAppend(&out, "ops without a FLOPs rule (costed as output elements): ",
+                    absl::StrJoin(r.ops_without_rule(), ", "), "\n");
+  }
+  std::vector<std::string> dims;
+  for (const auto& u : r.unresolved_dims()) {
+    dims.push_back(absl::StrCat(u.input(), "[", u.dim(), "]",
+                                u.name().empty() ? "" : absl::StrCat(" '", u.name(), "'")));
+  }
+  absl::StrAppend(&out, "unresolved input dims: ", dims.empty() ? "none" : absl::StrJoin(dims, ", "),
+                  "\n");
+  absl::StrAppendFormat(&out, "nodes with unknown shapes: %d (Conv/MatMul/Gemm-class: %d)\n",
+                        r.nodes_with_unknown_shapes(), r.heavy_nodes_with_unknown_shapes());
+  return out;
+}
+
+}  // namespace autoshard
