@@ -114,6 +114,35 @@ for f in o9 o11 o12 o13 o14 same; do
   [ -e "$TMP/$f.onnx" ] && bad "no output left for $f" || ok
 done
 
+# Device profiles, the memory model's verdict, inspect.
+cat >"$TMP/tiny.textproto" <<'EOT'
+name: "tiny"
+tiles_per_ipu: 16
+bytes_per_tile: 65536
+peak_fp16_flops_per_s: 1e12
+peak_fp32_flops_per_s: 0.25e12
+link_bytes_per_s: 1e10
+available_memory_proportion: 0.6
+op_overhead_s: 2e-6
+grain_bytes: 64
+EOT
+expect 3 "does not fit on a tiny chip" -- "$BIN" shard "$TMP/model.onnx" -n 2 --device "$TMP/tiny.textproto" -o "$TMP/tiny.onnx"
+stderr_has "Out of memory on tile" "does not fit on a tiny chip"
+[ -f "$TMP/tiny.onnx" ] && ok || bad "outputs written when the plan does not fit"
+grep -q "does not fit: Out of memory on tile" "$TMP/out" && ok || bad "report says what does not fit"
+expect 0 "fits on ipu21" -- "$BIN" shard "$TMP/model.onnx" -n 2 --device ipu21 --precision fp16 -o "$TMP/bow.onnx"
+grep -qE "^1 .* yes " "$TMP/out" && ok || bad "report says IPU 1 fits"
+grep -q "lower bound" "$TMP/out" && ok || bad "report has the lower bound"
+expect 2 "unknown device" -- "$BIN" shard "$TMP/model.onnx" -n 2 --device ipu9 -o "$TMP/o15.onnx"
+stderr_has "neither a built-in profile" "unknown device"
+expect 2 "bad memory proportion" -- "$BIN" shard "$TMP/model.onnx" -n 2 --available-memory-proportion 2 -o "$TMP/o16.onnx"
+stderr_has "must be in (0, 1]" "bad memory proportion"
+expect 0 "inspect" -- "$BIN" inspect "$TMP/model.onnx" --batch-size 1
+grep -q "fewest IPUs (raw split fits): 1" "$TMP/out" && ok || bad "inspect: fewest IPUs"
+grep -qE "^Conv +26 " "$TMP/out" && ok || bad "inspect: 26 Conv nodes"
+expect 0 "inspect --json" -- "$BIN" inspect "$TMP/model.onnx" --batch-size 1 --json
+grep -q '"parameters": "1235496"' "$TMP/out" && ok || bad "inspect --json: SqueezeNet 1.1's 1,235,496 parameters"
+
 # External data: the output elsewhere keeps valid references (hard link).
 mkdir -p "$TMP/ext" "$TMP/extout"
 if [ -n "${AUTOSHARD_CORPUS_DIR:-}" ] && [ -d "$AUTOSHARD_CORPUS_DIR/extdata_mobilenet_v2" ]; then

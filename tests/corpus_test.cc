@@ -59,6 +59,17 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
                   ::testing::HasSubstr("every IPU needs"));
       continue;
     }
+    // The performance model's lower bound holds for the plan it made.
+    const auto& perf = plan->proto.performance();
+    EXPECT_GT(perf.lower_bound_s(), 0);
+    EXPECT_GE(perf.bottleneck_s(), perf.lower_bound_s() * (1 - 1e-12));
+    for (const auto& ipu : plan->proto.ipus()) {
+      const auto& m = ipu.memory();
+      EXPECT_EQ(m.total_bytes(), m.weight_bytes() + m.code_bytes() +
+                                     m.exchange_bytes() + m.activation_bytes() +
+                                     m.temporary_bytes());
+      EXPECT_LE(m.max_tile_bytes(), m.total_bytes());
+    }
     onnx::ModelProto annotated = loaded->model;
     ASSERT_TRUE(ApplyPlan(*plan, &annotated).ok());
     auto graph = Graph::Build(annotated.graph());

@@ -1,0 +1,79 @@
+#include "sharder/inspect.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace autoshard {
+namespace {
+
+using ::testing::HasSubstr;
+
+// x: float[1,4]; a = MatMul(x, w0); b = Relu(a); c = Add(b, x);
+// y = MatMul(c, w1), w0 and w1 float[4,4].
+constexpr char kResidual[] = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[1,4] x) => (float[1,4] y) <float[4,4] w0 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1},
+                                       float[4,4] w1 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}> {
+    a = MatMul(x, w0)
+    b = Relu(a)
+    c = Add(b, x)
+    y = MatMul(c, w1)
+  })";
+
+TEST(InspectTest, TotalsAndPerOpTypeTableByHand) {
+  onnx::ModelProto model = testing::ParseModelText(kResidual);
+  Options options;
+  auto r = InspectModel(model, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // MatMul 1x4 . 4x4: 16 MACs = 32 FLOPs, twice; Relu 4 x 1; Add 4 x 1.
+  EXPECT_EQ(r->total_macs(), 32);
+  EXPECT_EQ(r->total_flops(), 72);
+  EXPECT_EQ(r->total_weight_bytes(), 128);  // 2 x 16 floats
+  EXPECT_EQ(r->parameters(), 32);
+  EXPECT_EQ(r->num_nodes(), 4);
+  EXPECT_EQ(r->opset(), 13);
+  EXPECT_EQ(r->min_ipus(), 1);  // a few hundred bytes fit one IPU
+  EXPECT_TRUE(r->single_ipu_memory().fits());
+  ASSERT_EQ(r->op_types_size(), 3);
+  EXPECT_EQ(r->op_types(0).op_type(), "MatMul");  // the costliest first
+  EXPECT_EQ(r->op_types(0).count(), 2);
+  EXPECT_EQ(r->op_types(0).flops(), 64);
+  EXPECT_EQ(r->op_types(0).weight_bytes(), 128);
+  EXPECT_EQ(r->unresolved_dims_size(), 0);
+  EXPECT_THAT(InspectText(*r), HasSubstr("fewest IPUs (raw split fits): 1"));
+}
+
+TEST(InspectTest, UnresolvedDimsAndFewestIpusOnATinyChip) {
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[N,4] x) => (float[N,4] y) <float[4,4] w0 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1},
+                                         float[4,4] w1 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}> {
+      a = MatMul(x, w0)
+      y = MatMul(a, w1)
+    })");
+  Options options;
+  // 1 tile of 96 bytes, 4-byte grains, no op classes (so no code bytes).
+  options.device.set_name("one-tile");
+  options.device.set_tiles_per_ipu(1);
+  options.device.set_bytes_per_tile(96);
+  options.device.set_peak_fp16_flops_per_s(1e9);
+  options.device.set_peak_fp32_flops_per_s(1e9);
+  options.device.set_link_bytes_per_s(1e9);
+  options.device.set_available_memory_proportion(0.5);
+  options.device.set_grain_bytes(4);
+  auto r = InspectModel(model, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->unresolved_dims_size(), 1);
+  EXPECT_EQ(r->unresolved_dims(0).input(), "x");
+  EXPECT_EQ(r->unresolved_dims(0).name(), "N");
+  // N counts as 1. One IPU: 2 x 64 B of weights > 96 B. Two IPUs, one
+  // MatMul each: 64 B of weights + 16 B exchange (a, sent or received) +
+  // 16 B live activation + 32 B temporaries (4 x 4 B of partials + 4 x 4 B
+  // of input; under the 0.5 x 96 = 48 B cap) = 128 B > 96 B.
+  EXPECT_FALSE(r->single_ipu_memory().fits());
+  EXPECT_EQ(r->min_ipus(), 0);
+}
+
+}  // namespace
+}  // namespace autoshard
