@@ -109,19 +109,25 @@ DeviceModel::DeviceModel(const ShardingProblem& problem, const proto::DeviceProf
 
 IpuMemory DeviceModel::EvaluateMemory(absl::Span<const int32_t> ipu_of_node,
                                       int32_t ipu) const {
+  std::vector<int32_t> schedule;
+  for (int32_t node : problem_.topo_order) {
+    if (ipu_of_node[node] == ipu) schedule.push_back(node);
+  }
+  std::vector<int32_t> step_scratch(problem_.num_nodes(), -1);
+  return EvaluateSchedule(ipu_of_node, ipu, schedule, &step_scratch);
+}
+
+IpuMemory DeviceModel::EvaluateSchedule(absl::Span<const int32_t> ipu_of_node, int32_t ipu,
+                                        absl::Span<const int32_t> schedule,
+                                        std::vector<int32_t>* step_scratch) const {
   const ShardingProblem& p = problem_;
   const int32_t tiles = profile_.tiles_per_ipu();
   const int64_t temp_cap_per_tile = static_cast<int64_t>(
       profile_.available_memory_proportion() * static_cast<double>(profile_.bytes_per_tile()));
-  // The IPU's schedule: its nodes in topological order, and each one's step.
-  std::vector<int32_t> schedule;
-  std::vector<int32_t> step_of(p.num_nodes(), -1);
-  for (int32_t node : p.topo_order) {
-    if (ipu_of_node[node] != ipu) continue;
-    step_of[node] = static_cast<int32_t>(schedule.size());
-    schedule.push_back(node);
-  }
+  // Each scheduled node's step (reset before returning).
+  std::vector<int32_t>& step_of = *step_scratch;
   const int32_t steps = static_cast<int32_t>(schedule.size());
+  for (int32_t s = 0; s < steps; ++s) step_of[schedule[s]] = s;
   TileMap map(tiles, profile_.grain_bytes());
   IpuMemory m;
 
@@ -189,6 +195,7 @@ IpuMemory DeviceModel::EvaluateMemory(absl::Span<const int32_t> ipu_of_node,
     m.code_bytes += map.AddPerTile(code_bytes_per_tile_[node], tiles_spanned_[node]);
   }
   if (steps > 0) m.temporary_bytes = map.AddUniform(capped_temp_per_tile(schedule[peak_step]));
+  for (int32_t node : schedule) step_of[node] = -1;
   auto [tile, bytes] = map.Fullest();
   m.max_tile = tile;
   m.max_tile_bytes = bytes;

@@ -71,8 +71,16 @@ class DeviceModel {
               Precision precision);
 
   // Memory of IPU `ipu` when node i runs on ipu_of_node[i]. Cost:
-  // O(nodes + edges + tiles) of the IPU's part.
+  // O(all nodes + the IPU's edges + tiles).
   IpuMemory EvaluateMemory(absl::Span<const int32_t> ipu_of_node, int32_t ipu) const;
+
+  // The same when the caller knows the IPU's nodes in topological order
+  // (`schedule`), for searches that re-cost one IPU at a time: O(the IPU's
+  // nodes + edges + tiles). `step_scratch` must hold num_nodes() entries, all
+  // -1; it is left that way.
+  IpuMemory EvaluateSchedule(absl::Span<const int32_t> ipu_of_node, int32_t ipu,
+                             absl::Span<const int32_t> schedule,
+                             std::vector<int32_t>* step_scratch) const;
 
   // Stage times and pipeline figures for `num_ipus` IPUs; `batch` samples per
   // pipeline step (>= 1).

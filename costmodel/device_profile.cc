@@ -51,8 +51,9 @@ constexpr char kCommon[] =
     )pb";
 
 // Mk1 GC2 (Colossus): 1216 tiles x 256 KiB = 304 MiB In-Processor-Memory;
-// 124.5 TFLOP/s fp16 (a C2 card's 250 TFLOP/s for two IPUs), 31.1 TFLOP/s
-// fp32; 192 GB/s IPU-Link bandwidth between the card's IPUs.
+// 124.5 TFLOP/s fp16 (a C2 card's 250 TFLOP/s for two IPUs); fp32 taken as a
+// quarter of fp16, the ratio of GC200's published figures (no GC2 fp32 figure
+// was found); 192 GB/s IPU-Link bandwidth between the card's IPUs.
 constexpr char kIpu1[] = R"pb(
   name: "ipu1"
   description: "Graphcore Mk1 GC2 (Colossus) IPU"

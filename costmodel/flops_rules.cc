@@ -159,59 +159,6 @@ void LrnRule(NodeShapes& s, FlopsEstimate* e) {
              (2.0 * static_cast<double>(AttrInt(s.node(), "size", 1)) + 3);
 }
 
-// RNN/GRU/LSTM over X[seq, batch, input] (layout 1: [batch, seq, input]) with
-// g gates (RNN 1, GRU 3, LSTM 4) and hidden size H per direction:
-//   macs = seq x dirs x batch x g x H x (input + H)   (X W^T and H R^T)
-//   flops = 2 x macs + seq x dirs x batch x H x c, with c the elementwise work
-//   per hidden unit and step: 7 per gate (two bias adds, one sum, a
-//   transcendental activation) plus the state update: LSTM 4 x 7 + 8
-//   (cell 3, tanh 4, output 1) = 36; GRU 3 x 7 + 5 (reset 1, blend 4) = 26;
-//   RNN 7.
-void RecurrentRule(NodeShapes& s, FlopsEstimate* e) {
-  const std::string& op = s.node().op_type();
-  const int gates = op == "LSTM" ? 4 : (op == "GRU" ? 3 : 1);
-  const double per_unit = op == "LSTM" ? 36 : (op == "GRU" ? 26 : 7);
-  const bool batch_first = AttrInt(s.node(), "layout", 0) != 0;
-  const TensorInfo* x = s.in(0);
-  const TensorInfo* w = s.in(1);  // [dirs, g x H, input]
-  const double seq = s.Dim(x, batch_first ? 1 : 0);
-  const double batch = s.Dim(x, batch_first ? 0 : 1);
-  const double input = s.DimOr(x, 2, w, 2);
-  const double dirs =
-      AttrString(s.node(), "direction", "forward") == "bidirectional" ? 2 : 1;
-  const int64_t hidden_attr = AttrInt(s.node(), "hidden_size", 0);
-  double hidden = static_cast<double>(hidden_attr);
-  if (hidden_attr <= 0) {  // R is [dirs, g x H, H]; W is [dirs, g x H, input]
-    hidden =
-        NodeShapes::Knows(s.in(2), 2) ? s.Dim(s.in(2), 2) : s.Dim(w, 1) / gates;
-  }
-  const double steps = seq * dirs * batch;
-  SetMacs(steps * gates * hidden * (input + hidden), steps * hidden * per_unit,
-          e);
-}
-
-// com.microsoft Attention: input[B, S, Hin], weights[Hin, Hq + Hk + Hv],
-// optional past[2, B, heads, P, Hk/heads]; T = P + S.
-//   macs = B x S x Hin x (Hq+Hk+Hv)   (QKV projection)
-//        + B x S x T x Hq             (Q K^T, all heads)
-//        + B x S x T x Hv             (softmax(.) V)
-//   flops = 2 x macs + 5 x B x heads x S x T (softmax) + B x S x (Hq+Hk+Hv)
-//   (bias).
-void AttentionRule(NodeShapes& s, FlopsEstimate* e) {
-  const TensorInfo* x = s.in(0);
-  const TensorInfo* w = s.in(1);
-  const double batch = s.Dim(x, 0), seq = s.Dim(x, 1);
-  const double hidden_in = s.DimOr(x, 2, w, 0);
-  const double qkv = s.Dim(w, 1);
-  const std::vector<int64_t> sizes = AttrInts(s.node(), "qkv_hidden_sizes");
-  const double hq = sizes.size() == 3 ? static_cast<double>(sizes[0]) : qkv / 3;
-  const double hv = sizes.size() == 3 ? static_cast<double>(sizes[2]) : qkv / 3;
-  const double heads = std::max<int64_t>(1, AttrInt(s.node(), "num_heads", 1));
-  const double total = seq + (s.has_input(4) ? s.Dim(s.in(4), 3) : 0);
-  const double macs = batch * seq * (hidden_in * qkv + total * hq + total * hv);
-  SetMacs(macs, 5 * batch * heads * seq * total + batch * seq * qkv, e);
-}
-
 // com.microsoft EmbedLayerNormalization: input_ids[B, S] and
 // word_embedding[V, H] give the output [B, S, H]; gathers (0), adding the
 // word, position and segment embeddings (2) and layer normalization (5):
@@ -263,8 +210,8 @@ const RuleTable& Rules() {
         kMatMul, Custom(MatMulRule));
     Set(t, "Gemm", kMatMul, Custom(GemmRule));
     Set(t, "Einsum", kMatMul, Custom(EinsumRule));
-    Set(t, "RNN GRU LSTM", kMatMul, Custom(RecurrentRule));
-    Set(t, "com.microsoft.Attention", kMatMul, Custom(AttentionRule));
+    Set(t, "RNN GRU LSTM", kMatMul, Custom(internal::RecurrentRule));
+    Set(t, "com.microsoft.Attention", kMatMul, Custom(internal::AttentionRule));
     Set(t, "Conv ConvInteger QLinearConv ConvTranspose", kConv,
         Custom(ConvRule));
 
