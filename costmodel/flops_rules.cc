@@ -322,6 +322,13 @@ const RuleTable& Rules() {
 
 const OpRule* FindRule(const NodeProto& node) {
   const RuleTable& rules = Rules();
+  if (node.domain() == "ai.onnx.ml") {
+    // Classical-ML ops (scalers, encoders, linear models, imputers, ZipMap):
+    // 1 FLOP per input element, a simple documented rule; they are tiny next
+    // to a network's layers. Class "other".
+    static const OpRule kMlRule = PerIn(1);
+    return &kMlRule;
+  }
   if (node.domain() == "com.microsoft") {
     auto it = rules.find(OpLabel(node));
     if (it != rules.end()) return &it->second;

@@ -179,6 +179,19 @@ TEST(FlopsTest, ShapeOnlyOpsCostZero) {
   EXPECT_THAT(c.ops_without_rule, IsEmpty());
 }
 
+TEST(FlopsTest, OnnxMlOpsCostOnePerInputElement) {
+  ModelCosts c = CostsOf(R"(
+    <ir_version: 8, opset_import: ["" : 13, "ai.onnx.ml" : 1]>
+    g (float[2,3] x) => (float[2,3] y) {
+      y = ai.onnx.ml.Scaler <offset = [0.0, 0.0, 0.0], scale = [1.0, 1.0, 1.0]> (x)
+    })");
+  ASSERT_EQ(c.nodes.size(), 1u);
+  // 2 x 3 input elements, 1 each.
+  EXPECT_TRUE(c.nodes[0].has_flops_rule);
+  EXPECT_EQ(c.nodes[0].flops, 6);
+  EXPECT_THAT(c.ops_without_rule, IsEmpty());
+}
+
 TEST(FlopsTest, UnknownOpFallsBackToOutputElements) {
   ModelCosts c = CostsOf(R"(
     <ir_version: 8, opset_import: ["" : 13, "com.example" : 1]>
