@@ -18,7 +18,7 @@ namespace autoshard::cmd {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;  // a bug or an I/O failure
 inline constexpr int kExitBadInput = 2;  // bad usage, bad model or config
-inline constexpr int kExitNoFit = 3;     // outputs written, but an IPU overflows
+inline constexpr int kExitNoFit = 3;  // outputs written, but an IPU overflows
 
 // Options shared by the subcommands that cost a model.
 struct ModelOptions {
@@ -26,7 +26,7 @@ struct ModelOptions {
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
   int batch_size = -1;                    // -1: not given
   std::string precision = "fp32";
-  std::string device = "ipu2";            // built-in name or text-proto file
+  std::string device = "ipu2";             // built-in name or text-proto file
   double available_memory_proportion = 0;  // 0: the profile's
   bool strict_names = false;
   bool quiet = false;
@@ -37,6 +37,8 @@ struct ShardOptions {
   ModelOptions model;
   int num_ipus = 0;
   std::string strategy = "raw";
+  bool optimal_perf = false;
+  int64_t max_candidates = 100000;
   std::string output;  // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml
@@ -65,7 +67,8 @@ int RunInspect(const InspectOptions& options);
 // Internals shared by the commands (cmd/common.cc).
 // Adds MODEL and the shape, precision, device and naming flags; with
 // `writes_outputs`, also --plan and --quiet.
-void AddModelFlags(CLI::App* sub, ModelOptions* options, bool writes_outputs = true);
+void AddModelFlags(CLI::App* sub, ModelOptions* options,
+                   bool writes_outputs = true);
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& options);
 // Prints "autoshard: <message>" on stderr and returns the exit code for it.
 int ReportError(const absl::Status& status);

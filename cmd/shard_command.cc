@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
@@ -27,9 +28,16 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
   AddModelFlags(sub, &o->model);
   sub->add_option("-n,--num-ipus", o->num_ipus, "number of IPUs (at least 2)")
       ->required();
-  sub->add_option("--strategy", o->strategy,
-                  "raw: PopRT's bytes-balanced split")
-      ->check(CLI::IsMember({"raw"}));
+  sub->add_option(
+         "--strategy", o->strategy,
+         "raw: PopRT's bytes-balanced split; search: raw, then move "
+         "boundary subgraphs until every IPU fits the tile-memory model")
+      ->check(CLI::IsMember({"raw", "search"}));
+  sub->add_flag(
+      "--optimal-perf", o->optimal_perf,
+      "search: after a split fits, keep searching for the best bottleneck");
+  sub->add_option("--max-candidates", o->max_candidates,
+                  "search: splits to evaluate at most (default 100000)");
   o->output_option = sub->add_option(
       "-o,--output", o->output,
       "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
@@ -43,10 +51,23 @@ int RunShard(const ShardOptions& o) {
   if (!options.ok()) return ReportError(options.status());
   options->num_ipus = o.num_ipus;
   options->strategy = o.strategy;
+  options->optimal_perf = o.optimal_perf;
+  options->max_candidates = o.max_candidates;
+  bool progress_shown = false;
+  if (!o.model.quiet) {
+    options->progress = [&progress_shown](int64_t candidates,
+                                          int64_t best_max_tile_bytes) {
+      std::cerr << "\rsearch: " << candidates
+                << " candidates, closest fullest tile " << best_max_tile_bytes
+                << " bytes   " << std::flush;
+      progress_shown = true;
+    };
+  }
   if (absl::Status s = options->Validate(); !s.ok()) return ReportError(s);
   auto loaded = LoadModel(o.model.model);
   if (!loaded.ok()) return ReportError(loaded.status());
   auto plan = PlanModel(loaded->model, *options);
+  if (progress_shown) std::cerr << "\n";
   if (!plan.ok()) {
     return ReportError(absl::Status(
         plan.status().code(),

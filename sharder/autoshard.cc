@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "costmodel/device_model.h"
 #include "costmodel/device_profile.h"
+#include "costmodel/problem.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/naming.h"
@@ -14,21 +15,21 @@
 #include "sharder/emit.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
-#include "costmodel/problem.h"
 #include "sharder/raw_strategy.h"
+#include "sharder/search_strategy.h"
 #include "sharder/sharding_points.h"
 
 namespace autoshard {
 namespace {
 
+using internal::PrecisionName;
 using internal::Prepare;
 using internal::Prepared;
-using internal::PrecisionName;
-
 
 // Fills the tile-memory and performance figures of `plan` for assignment `a`.
 void EvaluateOnDevice(const Prepared& p, const Options& options,
-                      const proto::DeviceProfile& device, const Assignment& a, Plan* plan) {
+                      const proto::DeviceProfile& device, const Assignment& a,
+                      Plan* plan) {
   proto::Plan& pp = plan->proto;
   DeviceModel model(p.problem, device, options.precision);
   pp.set_device(device.name());
@@ -44,15 +45,16 @@ void EvaluateOnDevice(const Prepared& p, const Options& options,
     out->set_temporary_bytes(m.temporary_bytes);
     out->set_total_bytes(m.total_bytes());
     out->set_max_tile_bytes(m.max_tile_bytes);
-    out->set_max_tile(static_cast<int64_t>(d) * device.tiles_per_ipu() + m.max_tile);
+    out->set_max_tile(static_cast<int64_t>(d) * device.tiles_per_ipu() +
+                      m.max_tile);
     out->set_fits(m.fits);
     if (!m.fits && pp.fits()) {
       pp.set_fits(false);
       pp.set_out_of_memory(model.OutOfMemoryMessage(d, m));
     }
   }
-  const Performance perf =
-      model.EvaluatePerformance(a.ipu, pp.ipus_size(), std::max<int64_t>(options.shapes.batch_size, 1));
+  const Performance perf = model.EvaluatePerformance(
+      a.ipu, pp.ipus_size(), std::max<int64_t>(options.shapes.batch_size, 1));
   for (int32_t d = 0; d < pp.ipus_size(); ++d) {
     pp.mutable_ipus(d)->set_stage_time_s(perf.stage_time_s[d]);
   }
@@ -114,9 +116,12 @@ absl::Status Options::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("--num-ipus must be at least 2, got ", num_ipus));
   }
-  if (strategy != "raw") {
+  if (strategy != "raw" && strategy != "search") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--strategy '", strategy, "' is unknown (available: raw)"));
+        "--strategy '", strategy, "' is unknown (available: raw, search)"));
+  }
+  if (max_candidates <= 0) {
+    return absl::InvalidArgumentError("--max-candidates must be positive");
   }
   if (shapes.batch_size < 0) {
     return absl::InvalidArgumentError("--batch-size must be positive");
@@ -135,10 +140,44 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
   ASSIGN_OR_RETURN(Assignment a, RawStrategy(p.problem, options.num_ipus));
+  proto::SearchSummary search;
+  if (options.strategy == "search") {
+    const SubgraphSet subgraphs = SubgraphsFor(p.problem, options.num_ipus);
+    SearchOptions search_options;
+    search_options.optimal_perf = options.optimal_perf;
+    search_options.max_candidates = options.max_candidates;
+    search_options.batch = std::max<int64_t>(options.shapes.batch_size, 1);
+    if (options.progress) {
+      search_options.progress = [&](const SearchProgress& progress) {
+        options.progress(progress.candidates, progress.best_max_tile_bytes);
+      };
+    }
+    const auto search_start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(
+        SearchResult found,
+        SearchStrategy(p.problem, subgraphs,
+                       RawSplitSubgraphs(subgraphs, options.num_ipus),
+                       options.num_ipus, p.device, options.precision,
+                       search_options));
+    a = std::move(found.assignment);
+    search.set_candidates(found.candidates);
+    search.set_raw_max_tile_bytes(found.raw_max_tile_bytes);
+    search.set_max_tile_bytes(found.max_tile_bytes);
+    search.set_fits(found.fits);
+    search.set_available_memory_proportion(found.available_memory_proportion);
+    search.set_optimal_perf(options.optimal_perf);
+    search.set_seconds(std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - search_start)
+                           .count());
+    // The plan is evaluated with the proportion the search settled on.
+    p.device.set_available_memory_proportion(found.available_memory_proportion);
+  }
   RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
                    MinimalShardingPoints(p.problem, a));
-  return FinishPlan(p, options, a, points, options.strategy, start);
+  Plan plan = FinishPlan(p, options, a, points, options.strategy, start);
+  if (options.strategy == "search") *plan.proto.mutable_search() = search;
+  return plan;
 }
 
 absl::StatusOr<Plan> PlanFromShardingPoints(

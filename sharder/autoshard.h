@@ -9,6 +9,8 @@
 #ifndef AUTOSHARD_SHARDER_AUTOSHARD_H_
 #define AUTOSHARD_SHARDER_AUTOSHARD_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,13 +26,20 @@
 namespace autoshard {
 
 struct Options {
-  int num_ipus = 0;              // >= 2 and <= the node count
-  std::string strategy = "raw";  // only "raw" for now
-  bool strict_names = false;     // refuse empty/duplicate names (PopRT)
-  ShapeOptions shapes;           // --input-shape / --batch-size
+  int num_ipus = 0;  // >= 2 and <= the node count
+  // "raw": PopRT's bytes-balanced split (DESIGN.md §4.1); "search": raw,
+  // then boundary moves until every IPU fits the tile-memory model (§4.2).
+  std::string strategy = "raw";
+  bool optimal_perf = false;  // search: keep going for the best bottleneck
+  int64_t max_candidates = 100000;  // search: splits to evaluate at most
+  // search: called about once a second with candidates tried and the
+  // closest split's fullest tile (bytes); may be empty.
+  std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;
+  bool strict_names = false;  // refuse empty/duplicate names (PopRT)
+  ShapeOptions shapes;        // --input-shape / --batch-size
   Precision precision = Precision::kFp32;
   // The chip (DESIGN.md §3.2): the default is the built-in Mk2 GC200.
-  proto::DeviceProfile device;   // empty: LoadDeviceProfile("ipu2")
+  proto::DeviceProfile device;  // empty: LoadDeviceProfile("ipu2")
   // When > 0, replaces the profile's available memory proportion (0, 1].
   double available_memory_proportion = 0;
 

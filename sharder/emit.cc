@@ -167,27 +167,30 @@ std::string ReportText(const proto::Plan& plan) {
   std::string out;
   const auto& s = plan.summary();
   absl::StrAppend(&out, "model: ", plan.model(), "\n");
-  absl::StrAppendFormat(&out,
-                        "nodes: %d   IPUs: %d   strategy: %s   precision: %s   batch: %d   "
-                        "device: %s (available memory proportion %.2f)\n",
-                        s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
-                        std::max(plan.batch_size(), 1), plan.device(),
-                        plan.available_memory_proportion());
-  const char* row = "%-4s %7s %11s %11s %11s %11s %11s %11s %11s %4s %14s %11s\n";
-  absl::StrAppendFormat(&out, row, "IPU", "nodes", "weights", "code", "exchange",
-                        "activations", "temporary", "total", "max tile", "fits", "compute",
-                        "stage time");
+  absl::StrAppendFormat(
+      &out,
+      "nodes: %d   IPUs: %d   strategy: %s   precision: %s   batch: %d   "
+      "device: %s (available memory proportion %.2f)\n",
+      s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
+      std::max(plan.batch_size(), 1), plan.device(),
+      plan.available_memory_proportion());
+  const char* row =
+      "%-4s %7s %11s %11s %11s %11s %11s %11s %11s %4s %14s %11s\n";
+  absl::StrAppendFormat(&out, row, "IPU", "nodes", "weights", "code",
+                        "exchange", "activations", "temporary", "total",
+                        "max tile", "fits", "compute", "stage time");
   int64_t nodes = 0;
   double flops = 0;
   proto::IpuMemory total;
   for (const auto& ipu : plan.ipus()) {
     const proto::IpuMemory& m = ipu.memory();
-    absl::StrAppendFormat(&out, row, absl::StrCat(ipu.ipu()), absl::StrCat(ipu.num_nodes()),
-                          HumanBytes(m.weight_bytes()), HumanBytes(m.code_bytes()),
-                          HumanBytes(m.exchange_bytes()), HumanBytes(m.activation_bytes()),
-                          HumanBytes(m.temporary_bytes()), HumanBytes(m.total_bytes()),
-                          HumanBytes(m.max_tile_bytes()), m.fits() ? "yes" : "NO",
-                          HumanFlops(ipu.flops()), HumanSeconds(ipu.stage_time_s()));
+    absl::StrAppendFormat(
+        &out, row, absl::StrCat(ipu.ipu()), absl::StrCat(ipu.num_nodes()),
+        HumanBytes(m.weight_bytes()), HumanBytes(m.code_bytes()),
+        HumanBytes(m.exchange_bytes()), HumanBytes(m.activation_bytes()),
+        HumanBytes(m.temporary_bytes()), HumanBytes(m.total_bytes()),
+        HumanBytes(m.max_tile_bytes()), m.fits() ? "yes" : "NO",
+        HumanFlops(ipu.flops()), HumanSeconds(ipu.stage_time_s()));
     nodes += ipu.num_nodes();
     flops += ipu.flops();
     total.set_weight_bytes(total.weight_bytes() + m.weight_bytes());
@@ -197,26 +200,46 @@ std::string ReportText(const proto::Plan& plan) {
     total.set_temporary_bytes(total.temporary_bytes() + m.temporary_bytes());
     total.set_total_bytes(total.total_bytes() + m.total_bytes());
   }
-  absl::StrAppendFormat(&out, row, "all", absl::StrCat(nodes), HumanBytes(total.weight_bytes()),
-                        HumanBytes(total.code_bytes()), HumanBytes(total.exchange_bytes()),
-                        HumanBytes(total.activation_bytes()), HumanBytes(total.temporary_bytes()),
-                        HumanBytes(total.total_bytes()), "", plan.fits() ? "yes" : "NO",
-                        HumanFlops(flops), "");
+  absl::StrAppendFormat(
+      &out, row, "all", absl::StrCat(nodes), HumanBytes(total.weight_bytes()),
+      HumanBytes(total.code_bytes()), HumanBytes(total.exchange_bytes()),
+      HumanBytes(total.activation_bytes()), HumanBytes(total.temporary_bytes()),
+      HumanBytes(total.total_bytes()), "", plan.fits() ? "yes" : "NO",
+      HumanFlops(flops), "");
   const proto::Performance& perf = plan.performance();
-  absl::StrAppendFormat(&out,
-                        "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s, "
-                        "lower bound %s (gap %.1f%%)\n",
-                        HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
-                        HumanSeconds(perf.latency_s()), HumanSeconds(perf.lower_bound_s()),
-                        perf.gap_percent());
-  absl::StrAppendFormat(&out,
-                        "model weights: %s (%d bytes); a weight read on two IPUs is stored "
-                        "on both\n",
-                        HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
-  if (!plan.fits()) absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");
-  absl::StrAppend(&out,
-                  "(memory and times are autoshard's tile-memory and performance models "
-                  "of the device, not the compiler's figures)\n");
+  absl::StrAppendFormat(
+      &out,
+      "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s, "
+      "lower bound %s (gap %.1f%%)\n",
+      HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
+      HumanSeconds(perf.latency_s()), HumanSeconds(perf.lower_bound_s()),
+      perf.gap_percent());
+  absl::StrAppendFormat(
+      &out,
+      "model weights: %s (%d bytes); a weight read on two IPUs is stored "
+      "on both\n",
+      HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
+  if (plan.has_search()) {
+    const proto::SearchSummary& search = plan.search();
+    absl::StrAppendFormat(
+        &out,
+        "search: %d candidates in %.3f s; fullest tile %s (raw split: "
+        "%s)%s%s\n",
+        search.candidates(), search.seconds(),
+        HumanBytes(search.max_tile_bytes()),
+        HumanBytes(search.raw_max_tile_bytes()),
+        search.optimal_perf() ? ", best bottleneck of the fitting splits" : "",
+        search.fits() && search.available_memory_proportion() <
+                             plan.available_memory_proportion() - 1e-9
+            ? ""
+            : "");
+  }
+  if (!plan.fits())
+    absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");
+  absl::StrAppend(
+      &out,
+      "(memory and times are autoshard's tile-memory and performance models "
+      "of the device, not the compiler's figures)\n");
   absl::StrAppendFormat(&out, "sharding points: %d   planned in %.3f s\n",
                         plan.sharding_points_size(), s.planning_s());
   return out;

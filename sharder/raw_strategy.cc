@@ -40,6 +40,16 @@ std::vector<int32_t> RawSplitSubgraphs(const SubgraphSet& set, int num_ipus) {
   return group;
 }
 
+SubgraphSet SubgraphsFor(const ShardingProblem& problem, int num_ipus) {
+  SubgraphSet set(problem, SubgraphOptions{});
+  if (set.size() < num_ipus) set = SubgraphSet(problem, {.drop_small = false});
+  if (set.size() < num_ipus) {
+    set = SubgraphSet(problem,
+                      {.drop_small = false, .every_node_candidate = true});
+  }
+  return set;
+}
+
 absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem,
                                        int num_ipus) {
   const int n = problem.num_nodes();
@@ -52,12 +62,7 @@ absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem,
         absl::StrCat("--num-ipus ", num_ipus, " exceeds the model's ", n,
                      " nodes: every IPU needs at least one node"));
   }
-  SubgraphSet set(problem, SubgraphOptions{});
-  if (set.size() < num_ipus) set = SubgraphSet(problem, {.drop_small = false});
-  if (set.size() < num_ipus) {
-    set = SubgraphSet(problem,
-                      {.drop_small = false, .every_node_candidate = true});
-  }
+  const SubgraphSet set = SubgraphsFor(problem, num_ipus);
   std::vector<int32_t> group = RawSplitSubgraphs(set, num_ipus);
   Assignment out;
   out.ipu.resize(n);

@@ -24,6 +24,10 @@ namespace autoshard {
 std::vector<int32_t> RawSplitSubgraphs(const SubgraphSet& subgraphs,
                                        int num_ipus);
 
+// The subgraphs of DESIGN.md §4.1, falling back to keeping small subgraphs,
+// then to one subgraph per node, while there are fewer subgraphs than IPUs.
+SubgraphSet SubgraphsFor(const ShardingProblem& problem, int num_ipus);
+
 // The whole raw strategy: subgraphs as DESIGN.md §4.1 (falling back to
 // keeping small subgraphs, then to one subgraph per node, when there are fewer
 // subgraphs than IPUs), the split above, and IPU = pipeline stage = group.
