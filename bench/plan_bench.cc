@@ -18,7 +18,11 @@
 #include "sharder/autoshard.h"
 #include "sharder/plan.h"
 #include "sharder/raw_strategy.h"
+#include "sharder/prepare.h"
+#include "sharder/search_strategy.h"
 #include "sharder/sharding_points.h"
+#include "sharder/subgraphs.h"
+#include "costmodel/device_model.h"
 #include "tests/test_graphs.h"
 
 namespace autoshard {
@@ -155,6 +159,54 @@ void BM_CostIfChain(benchmark::State& state) {
   state.SetLabel(std::to_string(state.range(0)) + " If nodes");
 }
 BENCHMARK(BM_CostIfChain)->Arg(1000)->Arg(8000)->Unit(benchmark::kMillisecond);
+
+// Search speed: candidate splits evaluated per second on a model file
+// ($AUTOSHARD_BENCH_MODEL, default the bundled model) split onto 4 IPUs of a
+// chip whose tiles hold 80% of the raw split's fullest tile, so the raw split
+// overflows and the search has work to do. Target (issue 4): >= 10,000/s.
+void BM_SearchFile(benchmark::State& state) {
+  const char* env = std::getenv("AUTOSHARD_BENCH_MODEL");
+  const std::string path =
+      env != nullptr ? env : std::string(AUTOSHARD_SOURCE_DIR) + "/models/squeezenet1_1.onnx";
+  auto loaded = LoadModel(path);
+  if (!loaded.ok()) {
+    state.SkipWithError(std::string(loaded.status().message()).c_str());
+    return;
+  }
+  Options options;
+  options.shapes.batch_size = 1;
+  auto prepared = internal::Prepare(loaded->model, options);
+  if (!prepared.ok()) {
+    state.SkipWithError(std::string(prepared.status().message()).c_str());
+    return;
+  }
+  const int k = 4;
+  const ShardingProblem& problem = prepared->problem;
+  const SubgraphSet subgraphs = SubgraphsFor(problem, k);
+  const std::vector<int32_t> raw = RawSplitSubgraphs(subgraphs, k);
+  proto::DeviceProfile device = prepared->device;
+  {
+    auto a = RawStrategy(problem, k);
+    DeviceModel model(problem, device, Precision::kFp32);
+    int64_t fullest = 0;
+    for (int d = 0; d < k; ++d) {
+      fullest = std::max(fullest, model.EvaluateMemory(a->ipu, d).max_tile_bytes);
+    }
+    device.set_bytes_per_tile(fullest * 8 / 10);
+  }
+  SearchOptions search;
+  search.max_candidates = 20000;
+  int64_t candidates = 0;
+  for (auto _ : state) {
+    auto r = SearchStrategy(problem, subgraphs, raw, k, device, Precision::kFp32, search);
+    candidates += r->candidates;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["candidates/s"] =
+      benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
+  state.SetLabel(path + ", " + std::to_string(subgraphs.size()) + " subgraphs");
+}
+BENCHMARK(BM_SearchFile)->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_PlanModelFile)->Unit(benchmark::kMillisecond)->Iterations(3);
 

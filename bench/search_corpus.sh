@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# For every model under a folder, splits it onto 2 and 4 IPUs with the raw
+# strategy on ipu2, then again with --strategy search on an ipu2 whose tiles
+# hold only PERCENT% (default 80) of the raw split's fullest tile, so the raw
+# split overflows. Prints: model, IPUs, raw max tile bytes, tile size used,
+# search max tile bytes, fits, candidates, seconds.
+# Usage: bench/search_corpus.sh [MODELS_DIR] [PERCENT]   (needs python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIR=${1:-../shared/models}
+PERCENT=${2:-80}
+BIN=build/autoshard
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+field() { python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+printf '| model | IPUs | raw max tile | tile bytes | search max tile | fits | candidates | seconds |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+find "$DIR" -name '*.onnx' | sort | while read -r model; do
+  name=${model#"$DIR"/}
+  for k in 2 4; do
+    if ! "$BIN" shard "$model" -n "$k" --batch-size 1 -q -o "$TMP/raw.onnx" --plan "$TMP/raw.json" 2>/dev/null; then
+      printf '| %s | %d | (raw failed) |||||\n' "$name" "$k"
+      continue
+    fi
+    raw=$(field "$TMP/raw.json" "max(int(i['memory']['max_tile_bytes']) for i in p['ipus'])")
+    tile=$((raw * PERCENT / 100))
+    # ipu2's figures (costmodel/device_profile.cc) with smaller tiles.
+    cat >"$TMP/dev.textproto" <<EOD
+name: "ipu2-${PERCENT}pct" tiles_per_ipu: 1472 bytes_per_tile: $tile
+peak_fp16_flops_per_s: 250e12 peak_fp32_flops_per_s: 62.5e12 link_bytes_per_s: 320e9
+available_memory_proportion: 0.6 op_overhead_s: 2e-6 grain_bytes: 64
+op_classes { op_class: "matmul" efficiency: 0.45 code_bytes_per_tile: 2400 }
+op_classes { op_class: "conv" efficiency: 0.35 code_bytes_per_tile: 3200 }
+op_classes { op_class: "elementwise" efficiency: 0.10 code_bytes_per_tile: 300 }
+op_classes { op_class: "normalization" efficiency: 0.08 code_bytes_per_tile: 600 }
+op_classes { op_class: "reduction" efficiency: 0.08 code_bytes_per_tile: 500 }
+op_classes { op_class: "data_movement" efficiency: 1.0 code_bytes_per_tile: 200 }
+op_classes { op_class: "control_flow" efficiency: 0.05 code_bytes_per_tile: 1000 }
+op_classes { op_class: "other" efficiency: 0.05 code_bytes_per_tile: 500 }
+EOD
+    start=$(date +%s.%N)
+    "$BIN" shard "$model" -n "$k" --batch-size 1 -q --strategy search --device "$TMP/dev.textproto" \
+      -o "$TMP/s.onnx" --plan "$TMP/s.json" 2>/dev/null || true
+    end=$(date +%s.%N)
+    printf '| %s | %d | %s | %s | %s | %s | %s | %.2f |\n' "$name" "$k" "$raw" "$tile" \
+      "$(field "$TMP/s.json" "p['search']['max_tile_bytes']")" \
+      "$(field "$TMP/s.json" "'yes' if p['fits'] else 'no'")" \
+      "$(field "$TMP/s.json" "p['search']['candidates']")" "$(echo "$end - $start" | bc)"
+  done
+done
