@@ -86,12 +86,14 @@ class TileMap {
 
 }  // namespace
 
-DeviceModel::DeviceModel(const ShardingProblem& problem, const proto::DeviceProfile& profile,
+DeviceModel::DeviceModel(const ShardingProblem& problem,
+                         const proto::DeviceProfile& profile,
                          Precision precision)
     : problem_(problem), profile_(profile) {
   const int n = problem.num_nodes();
-  const double peak = precision == Precision::kFp16 ? profile.peak_fp16_flops_per_s()
-                                                    : profile.peak_fp32_flops_per_s();
+  const double peak = precision == Precision::kFp16
+                          ? profile.peak_fp16_flops_per_s()
+                          : profile.peak_fp32_flops_per_s();
   const int32_t tiles = profile.tiles_per_ipu();
   node_time_s_.assign(n, 0);
   code_bytes_per_tile_.assign(n, 0);
@@ -99,11 +101,14 @@ DeviceModel::DeviceModel(const ShardingProblem& problem, const proto::DeviceProf
   for (int32_t node = 0; node < n; ++node) {
     if (problem.is_constant[node]) continue;
     const proto::OpClassProfile& c = OpClassOf(profile, problem.op_class[node]);
-    node_time_s_[node] = problem.flops[node] / (peak * c.efficiency()) + profile.op_overhead_s();
+    node_time_s_[node] =
+        problem.flops[node] / (peak * c.efficiency()) + profile.op_overhead_s();
     code_bytes_per_tile_[node] = c.code_bytes_per_tile();
     const int64_t out = problem.largest_output_bytes[node];
-    const int64_t grains = out / profile.grain_bytes() + (out % profile.grain_bytes() != 0);
-    tiles_spanned_[node] = static_cast<int32_t>(std::clamp<int64_t>(grains, 1, tiles));
+    const int64_t grains =
+        out / profile.grain_bytes() + (out % profile.grain_bytes() != 0);
+    tiles_spanned_[node] =
+        static_cast<int32_t>(std::clamp<int64_t>(grains, 1, tiles));
   }
 }
 
@@ -117,13 +122,15 @@ IpuMemory DeviceModel::EvaluateMemory(absl::Span<const int32_t> ipu_of_node,
   return EvaluateSchedule(ipu_of_node, ipu, schedule, &step_scratch);
 }
 
-IpuMemory DeviceModel::EvaluateSchedule(absl::Span<const int32_t> ipu_of_node, int32_t ipu,
-                                        absl::Span<const int32_t> schedule,
-                                        std::vector<int32_t>* step_scratch) const {
+IpuMemory DeviceModel::EvaluateSchedule(
+    absl::Span<const int32_t> ipu_of_node, int32_t ipu,
+    absl::Span<const int32_t> schedule,
+    std::vector<int32_t>* step_scratch) const {
   const ShardingProblem& p = problem_;
   const int32_t tiles = profile_.tiles_per_ipu();
-  const int64_t temp_cap_per_tile = static_cast<int64_t>(
-      profile_.available_memory_proportion() * static_cast<double>(profile_.bytes_per_tile()));
+  const int64_t temp_cap_per_tile =
+      static_cast<int64_t>(profile_.available_memory_proportion() *
+                           static_cast<double>(profile_.bytes_per_tile()));
   // Each scheduled node's step (reset before returning).
   std::vector<int32_t>& step_of = *step_scratch;
   const int32_t steps = static_cast<int32_t>(schedule.size());
@@ -134,39 +141,51 @@ IpuMemory DeviceModel::EvaluateSchedule(absl::Span<const int32_t> ipu_of_node, i
   // Always live: weights, then exchange buffers.
   std::vector<int32_t> weights;
   for (int32_t node : schedule) {
-    weights.insert(weights.end(), p.node_weights[node].begin(), p.node_weights[node].end());
+    weights.insert(weights.end(), p.node_weights[node].begin(),
+                   p.node_weights[node].end());
   }
   std::sort(weights.begin(), weights.end());
   weights.erase(std::unique(weights.begin(), weights.end()), weights.end());
-  for (int32_t w : weights) m.weight_bytes += map.AddTensor(p.weight_size_bytes[w]);
+  for (int32_t w : weights)
+    m.weight_bytes =
+        SaturatingAdd(m.weight_bytes, map.AddTensor(p.weight_size_bytes[w]));
   std::vector<int32_t> received;
   for (int32_t node : schedule) {
     bool sends = false;
     for (int32_t c : p.consumers[node]) sends |= ipu_of_node[c] != ipu;
-    if (sends) m.exchange_bytes += map.AddTensor(p.activation_bytes[node]);
+    if (sends) {
+      m.exchange_bytes = SaturatingAdd(m.exchange_bytes,
+                                       map.AddTensor(p.activation_bytes[node]));
+    }
     for (int32_t prod : p.producers[node]) {
       if (ipu_of_node[prod] != ipu) received.push_back(prod);
     }
   }
   std::sort(received.begin(), received.end());
   received.erase(std::unique(received.begin(), received.end()), received.end());
-  for (int32_t prod : received) m.exchange_bytes += map.AddTensor(p.activation_bytes[prod]);
+  for (int32_t prod : received) {
+    m.exchange_bytes = SaturatingAdd(m.exchange_bytes,
+                                     map.AddTensor(p.activation_bytes[prod]));
+  }
 
   // Liveness over the schedule: live[s] = bytes of outputs alive at step s.
   std::vector<int32_t> last_use(steps, 0);
-  std::vector<int64_t> delta(steps + 1, 0);
+  // Bytes live per step, in double: only used to find the peak step, and
+  // safe from overflow on absurd shapes (the tile map saturates).
+  std::vector<double> delta(steps + 1, 0);
   for (int32_t s = 0; s < steps; ++s) {
     const int32_t node = schedule[s];
+    // Alive to its last reader on this IPU; a graph output to the end of
+    // the schedule (it is streamed out then); read by no one here: its own
+    // step only (a cut tensor leaves through the exchange buffers).
     int32_t end = s;
-    bool read_anywhere = false;
     for (int32_t c : p.consumers[node]) {
-      read_anywhere = true;
       if (step_of[c] >= 0) end = std::max(end, step_of[c]);
     }
-    if (!read_anywhere) end = steps - 1;  // a graph output, streamed at the end
+    if (p.is_graph_output[node]) end = steps - 1;
     last_use[s] = end;
-    delta[s] += p.activation_bytes[node];
-    delta[end + 1] -= p.activation_bytes[node];
+    delta[s] += static_cast<double>(p.activation_bytes[node]);
+    delta[end + 1] -= static_cast<double>(p.activation_bytes[node]);
   }
   auto capped_temp_per_tile = [&](int32_t node) {
     const int64_t per_tile = p.temporary_bytes[node] / tiles +
@@ -174,11 +193,11 @@ IpuMemory DeviceModel::EvaluateSchedule(absl::Span<const int32_t> ipu_of_node, i
     return std::min(per_tile, temp_cap_per_tile);
   };
   int32_t peak_step = 0;
-  int64_t live = 0, peak = -1;
+  double live = 0, peak = -1;
   for (int32_t s = 0; s < steps; ++s) {
     live += delta[s];
-    const int64_t total =
-        live + SaturatingMul(capped_temp_per_tile(schedule[s]), tiles);
+    const double total =
+        live + static_cast<double>(capped_temp_per_tile(schedule[s])) * tiles;
     if (total > peak) {
       peak = total;
       peak_step = s;
@@ -188,13 +207,18 @@ IpuMemory DeviceModel::EvaluateSchedule(absl::Span<const int32_t> ipu_of_node, i
   // then the running op's temporaries.
   for (int32_t s = 0; s <= peak_step && s < steps; ++s) {
     if (last_use[s] >= peak_step) {
-      m.activation_bytes += map.AddTensor(p.activation_bytes[schedule[s]]);
+      m.activation_bytes = SaturatingAdd(
+          m.activation_bytes, map.AddTensor(p.activation_bytes[schedule[s]]));
     }
   }
   for (int32_t node : schedule) {
-    m.code_bytes += map.AddPerTile(code_bytes_per_tile_[node], tiles_spanned_[node]);
+    m.code_bytes = SaturatingAdd(
+        m.code_bytes,
+        map.AddPerTile(code_bytes_per_tile_[node], tiles_spanned_[node]));
   }
-  if (steps > 0) m.temporary_bytes = map.AddUniform(capped_temp_per_tile(schedule[peak_step]));
+  if (steps > 0)
+    m.temporary_bytes =
+        map.AddUniform(capped_temp_per_tile(schedule[peak_step]));
   for (int32_t node : schedule) step_of[node] = -1;
   auto [tile, bytes] = map.Fullest();
   m.max_tile = tile;
@@ -203,8 +227,8 @@ IpuMemory DeviceModel::EvaluateSchedule(absl::Span<const int32_t> ipu_of_node, i
   return m;
 }
 
-Performance DeviceModel::EvaluatePerformance(absl::Span<const int32_t> ipu_of_node,
-                                             int num_ipus, int64_t batch) const {
+Performance DeviceModel::EvaluatePerformance(
+    absl::Span<const int32_t> ipu_of_node, int num_ipus, int64_t batch) const {
   Performance perf;
   perf.stage_time_s.assign(num_ipus, 0);
   double total = 0, costliest = 0;
@@ -214,26 +238,30 @@ Performance DeviceModel::EvaluatePerformance(absl::Span<const int32_t> ipu_of_no
     costliest = std::max(costliest, node_time_s_[node]);
   }
   const CutBytes cut = ComputeCutBytes(
-      problem_, std::vector<int32_t>(ipu_of_node.begin(), ipu_of_node.end()), num_ipus);
+      problem_, std::vector<int32_t>(ipu_of_node.begin(), ipu_of_node.end()),
+      num_ipus);
   for (int d = 0; d < num_ipus; ++d) {
-    perf.stage_time_s[d] += static_cast<double>(cut.in_bytes[d] + cut.out_bytes[d]) /
-                            profile_.link_bytes_per_s();
+    perf.stage_time_s[d] +=
+        static_cast<double>(cut.in_bytes[d] + cut.out_bytes[d]) /
+        profile_.link_bytes_per_s();
     perf.bottleneck_s = std::max(perf.bottleneck_s, perf.stage_time_s[d]);
     perf.latency_s += perf.stage_time_s[d];
   }
   perf.throughput_per_s =
-      perf.bottleneck_s > 0 ? static_cast<double>(std::max<int64_t>(batch, 1)) / perf.bottleneck_s
-                            : 0;
+      perf.bottleneck_s > 0
+          ? static_cast<double>(std::max<int64_t>(batch, 1)) / perf.bottleneck_s
+          : 0;
   perf.lower_bound_s = std::max(total / num_ipus, costliest);
   return perf;
 }
 
-std::string DeviceModel::OutOfMemoryMessage(int32_t ipu, const IpuMemory& memory) const {
+std::string DeviceModel::OutOfMemoryMessage(int32_t ipu,
+                                            const IpuMemory& memory) const {
   const int64_t global_tile =
       static_cast<int64_t>(ipu) * profile_.tiles_per_ipu() + memory.max_tile;
-  return absl::StrCat("Out of memory on tile ", global_tile, ": ", memory.max_tile_bytes,
-                      " bytes used but tiles only have ", profile_.bytes_per_tile(),
-                      " bytes of memory");
+  return absl::StrCat("Out of memory on tile ", global_tile, ": ",
+                      memory.max_tile_bytes, " bytes used but tiles only have ",
+                      profile_.bytes_per_tile(), " bytes of memory");
 }
 
 }  // namespace autoshard

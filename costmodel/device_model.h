@@ -12,10 +12,11 @@
 // - not always live: at the step of the IPU's schedule (its nodes in
 //   topological order) where live activations plus the running op's
 //   temporary memory peak. A node's outputs live from its step to the last
-//   step of this IPU that reads them (to the end of the schedule when nothing
-//   on the IPU reads them: a graph output); cut tensors it sends are in the
-//   exchange buffers. Temporary memory of matmul/conv ops is capped per tile
-//   at available_memory_proportion x bytes_per_tile (Poplar's planner limit);
+//   step of this IPU that reads them, a graph output to the end of the
+//   schedule; outputs only other IPUs read live at their own step (the
+//   exchange buffers hold them after). Temporary memory of matmul/conv ops is
+//   capped per tile at available_memory_proportion x bytes_per_tile (Poplar's
+//   planner limit);
 // - mapping: weights, exchange buffers, then the live activations, each
 //   spread linearly over the tiles in grains starting where the last one
 //   ended (Poplar's linear mapping), so G grains over T tiles give every tile
@@ -32,6 +33,7 @@
 #include "absl/types/span.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/problem.h"
+#include "graph/shapes.h"
 #include "proto/device.pb.h"
 
 namespace autoshard {
@@ -48,7 +50,10 @@ struct IpuMemory {
   int32_t max_tile = 0;          // its index on this IPU, 0..tiles-1
   bool fits = true;              // max_tile_bytes <= bytes_per_tile
   int64_t total_bytes() const {
-    return weight_bytes + code_bytes + exchange_bytes + activation_bytes + temporary_bytes;
+    return SaturatingAdd(
+        SaturatingAdd(SaturatingAdd(weight_bytes, code_bytes),
+                      SaturatingAdd(exchange_bytes, activation_bytes)),
+        temporary_bytes);
   }
 };
 
@@ -67,12 +72,13 @@ class DeviceModel {
  public:
   // `problem` must outlive the model. `precision` picks the peak FLOP/s
   // (fp16 or fp32) the compute times use.
-  DeviceModel(const ShardingProblem& problem, const proto::DeviceProfile& profile,
-              Precision precision);
+  DeviceModel(const ShardingProblem& problem,
+              const proto::DeviceProfile& profile, Precision precision);
 
   // Memory of IPU `ipu` when node i runs on ipu_of_node[i]. Cost:
   // O(all nodes + the IPU's edges + tiles).
-  IpuMemory EvaluateMemory(absl::Span<const int32_t> ipu_of_node, int32_t ipu) const;
+  IpuMemory EvaluateMemory(absl::Span<const int32_t> ipu_of_node,
+                           int32_t ipu) const;
 
   // The same when the caller knows the IPU's nodes in topological order
   // (`schedule`), for searches that re-cost one IPU at a time: O(the IPU's
@@ -84,8 +90,8 @@ class DeviceModel {
 
   // Stage times and pipeline figures for `num_ipus` IPUs; `batch` samples per
   // pipeline step (>= 1).
-  Performance EvaluatePerformance(absl::Span<const int32_t> ipu_of_node, int num_ipus,
-                                  int64_t batch) const;
+  Performance EvaluatePerformance(absl::Span<const int32_t> ipu_of_node,
+                                  int num_ipus, int64_t batch) const;
 
   // Seconds node `n` takes on its IPU: FLOPs / (peak x class efficiency)
   // plus the per-op overhead; 0 for folded constants.

@@ -17,13 +17,21 @@ using ::testing::ElementsAre;
 // "matmul": efficiency 0.5, 0 code bytes.
 proto::DeviceProfile ToyChip(int64_t bytes_per_tile = 1000) {
   proto::DeviceProfile p;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    name: "toy" tiles_per_ipu: 4 bytes_per_tile: 1000
-    peak_fp16_flops_per_s: 2e9 peak_fp32_flops_per_s: 1e9 link_bytes_per_s: 1e9
-    available_memory_proportion: 0.5 op_overhead_s: 0 grain_bytes: 4
-    op_classes { op_class: "other" efficiency: 1 code_bytes_per_tile: 10 }
-    op_classes { op_class: "matmul" efficiency: 0.5 code_bytes_per_tile: 0 }
-  )pb", &p));
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        name: "toy"
+        tiles_per_ipu: 4
+        bytes_per_tile: 1000
+        peak_fp16_flops_per_s: 2e9
+        peak_fp32_flops_per_s: 1e9
+        link_bytes_per_s: 1e9
+        available_memory_proportion: 0.5
+        op_overhead_s: 0
+        grain_bytes: 4
+        op_classes { op_class: "other" efficiency: 1 code_bytes_per_tile: 10 }
+        op_classes { op_class: "matmul" efficiency: 0.5 code_bytes_per_tile: 0 }
+      )pb",
+      &p));
   p.set_bytes_per_tile(bytes_per_tile);
   EXPECT_TRUE(ValidateDeviceProfile(p).ok());
   return p;
@@ -63,6 +71,43 @@ TEST(TileMemoryTest, PerTileBytesAddUpByHand) {
   EXPECT_TRUE(m.fits);
 }
 
+TEST(TileMemoryTest, TensorsWrapAroundTheTiles) {
+  // One node reading three weights of 12, 8 and 12 B on 4 tiles, 4-byte
+  // grains: 3 grains on tiles 0-2 (cursor 3); 2 grains on tiles 3, 0
+  // (wrapping, cursor 1); 3 grains on tiles 1-3. Per tile: [8, 8, 8, 8].
+  ShardingProblem p = testing::MakeTestProblem(1, {}, {0}, {0});
+  p.weight_size_bytes = {12, 8, 12};
+  p.node_weights = {{0, 1, 2}};
+  p.activation_bytes = {0};
+  p.largest_output_bytes = {0};
+  proto::DeviceProfile chip = ToyChip();
+  chip.clear_op_classes();
+  DeviceModel model(p, chip, Precision::kFp32);
+  IpuMemory m = model.EvaluateMemory(std::vector<int32_t>{0}, 0);
+  EXPECT_EQ(m.weight_bytes, 32);
+  EXPECT_EQ(m.max_tile_bytes, 8);  // even: the wrap put the 2nd grain on tile 0
+  EXPECT_EQ(m.max_tile, 0);
+}
+
+TEST(TileMemoryTest, GraphOutputsLiveToTheEndEvenWhenReadLocally) {
+  // n0 -> n1 -> n2 with n0's output also a graph output: it lives over all 3
+  // steps. Peak at step 1 (n0 16 + n1 8) or step 2 (n0 16 + n1 8 + n2 4 =
+  // 28): 28 B. Without the flag, n0's output dies after step 1: peak 24.
+  ShardingProblem p = Chain();
+  p.is_graph_output = {1, 0, 1};
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  EXPECT_EQ(
+      model.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0).activation_bytes,
+      28);
+  // An output nothing reads that is not a graph output lives at its step.
+  ShardingProblem q = Chain();
+  q.is_graph_output = {0, 0, 0};
+  DeviceModel model_q(q, ToyChip(), Precision::kFp32);
+  EXPECT_EQ(
+      model_q.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0).activation_bytes,
+      24);
+}
+
 TEST(TileMemoryTest, OverflowNamesTheGlobalTile) {
   ShardingProblem p = Chain();
   // 39-byte tiles: the same layout no longer fits on IPU 0's tile 0.
@@ -70,9 +115,11 @@ TEST(TileMemoryTest, OverflowNamesTheGlobalTile) {
   IpuMemory m = model.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0);
   EXPECT_FALSE(m.fits);
   EXPECT_EQ(model.OutOfMemoryMessage(0, m),
-            "Out of memory on tile 0: 40 bytes used but tiles only have 39 bytes of memory");
+            "Out of memory on tile 0: 40 bytes used but tiles only have 39 "
+            "bytes of memory");
   // On IPU 1 of a split, tile t is global tile 1 x 4 + t.
-  EXPECT_THAT(model.OutOfMemoryMessage(1, m), ::testing::StartsWith("Out of memory on tile 4:"));
+  EXPECT_THAT(model.OutOfMemoryMessage(1, m),
+              ::testing::StartsWith("Out of memory on tile 4:"));
 }
 
 TEST(TileMemoryTest, CutTensorsAreExchangeBuffersOnBothIpus) {
@@ -114,7 +161,8 @@ TEST(PerformanceTest, StageTimesBottleneckAndLowerBound) {
   EXPECT_DOUBLE_EQ(model.NodeTime(1), 4.0);
   // Split {n0} | {n1, n2}: n0's 16 B output crosses at 1 GB/s = 16 ns each
   // way, counted on both stages.
-  Performance perf = model.EvaluatePerformance(std::vector<int32_t>{0, 1, 1}, 2, 8);
+  Performance perf =
+      model.EvaluatePerformance(std::vector<int32_t>{0, 1, 1}, 2, 8);
   EXPECT_THAT(perf.stage_time_s, ElementsAre(DoubleNear(1 + 16e-9, 1e-15),
                                              DoubleNear(4 + 16e-9, 1e-15)));
   EXPECT_NEAR(perf.bottleneck_s, 4 + 16e-9, 1e-15);
@@ -131,15 +179,18 @@ TEST(DeviceProfileTest, BuiltinsLoadAndCustomFilesAreChecked) {
   auto ipu2 = LoadDeviceProfile("ipu2");
   ASSERT_TRUE(ipu2.ok()) << ipu2.status();
   EXPECT_EQ(ipu2->tiles_per_ipu(), 1472);
-  EXPECT_EQ(ipu2->bytes_per_tile(), 638976);  // 1472 x 638976 B = 940.6 MB ~ "900 MB"
+  EXPECT_EQ(ipu2->bytes_per_tile(),
+            638976);  // 1472 x 638976 B = 940.6 MB ~ "900 MB"
   EXPECT_DOUBLE_EQ(ipu2->available_memory_proportion(), 0.6);
   EXPECT_EQ(LoadDeviceProfile("ipu1")->tiles_per_ipu(), 1216);
   EXPECT_DOUBLE_EQ(LoadDeviceProfile("ipu21")->peak_fp16_flops_per_s(), 350e12);
-  EXPECT_EQ(LoadDeviceProfile("nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(LoadDeviceProfile("nope").status().code(),
+            absl::StatusCode::kNotFound);
   proto::DeviceProfile bad = ToyChip();
   bad.set_available_memory_proportion(1.5);
-  EXPECT_THAT(ValidateDeviceProfile(bad).message(),
-              ::testing::HasSubstr("available_memory_proportion must be in (0, 1]"));
+  EXPECT_THAT(
+      ValidateDeviceProfile(bad).message(),
+      ::testing::HasSubstr("available_memory_proportion must be in (0, 1]"));
 }
 
 }  // namespace

@@ -138,8 +138,13 @@ absl::Status ValidateDeviceProfile(const proto::DeviceProfile& p) {
   auto bad = [](absl::string_view field, absl::string_view rule) {
     return absl::InvalidArgumentError(absl::StrCat(field, " must be ", rule));
   };
-  if (p.tiles_per_ipu() <= 0) return bad("tiles_per_ipu", "> 0");
-  if (p.bytes_per_tile() <= 0) return bad("bytes_per_tile", "> 0");
+  // Bounds keep the tile map's arrays and byte sums far from overflow.
+  if (p.tiles_per_ipu() <= 0 || p.tiles_per_ipu() > (1 << 20)) {
+    return bad("tiles_per_ipu", "in 1..1048576");
+  }
+  if (p.bytes_per_tile() <= 0 || p.bytes_per_tile() > (int64_t{1} << 40)) {
+    return bad("bytes_per_tile", "in 1..2^40");
+  }
   if (!(p.peak_fp16_flops_per_s() > 0))
     return bad("peak_fp16_flops_per_s", "> 0");
   if (!(p.peak_fp32_flops_per_s() > 0))
@@ -150,7 +155,9 @@ absl::Status ValidateDeviceProfile(const proto::DeviceProfile& p) {
     return bad("available_memory_proportion", "in (0, 1]");
   }
   if (!(p.op_overhead_s() >= 0)) return bad("op_overhead_s", ">= 0");
-  if (p.grain_bytes() <= 0) return bad("grain_bytes", "> 0");
+  if (p.grain_bytes() <= 0 || p.grain_bytes() > p.bytes_per_tile()) {
+    return bad("grain_bytes", "in 1..bytes_per_tile");
+  }
   for (const auto& c : p.op_classes()) {
     if (!(c.efficiency() > 0 && c.efficiency() <= 1)) {
       return bad(absl::StrCat("op_classes '", c.op_class(), "' efficiency"),

@@ -21,9 +21,10 @@ std::vector<std::string> BuiltinDeviceNames();
 absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
     absl::string_view name_or_path);
 
-// InvalidArgument naming the first field out of range: tiles and bytes per
-// tile > 0, peaks and link bandwidth > 0, 0 < available memory proportion
-// <= 1, overhead >= 0, grain > 0, efficiencies in (0, 1], code bytes >= 0.
+// InvalidArgument naming the first field out of range: tiles in 1..2^20,
+// bytes per tile in 1..2^40, peaks and link bandwidth > 0, 0 < available
+// memory proportion <= 1, overhead >= 0, grain in 1..bytes per tile,
+// efficiencies in (0, 1], code bytes >= 0.
 absl::Status ValidateDeviceProfile(const proto::DeviceProfile& profile);
 
 // The profile's entry for `op_class`, or its "other" entry, or a neutral one

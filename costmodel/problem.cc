@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "graph/shapes.h"
+
 namespace autoshard {
 
 int64_t ShardingProblem::NodeWeightBytes(int32_t n) const {
@@ -11,7 +13,8 @@ int64_t ShardingProblem::NodeWeightBytes(int32_t n) const {
 }
 
 CutBytes ComputeCutBytes(const ShardingProblem& problem,
-                         const std::vector<int32_t>& ipu_of_node, int num_ipus) {
+                         const std::vector<int32_t>& ipu_of_node,
+                         int num_ipus) {
   CutBytes cut;
   cut.in_bytes.assign(num_ipus, 0);
   cut.out_bytes.assign(num_ipus, 0);
@@ -23,10 +26,13 @@ CutBytes ComputeCutBytes(const ShardingProblem& problem,
       if (ipu_of_node[c] != d) receivers.push_back(ipu_of_node[c]);
     }
     std::sort(receivers.begin(), receivers.end());
-    receivers.erase(std::unique(receivers.begin(), receivers.end()), receivers.end());
+    receivers.erase(std::unique(receivers.begin(), receivers.end()),
+                    receivers.end());
     for (int32_t r : receivers) {
-      cut.out_bytes[d] += problem.activation_bytes[node];
-      cut.in_bytes[r] += problem.activation_bytes[node];
+      cut.out_bytes[d] =
+          SaturatingAdd(cut.out_bytes[d], problem.activation_bytes[node]);
+      cut.in_bytes[r] =
+          SaturatingAdd(cut.in_bytes[r], problem.activation_bytes[node]);
     }
   }
   return cut;
@@ -35,11 +41,19 @@ CutBytes ComputeCutBytes(const ShardingProblem& problem,
 void FillProblemDefaults(ShardingProblem* p) {
   const size_t n = p->topo_order.size();
   p->topo_position.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) p->topo_position[p->topo_order[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < n; ++i)
+    p->topo_position[p->topo_order[i]] = static_cast<int32_t>(i);
   if (p->op_class.size() != n) p->op_class.assign(n, "other");
   if (p->temporary_bytes.size() != n) p->temporary_bytes.assign(n, 0);
-  if (p->largest_output_bytes.size() != n) p->largest_output_bytes = p->activation_bytes;
+  if (p->largest_output_bytes.size() != n)
+    p->largest_output_bytes = p->activation_bytes;
   if (p->is_constant.size() != n) p->is_constant.assign(n, 0);
+  if (p->is_graph_output.size() != n) {
+    // Hand-written problems: the nodes nothing reads are the outputs.
+    p->is_graph_output.assign(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      p->is_graph_output[i] = p->consumers[i].empty() ? 1 : 0;
+  }
 }
 
 ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs) {
@@ -62,6 +76,7 @@ ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs) {
     p.temporary_bytes.push_back(costs.nodes[id].temporary_bytes);
     p.largest_output_bytes.push_back(costs.nodes[id].largest_output_bytes);
     p.is_constant.push_back(costs.nodes[id].is_constant ? 1 : 0);
+    p.is_graph_output.push_back(graph.produces_graph_output(id) ? 1 : 0);
   }
   auto order = graph.topological_order();
   p.topo_order.assign(order.begin(), order.end());

@@ -4,7 +4,6 @@
 #define AUTOSHARD_COSTMODEL_PROBLEM_H_
 
 #include <cstdint>
-#include <vector>
 #include <string>
 #include <vector>
 
@@ -30,7 +29,8 @@ struct ShardingProblem {
   std::vector<int64_t> temporary_bytes;       // per node, before the cap
   std::vector<int64_t> largest_output_bytes;  // per node
   std::vector<uint8_t> is_constant;           // per node: folded, costs nothing
-  std::vector<int32_t> topo_position;         // node -> index in topo_order
+  std::vector<uint8_t> is_graph_output;  // per node: produces a graph output
+  std::vector<int32_t> topo_position;    // node -> index in topo_order
 
   int num_nodes() const { return static_cast<int>(topo_order.size()); }
   // Sum of the sizes of the distinct weights node `n` reads (PopRT's

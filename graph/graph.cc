@@ -82,6 +82,12 @@ absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
     if (HasBody(node)) g.implicit_inputs_[id] = CollectImplicitInputs(node);
   }
 
+  g.graph_output_.assign(n, 0);
+  for (const auto& out : graph.output()) {
+    auto it = g.producer_by_tensor_.find(out.name());
+    if (it != g.producer_by_tensor_.end()) g.graph_output_[it->second] = 1;
+  }
+
   // Producer lists (deduplicated), then consumers as their inverse.
   std::vector<std::vector<NodeId>> producers(n);
   auto add_read = [&](NodeId id, const std::string& tensor) {

@@ -37,17 +37,7 @@ void EvaluateOnDevice(const Prepared& p, const Options& options,
   pp.set_fits(true);
   for (int32_t d = 0; d < pp.ipus_size(); ++d) {
     const IpuMemory m = model.EvaluateMemory(a.ipu, d);
-    proto::IpuMemory* out = pp.mutable_ipus(d)->mutable_memory();
-    out->set_weight_bytes(m.weight_bytes);
-    out->set_code_bytes(m.code_bytes);
-    out->set_exchange_bytes(m.exchange_bytes);
-    out->set_activation_bytes(m.activation_bytes);
-    out->set_temporary_bytes(m.temporary_bytes);
-    out->set_total_bytes(m.total_bytes());
-    out->set_max_tile_bytes(m.max_tile_bytes);
-    out->set_max_tile(static_cast<int64_t>(d) * device.tiles_per_ipu() +
-                      m.max_tile);
-    out->set_fits(m.fits);
+    *pp.mutable_ipus(d)->mutable_memory() = MemoryProto(m, d, device);
     if (!m.fits && pp.fits()) {
       pp.set_fits(false);
       pp.set_out_of_memory(model.OutOfMemoryMessage(d, m));
@@ -165,6 +155,9 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
     search.set_max_tile_bytes(found.max_tile_bytes);
     search.set_fits(found.fits);
     search.set_available_memory_proportion(found.available_memory_proportion);
+    search.set_lowered_memory_proportion(
+        found.available_memory_proportion <
+        p.device.available_memory_proportion());
     search.set_optimal_perf(options.optimal_perf);
     search.set_seconds(std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - search_start)

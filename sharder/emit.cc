@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "graph/shapes.h"
 #include "graph/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
@@ -193,12 +194,16 @@ std::string ReportText(const proto::Plan& plan) {
         HumanFlops(ipu.flops()), HumanSeconds(ipu.stage_time_s()));
     nodes += ipu.num_nodes();
     flops += ipu.flops();
-    total.set_weight_bytes(total.weight_bytes() + m.weight_bytes());
-    total.set_code_bytes(total.code_bytes() + m.code_bytes());
-    total.set_exchange_bytes(total.exchange_bytes() + m.exchange_bytes());
-    total.set_activation_bytes(total.activation_bytes() + m.activation_bytes());
-    total.set_temporary_bytes(total.temporary_bytes() + m.temporary_bytes());
-    total.set_total_bytes(total.total_bytes() + m.total_bytes());
+    total.set_weight_bytes(
+        SaturatingAdd(total.weight_bytes(), m.weight_bytes()));
+    total.set_code_bytes(SaturatingAdd(total.code_bytes(), m.code_bytes()));
+    total.set_exchange_bytes(
+        SaturatingAdd(total.exchange_bytes(), m.exchange_bytes()));
+    total.set_activation_bytes(
+        SaturatingAdd(total.activation_bytes(), m.activation_bytes()));
+    total.set_temporary_bytes(
+        SaturatingAdd(total.temporary_bytes(), m.temporary_bytes()));
+    total.set_total_bytes(SaturatingAdd(total.total_bytes(), m.total_bytes()));
   }
   absl::StrAppendFormat(
       &out, row, "all", absl::StrCat(nodes), HumanBytes(total.weight_bytes()),
@@ -223,16 +228,19 @@ std::string ReportText(const proto::Plan& plan) {
     const proto::SearchSummary& search = plan.search();
     absl::StrAppendFormat(
         &out,
-        "search: %d candidates in %.3f s; fullest tile %s (raw split: "
-        "%s)%s%s\n",
+        "search: %d candidates in %.3f s; fullest tile %s (raw split: %s)%s\n",
         search.candidates(), search.seconds(),
         HumanBytes(search.max_tile_bytes()),
         HumanBytes(search.raw_max_tile_bytes()),
-        search.optimal_perf() ? ", best bottleneck of the fitting splits" : "",
-        search.fits() && search.available_memory_proportion() <
-                             plan.available_memory_proportion() - 1e-9
-            ? ""
-            : "");
+        search.optimal_perf() ? "; best bottleneck of the fitting splits" : "");
+    if (search.lowered_memory_proportion()) {
+      absl::StrAppendFormat(
+          &out,
+          "fits only with available memory proportion %.1f: compile with "
+          "availableMemoryProportion set to %.1f\n",
+          search.available_memory_proportion(),
+          search.available_memory_proportion());
+    }
   }
   if (!plan.fits())
     absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");

@@ -15,7 +15,8 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
     proto::IpuCost& cost = ipus[assignment.ipu[node]];
     cost.set_num_nodes(cost.num_nodes() + 1);
     cost.set_flops(cost.flops() + problem.flops[node]);
-    cost.set_activation_bytes(cost.activation_bytes() + problem.activation_bytes[node]);
+    cost.set_activation_bytes(
+        SaturatingAdd(cost.activation_bytes(), problem.activation_bytes[node]));
     for (int32_t w : problem.node_weights[node]) {
       weight_on_ipu.emplace_back(assignment.ipu[node], w);
     }
@@ -24,7 +25,8 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
   weight_on_ipu.erase(std::unique(weight_on_ipu.begin(), weight_on_ipu.end()),
                       weight_on_ipu.end());
   for (auto [d, w] : weight_on_ipu) {
-    ipus[d].set_weight_bytes(ipus[d].weight_bytes() + problem.weight_size_bytes[w]);
+    ipus[d].set_weight_bytes(
+        SaturatingAdd(ipus[d].weight_bytes(), problem.weight_size_bytes[w]));
   }
   const CutBytes cut = ComputeCutBytes(problem, assignment.ipu, k);
   for (int d = 0; d < k; ++d) {
@@ -44,7 +46,8 @@ proto::IpuMemory MemoryProto(const IpuMemory& m, int32_t ipu,
   out.set_temporary_bytes(m.temporary_bytes);
   out.set_total_bytes(m.total_bytes());
   out.set_max_tile_bytes(m.max_tile_bytes);
-  out.set_max_tile(static_cast<int64_t>(ipu) * device.tiles_per_ipu() + m.max_tile);
+  out.set_max_tile(static_cast<int64_t>(ipu) * device.tiles_per_ipu() +
+                   m.max_tile);
   out.set_fits(m.fits);
   return out;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -17,34 +18,41 @@ constexpr int kKeptBalanced = 5;  // PopRT keeps the 5 most FLOPs-balanced
 
 // One split: the group of every subgraph and what the models say of it.
 struct Split {
-  std::vector<int32_t> group;      // per subgraph
-  std::vector<IpuMemory> memory;   // per group
-  std::vector<double> flops;       // per group
-  std::vector<int32_t> members;    // subgraphs per group (counts)
-  uint64_t key = 0;                // Zobrist hash of `group`
-  int64_t max_tile_bytes = 0;      // the fullest tile of any group
+  std::vector<int32_t> group;     // per subgraph
+  std::vector<IpuMemory> memory;  // per group
+  std::vector<double> time_s;     // per group: compute time (Σ NodeTime)
+  std::vector<int32_t> members;   // subgraphs per group (counts)
+  uint64_t key = 0;               // Zobrist hash of `group`
+  int64_t max_tile_bytes = 0;     // the fullest tile of any group
   bool fits = false;
 };
 
-double FlopsStdDev(const Split& s) {
+// How unevenly compute time is spread: the standard deviation over groups.
+double TimeStdDev(const Split& s) {
   double mean = 0, var = 0;
-  for (double f : s.flops) mean += f;
-  mean /= static_cast<double>(s.flops.size());
-  for (double f : s.flops) var += (f - mean) * (f - mean);
-  return std::sqrt(var / static_cast<double>(s.flops.size()));
+  for (double t : s.time_s) mean += t;
+  mean /= static_cast<double>(s.time_s.size());
+  for (double t : s.time_s) var += (t - mean) * (t - mean);
+  return std::sqrt(var / static_cast<double>(s.time_s.size()));
 }
 
 class Searcher {
  public:
-  Searcher(const ShardingProblem& problem, const SubgraphSet& subgraphs, int num_ipus,
-           const DeviceModel& model)
+  Searcher(const ShardingProblem& problem, const SubgraphSet& subgraphs,
+           int num_ipus, const DeviceModel& model)
       : problem_(problem),
         subgraphs_(subgraphs),
         k_(num_ipus),
         model_(model),
         ipu_of_node_(problem.num_nodes(), 0),
         step_scratch_(problem.num_nodes(), -1),
-        schedules_(num_ipus) {
+        schedules_(num_ipus),
+        subgraph_time_s_(subgraphs.size(), 0) {
+    for (int32_t s = 0; s < subgraphs.size(); ++s) {
+      for (int32_t node : subgraphs.subgraphs()[s].nodes) {
+        subgraph_time_s_[s] += model.NodeTime(node);
+      }
+    }
     // Zobrist keys from a fixed splitmix64 stream: deterministic runs.
     uint64_t state = 0x9e3779b97f4a7c15ULL;
     zobrist_.resize(static_cast<size_t>(subgraphs.size()) * k_);
@@ -56,22 +64,25 @@ class Searcher {
     }
   }
 
-  uint64_t Z(int32_t s, int32_t g) const { return zobrist_[static_cast<size_t>(s) * k_ + g]; }
+  uint64_t Z(int32_t s, int32_t g) const {
+    return zobrist_[static_cast<size_t>(s) * k_ + g];
+  }
 
   // A fully evaluated split from a group-per-subgraph vector.
   Split Make(std::vector<int32_t> group) {
     Split split;
     split.group = std::move(group);
-    split.flops.assign(k_, 0);
+    split.time_s.assign(k_, 0);
     split.members.assign(k_, 0);
     for (int32_t s = 0; s < subgraphs_.size(); ++s) {
       split.key ^= Z(s, split.group[s]);
-      split.flops[split.group[s]] += subgraphs_.subgraphs()[s].flops;
+      split.time_s[split.group[s]] += subgraph_time_s_[s];
       ++split.members[split.group[s]];
     }
     Load(split);
     split.memory.resize(k_);
-    for (int32_t g = 0; g < k_; ++g) split.memory[g] = Evaluate(g, schedules_[g]);
+    for (int32_t g = 0; g < k_; ++g)
+      split.memory[g] = Evaluate(g, schedules_[g]);
     Summarize(&split);
     return split;
   }
@@ -93,11 +104,11 @@ class Searcher {
     next.group = split.group;
     next.group[s] = to;
     next.memory = split.memory;
-    next.flops = split.flops;
+    next.time_s = split.time_s;
     next.members = split.members;
     next.key = split.key ^ Z(s, from) ^ Z(s, to);
-    next.flops[from] -= sub.flops;
-    next.flops[to] += sub.flops;
+    next.time_s[from] -= subgraph_time_s_[s];
+    next.time_s[to] += subgraph_time_s_[s];
     --next.members[from];
     ++next.members[to];
     for (int32_t node : sub.nodes) ipu_of_node_[node] = to;
@@ -105,13 +116,15 @@ class Searcher {
     for (int32_t node : schedules_[from]) {
       if (subgraphs_.subgraph_of_node(node) != s) from_schedule.push_back(node);
     }
-    std::merge(schedules_[to].begin(), schedules_[to].end(), sub.nodes.begin(), sub.nodes.end(),
-               std::back_inserter(to_schedule), [&](int32_t a, int32_t b) {
+    std::merge(schedules_[to].begin(), schedules_[to].end(), sub.nodes.begin(),
+               sub.nodes.end(), std::back_inserter(to_schedule),
+               [&](int32_t a, int32_t b) {
                  return problem_.topo_position[a] < problem_.topo_position[b];
                });
     next.memory[from] = Evaluate(from, from_schedule);
     next.memory[to] = Evaluate(to, to_schedule);
-    for (int32_t node : sub.nodes) ipu_of_node_[node] = from;  // back to the loaded split
+    for (int32_t node : sub.nodes)
+      ipu_of_node_[node] = from;  // back to the loaded split
     Summarize(&next);
     return next;
   }
@@ -127,7 +140,8 @@ class Searcher {
   }
 
   // PopRT's neighbours of an overflowing group `g` (see the header).
-  std::vector<std::pair<int32_t, int32_t>> FitMoves(const Split& split, int32_t g) const {
+  std::vector<std::pair<int32_t, int32_t>> FitMoves(const Split& split,
+                                                    int32_t g) const {
     std::vector<std::pair<int32_t, int32_t>> moves;  // (subgraph, to)
     if (split.members[g] <= 1) return moves;
     for (int32_t s = 0; s < subgraphs_.size(); ++s) {
@@ -135,12 +149,15 @@ class Searcher {
       const Subgraph& sub = subgraphs_.subgraphs()[s];
       auto [lo, hi] = Range(split, s);
       std::vector<int32_t> targets;
-      if (hi > g) targets.push_back(sub.kids.empty() ? g + 1 : hi);  // next consumer
-      if (lo < g) targets.push_back(sub.parents.empty() ? g - 1 : lo);  // previous feeder
+      if (hi > g)
+        targets.push_back(sub.kids.empty() ? g + 1 : hi);  // next consumer
+      if (lo < g)
+        targets.push_back(sub.parents.empty() ? g - 1 : lo);  // previous feeder
       int32_t lightest = -1;  // the least-loaded group it may join (parallel)
       for (int32_t t = lo; t <= hi; ++t) {
         if (t == g) continue;
-        if (lightest < 0 || split.memory[t].max_tile_bytes < split.memory[lightest].max_tile_bytes) {
+        if (lightest < 0 || split.memory[t].max_tile_bytes <
+                                split.memory[lightest].max_tile_bytes) {
           lightest = t;
         }
       }
@@ -152,19 +169,21 @@ class Searcher {
     return moves;
   }
 
-  // Moves off the costliest group `g` that reduce the FLOPs gap to the target
-  // (PopRT's balance test, without its sign error: the moved FLOPs leave g).
-  std::vector<std::pair<int32_t, int32_t>> BalanceMoves(const Split& split, int32_t g) const {
+  // Moves off the slowest group `g` that reduce the compute-time gap to the
+  // target (PopRT's FLOPs-balance test with time, FLOPs weighted by each op
+  // class's efficiency, and without its sign error: the moved work leaves g).
+  std::vector<std::pair<int32_t, int32_t>> BalanceMoves(const Split& split,
+                                                        int32_t g) const {
     std::vector<std::pair<int32_t, int32_t>> moves;
     if (split.members[g] <= 1) return moves;
     for (int32_t s = 0; s < subgraphs_.size(); ++s) {
       if (split.group[s] != g) continue;
-      const double f = subgraphs_.subgraphs()[s].flops;
+      const double f = subgraph_time_s_[s];
       auto [lo, hi] = Range(split, s);
       for (int32_t t = lo; t <= hi; ++t) {
-        if (t == g || split.flops[t] >= split.flops[g]) continue;
-        if (std::abs((split.flops[g] - f) - (split.flops[t] + f)) <
-            std::abs(split.flops[g] - split.flops[t])) {
+        if (t == g || split.time_s[t] >= split.time_s[g]) continue;
+        if (std::abs((split.time_s[g] - f) - (split.time_s[t] + f)) <
+            std::abs(split.time_s[g] - split.time_s[t])) {
           moves.emplace_back(s, t);
         }
       }
@@ -200,56 +219,80 @@ class Searcher {
   const SubgraphSet& subgraphs_;
   const int32_t k_;
   const DeviceModel& model_;
-  std::vector<int32_t> ipu_of_node_;   // of the loaded split
+  std::vector<int32_t> ipu_of_node_;  // of the loaded split
   std::vector<int32_t> step_scratch_;
   std::vector<std::vector<int32_t>> schedules_;  // of the loaded split
   std::vector<uint64_t> zobrist_;
+  std::vector<double> subgraph_time_s_;
 };
 
-// The overflowing group with the fullest tile.
-int32_t WorstGroup(const Split& split) {
-  int32_t worst = -1;
+// The overflowing groups, the fullest tile first (ties: lower index first).
+std::vector<int32_t> OverflowingGroups(const Split& split) {
+  std::vector<int32_t> groups;
   for (int32_t g = 0; g < static_cast<int32_t>(split.memory.size()); ++g) {
-    if (split.memory[g].fits) continue;
-    if (worst < 0 || split.memory[g].max_tile_bytes > split.memory[worst].max_tile_bytes) {
-      worst = g;
-    }
+    if (!split.memory[g].fits) groups.push_back(g);
   }
-  return worst;
+  std::stable_sort(groups.begin(), groups.end(), [&](int32_t a, int32_t b) {
+    return split.memory[a].max_tile_bytes > split.memory[b].max_tile_bytes;
+  });
+  return groups;
 }
 
 int32_t CostliestGroup(const Split& split) {
-  return static_cast<int32_t>(std::max_element(split.flops.begin(), split.flops.end()) -
-                              split.flops.begin());
+  return static_cast<int32_t>(
+      std::max_element(split.time_s.begin(), split.time_s.end()) -
+      split.time_s.begin());
 }
 
 }  // namespace
 
 absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
                                             const SubgraphSet& subgraphs,
-                                            std::vector<int32_t> start_groups, int num_ipus,
+                                            std::vector<int32_t> start_groups,
+                                            int num_ipus,
                                             const proto::DeviceProfile& device,
-                                            Precision precision, const SearchOptions& options) {
+                                            Precision precision,
+                                            const SearchOptions& options) {
   if (options.max_candidates <= 0) {
     return absl::InvalidArgumentError("--max-candidates must be positive");
   }
   if (static_cast<int>(start_groups.size()) != subgraphs.size()) {
-    return absl::InvalidArgumentError("the start split does not cover every subgraph");
+    return absl::InvalidArgumentError(
+        "the start split does not cover every subgraph");
   }
   std::vector<bool> used(num_ipus, false);
   for (int32_t g : start_groups) {
-    if (g < 0 || g >= num_ipus) return absl::InvalidArgumentError("start group out of range");
+    if (g < 0 || g >= num_ipus)
+      return absl::InvalidArgumentError("start group out of range");
     used[g] = true;
   }
   if (std::find(used.begin(), used.end(), false) != used.end()) {
     return absl::InvalidArgumentError("the start split leaves an IPU empty");
   }
+  for (int32_t s = 0; s < subgraphs.size(); ++s) {
+    for (int32_t parent : subgraphs.subgraphs()[s].parents) {
+      if (start_groups[parent] > start_groups[s]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the start split is not monotone: subgraph ", parent,
+                         " on IPU ", start_groups[parent], " feeds subgraph ",
+                         s, " on IPU ", start_groups[s]));
+      }
+    }
+  }
   const auto start_time = std::chrono::steady_clock::now();
   auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start_time)
+        .count();
   };
   DeviceModel model(problem, device, precision);
   Searcher searcher(problem, subgraphs, num_ipus, model);
+  auto bottleneck = [&](const Split& split) {
+    return model
+        .EvaluatePerformance(searcher.ToAssignment(split).ipu, num_ipus,
+                             options.batch)
+        .bottleneck_s;
+  };
 
   SearchResult result;
   result.available_memory_proportion = device.available_memory_proportion();
@@ -258,70 +301,79 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
   int64_t candidates = 1;
   absl::flat_hash_set<uint64_t> visited = {start.key};
   std::deque<Split> queue;
-  Split closest = start;
+  Split closest = start;          // the split with the smallest fullest tile
+  std::optional<Split> best_fit;  // the fitting split with the best bottleneck
+  double best_fit_s = std::numeric_limits<double>::infinity();
   int64_t best_failure = std::numeric_limits<int64_t>::max();
-  std::vector<Split> balanced;  // fitting splits, most balanced first
+  std::vector<Split> balanced;  // PopRT's 5 most balanced fitting splits
   double last_report = 0;
+  bool done = false;
+
+  // Every split is judged the moment it is costed, so the candidate budget
+  // never drops a split that fits.
+  auto judge = [&](const Split& split) {
+    if (split.max_tile_bytes < closest.max_tile_bytes) closest = split;
+    if (!split.fits) return;
+    const double b = bottleneck(split);
+    if (!best_fit || b < best_fit_s) {
+      best_fit = split;
+      best_fit_s = b;
+    }
+    if (!options.optimal_perf) done = true;  // the first split that fits wins
+  };
+  judge(start);
   queue.push_back(std::move(start));
 
-  while (!queue.empty() && candidates < options.max_candidates) {
+  while (!done && !queue.empty() && candidates < options.max_candidates) {
     Split split = std::move(queue.front());
     queue.pop_front();
     if (options.progress && elapsed() - last_report >= 1.0) {
       last_report = elapsed();
-      options.progress({candidates, closest.max_tile_bytes, !balanced.empty(), last_report});
+      options.progress({candidates, closest.max_tile_bytes,
+                        best_fit.has_value(), last_report});
     }
-    std::vector<std::pair<int32_t, int32_t>> moves;
-    int32_t from = 0;
+    // (from group, moves) pairs to try from this split.
+    std::vector<std::pair<int32_t, std::vector<std::pair<int32_t, int32_t>>>>
+        plans;
     if (split.fits) {
-      if (!options.optimal_perf) {
-        closest = std::move(split);
-        balanced.push_back(closest);
-        break;
-      }
-      // Keep the kKeptBalanced most balanced; improve only the ones kept.
-      const double dev = FlopsStdDev(split);
-      auto pos = std::find_if(balanced.begin(), balanced.end(),
-                              [&](const Split& s) { return dev < FlopsStdDev(s); });
+      // Keep the most balanced; improve only the ones kept (PopRT).
+      const double dev = TimeStdDev(split);
+      auto pos =
+          std::find_if(balanced.begin(), balanced.end(),
+                       [&](const Split& s) { return dev < TimeStdDev(s); });
       if (pos == balanced.end() && balanced.size() >= kKeptBalanced) continue;
-      pos = balanced.insert(pos, split);
+      balanced.insert(pos, split);
       if (balanced.size() > kKeptBalanced) balanced.pop_back();
-      from = CostliestGroup(split);
       searcher.Load(split);
-      moves = searcher.BalanceMoves(split, from);
+      const int32_t slowest = CostliestGroup(split);
+      plans.emplace_back(slowest, searcher.BalanceMoves(split, slowest));
     } else {
-      if (split.max_tile_bytes < closest.max_tile_bytes) closest = split;
-      if (split.max_tile_bytes > best_failure) continue;  // PopRT: expand the closest only
+      if (split.max_tile_bytes > best_failure)
+        continue;  // PopRT: expand the closest only
       best_failure = split.max_tile_bytes;
-      from = WorstGroup(split);
       searcher.Load(split);
-      moves = searcher.FitMoves(split, from);
+      for (int32_t g : OverflowingGroups(split))
+        plans.emplace_back(g, searcher.FitMoves(split, g));
     }
-    for (auto [s, to] : moves) {
-      if (candidates >= options.max_candidates) break;
-      const uint64_t key = split.key ^ searcher.Z(s, from) ^ searcher.Z(s, to);
-      if (!visited.insert(key).second) continue;
-      ++candidates;
-      queue.push_back(searcher.Move(split, s, from, to));
+    for (const auto& [from, moves] : plans) {
+      for (auto [s, to] : moves) {
+        if (done || candidates >= options.max_candidates) break;
+        const uint64_t key =
+            split.key ^ searcher.Z(s, from) ^ searcher.Z(s, to);
+        if (!visited.insert(key).second) continue;
+        ++candidates;
+        Split next = searcher.Move(split, s, from, to);
+        judge(next);
+        queue.push_back(std::move(next));
+      }
     }
   }
   result.candidates = candidates;
 
-  const Split* chosen = &closest;
-  if (!balanced.empty()) {
-    // The best estimated bottleneck among the kept fitting splits.
-    double best = std::numeric_limits<double>::infinity();
-    for (const Split& s : balanced) {
-      const double b =
-          model.EvaluatePerformance(searcher.ToAssignment(s).ipu, num_ipus, options.batch)
-              .bottleneck_s;
-      if (b < best) {
-        best = b;
-        chosen = &s;
-      }
-    }
-    result.fits = true;
-  } else {
+  const Split* chosen = best_fit ? &*best_fit : &closest;
+  result.fits = best_fit.has_value();
+  int64_t fullest = chosen->max_tile_bytes;
+  if (!result.fits) {
     // Nothing fits: the closest split with less memory for temporaries.
     for (double amp : {0.3, 0.1}) {
       if (amp >= device.available_memory_proportion()) continue;
@@ -330,24 +382,24 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
       DeviceModel lower_model(problem, lower, precision);
       const Assignment a = searcher.ToAssignment(closest);
       bool fits = true;
-      for (int32_t g = 0; g < num_ipus; ++g) fits &= lower_model.EvaluateMemory(a.ipu, g).fits;
+      int64_t lower_fullest = 0;
+      for (int32_t g = 0; g < num_ipus; ++g) {
+        const IpuMemory m = lower_model.EvaluateMemory(a.ipu, g);
+        fits &= m.fits;
+        lower_fullest = std::max(lower_fullest, m.max_tile_bytes);
+      }
       if (fits) {
         result.fits = true;
         result.available_memory_proportion = amp;
+        fullest = lower_fullest;  // as costed with the proportion it fits with
         break;
       }
     }
   }
   result.assignment = searcher.ToAssignment(*chosen);
-  result.max_tile_bytes = chosen->max_tile_bytes;
-  for (int32_t g = 0; g < num_ipus; ++g) {
-    if (chosen->memory[g].max_tile_bytes == chosen->max_tile_bytes) {
-      result.max_tile_ipu = g;
-      break;
-    }
-  }
+  result.max_tile_bytes = fullest;
   if (options.progress && elapsed() >= 1.0) {
-    options.progress({candidates, chosen->max_tile_bytes, result.fits, elapsed()});
+    options.progress({candidates, fullest, result.fits, elapsed()});
   }
   return result;
 }

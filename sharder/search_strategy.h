@@ -6,17 +6,20 @@
 // the IPU with the fullest tile: a start (bottom) subgraph, none of whose
 // kids is on the IPU, to the next group that consumes it; an end (top)
 // subgraph, none of whose parents is on the IPU, to the previous group that
-// feeds it; and either kind to the least-loaded group it may join. A move is
+// feeds it; and either kind to the least-loaded group it may join (moves of
+// every overflowing IPU are tried, the fullest first). A move is
 // allowed when every parent stays on an earlier or the same group and every
 // kid on a later or the same group (the plan stays monotone), and the group
 // it leaves keeps a subgraph. Neighbours are visited breadth-first with a
 // visited set (a Zobrist hash of the subgraph -> group map); as in PopRT, only
 // splits no worse than the closest failure seen are expanded. Without
-// optimal_perf the first split that fits wins. With it, the 5 most
-// FLOPs-balanced fitting splits are kept, each is improved by moves off its
-// costliest group that reduce the FLOPs imbalance, and the one with the best
-// estimated bottleneck wins. If nothing fits, the closest split is tried
-// again with available memory proportion 0.3, then 0.1.
+// optimal_perf the first split that fits wins. With it, the 5 most balanced
+// fitting splits (by compute time: FLOPs weighted by each op class's
+// efficiency) are kept and improved by moves off their slowest group that
+// reduce the imbalance, and the fitting split with the best estimated
+// bottleneck seen, the start included, wins: never worse than the start. If
+// nothing fits, the closest split is tried again with available memory
+// proportion 0.3, then 0.1.
 #ifndef AUTOSHARD_SHARDER_SEARCH_STRATEGY_H_
 #define AUTOSHARD_SHARDER_SEARCH_STRATEGY_H_
 
@@ -35,29 +38,29 @@ namespace autoshard {
 
 // Reported about once a second while a search runs.
 struct SearchProgress {
-  int64_t candidates = 0;         // splits evaluated so far
+  int64_t candidates = 0;           // splits evaluated so far
   int64_t best_max_tile_bytes = 0;  // the fullest tile of the closest split
   bool found_fit = false;
   double elapsed_s = 0;
 };
 
 struct SearchOptions {
-  bool optimal_perf = false;      // keep searching for the best bottleneck
+  bool optimal_perf = false;        // keep searching for the best bottleneck
   int64_t max_candidates = 100000;  // splits to evaluate before stopping (> 0)
-  int64_t batch = 1;              // samples per pipeline step (performance)
+  int64_t batch = 1;                // samples per pipeline step (performance)
   std::function<void(const SearchProgress&)> progress;  // may be empty
 };
 
 struct SearchResult {
-  Assignment assignment;          // IPU = pipeline stage = group
+  Assignment assignment;  // IPU = pipeline stage = group
   bool fits = false;
   // The proportion the result fits with: the profile's, or 0.3 / 0.1 after
   // the retries; the profile's when nothing fits.
   double available_memory_proportion = 0;
-  int64_t candidates = 0;         // splits evaluated
+  int64_t candidates = 0;          // splits evaluated
   int64_t raw_max_tile_bytes = 0;  // the raw split's fullest tile
-  int64_t max_tile_bytes = 0;      // the result's fullest tile
-  int32_t max_tile_ipu = 0;        // the IPU holding it
+  // The result's fullest tile, costed with available_memory_proportion.
+  int64_t max_tile_bytes = 0;
 };
 
 // Runs the search on `subgraphs` starting from `start_groups` (group per
@@ -66,9 +69,11 @@ struct SearchResult {
 // that is not such a split or options out of range.
 absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
                                             const SubgraphSet& subgraphs,
-                                            std::vector<int32_t> start_groups, int num_ipus,
+                                            std::vector<int32_t> start_groups,
+                                            int num_ipus,
                                             const proto::DeviceProfile& device,
-                                            Precision precision, const SearchOptions& options);
+                                            Precision precision,
+                                            const SearchOptions& options);
 
 }  // namespace autoshard
 

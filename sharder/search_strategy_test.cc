@@ -111,7 +111,7 @@ TEST(SearchStrategyTest, NothingFitsThenALowerMemoryProportionDoes) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->fits);
   EXPECT_DOUBLE_EQ(r->available_memory_proportion, 0.3);
-  EXPECT_EQ(r->max_tile_bytes, 112);  // at the device's 0.6
+  EXPECT_EQ(r->max_tile_bytes, 82);  // costed at 0.3, where it fits
 }
 
 TEST(SearchStrategyTest, OptimalPerfPicksTheBestBottleneckOfFittingSplits) {
@@ -137,11 +137,49 @@ TEST(SearchStrategyTest, OptimalPerfPicksTheBestBottleneckOfFittingSplits) {
 }
 
 TEST(SearchStrategyTest, BadStartIsAnError) {
-  ShardingProblem p = testing::MakeTestProblem(2, {{0, 1}}, {1, 1}, {1, 1});
+  ShardingProblem p =
+      testing::MakeTestProblem(3, {{0, 1}, {1, 2}}, {1, 1, 1}, {1, 1, 1});
   SubgraphSet set = OnePerNode(p);
+  // IPU 1 empty.
   EXPECT_FALSE(
-      SearchStrategy(p, set, {0, 0}, 2, OneTile(100), Precision::kFp32, {})
+      SearchStrategy(p, set, {0, 0, 0}, 2, OneTile(100), Precision::kFp32, {})
           .ok());
+  // n0 on IPU 1 feeds n1 on IPU 0: not monotone.
+  EXPECT_THAT(
+      SearchStrategy(p, set, {1, 0, 1}, 2, OneTile(100), Precision::kFp32, {})
+          .status()
+          .message(),
+      ::testing::HasSubstr("not monotone"));
+}
+
+TEST(SearchStrategyTest, TheBudgetNeverDropsAFittingSplit) {
+  // As RawOverflowsAndOneMoveFixesIt, with room for just the start and one
+  // move: the move fits and is returned, though never taken off the queue.
+  ShardingProblem p = testing::MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}},
+                                               {40, 30, 10, 10}, {1, 1, 1, 1});
+  SubgraphSet set = OnePerNode(p);
+  SearchOptions options;
+  options.max_candidates = 2;
+  auto r = SearchStrategy(p, set, {0, 0, 1, 1}, 2, OneTile(110),
+                          Precision::kFp32, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->fits);
+  EXPECT_THAT(r->assignment.ipu, ElementsAre(0, 1, 1, 1));
+}
+
+TEST(SearchStrategyTest, OptimalPerfIsNeverWorseThanItsStart) {
+  // n0 (3e9 FLOPs) -> n1, n2, n3 (1e9 each), 1 GFLOP/s; start {n0} | rest:
+  // 3 s | 3 s, already the best (n0 alone takes 3 s). Every balance move
+  // makes it worse; the start must come back.
+  ShardingProblem p = testing::MakeTestProblem(
+      4, {{0, 1}, {1, 2}, {2, 3}}, {0, 0, 0, 0}, {3e9, 1e9, 1e9, 1e9});
+  SubgraphSet set = OnePerNode(p);
+  SearchOptions options;
+  options.optimal_perf = true;
+  auto r = SearchStrategy(p, set, {0, 1, 1, 1}, 2, OneTile(1000),
+                          Precision::kFp32, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->assignment.ipu, ElementsAre(0, 1, 1, 1));
 }
 
 }  // namespace
