@@ -27,7 +27,7 @@ struct ModelOptions {
   int batch_size = -1;                    // -1: not given
   std::string precision = "fp32";
   std::string device = "ipu2";             // built-in name or text-proto file
-  double available_memory_proportion = 0;  // 0: the profile's
+  double available_memory_proportion = -1;  // -1: the profile's
   bool strict_names = false;
   bool quiet = false;
   std::string plan_path;  // --plan OUT.json
@@ -39,6 +39,7 @@ struct ShardOptions {
   std::string strategy = "raw";
   bool optimal_perf = false;
   int64_t max_candidates = 100000;
+  double max_search_s = 60;
   std::string output;  // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml

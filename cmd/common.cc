@@ -164,13 +164,14 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   options.precision =
       o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
   ASSIGN_OR_RETURN(options.device, LoadDeviceProfile(o.device));
-  if (o.available_memory_proportion != 0 &&
-      !(o.available_memory_proportion > 0 && o.available_memory_proportion <= 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
-                     o.available_memory_proportion));
+  if (o.available_memory_proportion != -1) {
+    if (!(o.available_memory_proportion > 0 && o.available_memory_proportion <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
+                       o.available_memory_proportion));
+    }
+    options.available_memory_proportion = o.available_memory_proportion;
   }
-  options.available_memory_proportion = o.available_memory_proportion;
   for (const std::string& spec : o.input_shapes) {
     RETURN_IF_ERROR(ParseInputShape(spec, &options.shapes));
   }

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
-#include "google/protobuf/util/json_util.h"
+#include "sharder/emit.h"
 #include "sharder/inspect.h"
 
 namespace autoshard::cmd {
@@ -33,13 +33,7 @@ int RunInspect(const InspectOptions& o) {
   }
   report->set_model(o.model.model);
   if (o.json) {
-    google::protobuf::util::JsonPrintOptions json_options;
-    json_options.add_whitespace = true;
-    json_options.preserve_proto_field_names = true;
-    json_options.always_print_primitive_fields = true;
-    std::string json;
-    (void)google::protobuf::util::MessageToJsonString(*report, &json, json_options);
-    std::cout << json;
+    std::cout << ProtoJson(*report);
   } else {
     std::cout << InspectText(*report);
   }

@@ -38,6 +38,8 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "search: after a split fits, keep searching for the best bottleneck");
   sub->add_option("--max-candidates", o->max_candidates,
                   "search: splits to evaluate at most (default 100000)");
+  sub->add_option("--max-search-seconds", o->max_search_s,
+                  "search: seconds to spend at most (default 60)");
   o->output_option = sub->add_option(
       "-o,--output", o->output,
       "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
@@ -53,6 +55,7 @@ int RunShard(const ShardOptions& o) {
   options->strategy = o.strategy;
   options->optimal_perf = o.optimal_perf;
   options->max_candidates = o.max_candidates;
+  options->max_search_s = o.max_search_s;
   bool progress_shown = false;
   if (!o.model.quiet) {
     options->progress = [&progress_shown](int64_t candidates,

@@ -113,6 +113,9 @@ absl::Status Options::Validate() const {
   if (max_candidates <= 0) {
     return absl::InvalidArgumentError("--max-candidates must be positive");
   }
+  if (!(max_search_s > 0)) {
+    return absl::InvalidArgumentError("--max-search-seconds must be positive");
+  }
   if (shapes.batch_size < 0) {
     return absl::InvalidArgumentError("--batch-size must be positive");
   }
@@ -136,6 +139,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
     SearchOptions search_options;
     search_options.optimal_perf = options.optimal_perf;
     search_options.max_candidates = options.max_candidates;
+    search_options.max_seconds = options.max_search_s;
     search_options.batch = std::max<int64_t>(options.shapes.batch_size, 1);
     if (options.progress) {
       search_options.progress = [&](const SearchProgress& progress) {

@@ -32,6 +32,7 @@ struct Options {
   std::string strategy = "raw";
   bool optimal_perf = false;  // search: keep going for the best bottleneck
   int64_t max_candidates = 100000;  // search: splits to evaluate at most
+  double max_search_s = 60;         // search: seconds to spend at most
   // search: called about once a second with candidates tried and the
   // closest split's fullest tile (bytes); may be empty.
   std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;

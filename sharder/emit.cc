@@ -148,15 +148,17 @@ absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
   return points;
 }
 
-std::string PlanJson(const proto::Plan& plan) {
+std::string ProtoJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
   std::string json;
-  (void)google::protobuf::util::MessageToJsonString(plan, &json, options);
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
   return json;
 }
+
+std::string PlanJson(const proto::Plan& plan) { return ProtoJson(plan); }
 
 std::string HumanSeconds(double s) {
   if (s >= 1) return absl::StrFormat("%.3f s", s);

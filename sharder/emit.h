@@ -36,6 +36,9 @@ absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
 // The plan in protobuf's JSON mapping (indented, field names as in the proto).
 std::string PlanJson(const proto::Plan& plan);
 
+// Any message in protobuf's JSON mapping, as PlanJson prints it.
+std::string ProtoJson(const google::protobuf::Message& message);
+
 // The report printed on stdout: per IPU nodes, memory by kind (tile-memory
 // model), the fullest tile and whether it fits, FLOPs and stage time; then
 // totals, the pipeline's bottleneck, throughput, latency and lower bound.

@@ -253,8 +253,8 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
                                             const proto::DeviceProfile& device,
                                             Precision precision,
                                             const SearchOptions& options) {
-  if (options.max_candidates <= 0) {
-    return absl::InvalidArgumentError("--max-candidates must be positive");
+  if (options.max_candidates <= 0 || !(options.max_seconds > 0)) {
+    return absl::InvalidArgumentError("--max-candidates and the time limit must be positive");
   }
   if (static_cast<int>(start_groups.size()) != subgraphs.size()) {
     return absl::InvalidArgumentError(
@@ -324,7 +324,8 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
   judge(start);
   queue.push_back(std::move(start));
 
-  while (!done && !queue.empty() && candidates < options.max_candidates) {
+  while (!done && !queue.empty() && candidates < options.max_candidates &&
+         elapsed() < options.max_seconds) {
     Split split = std::move(queue.front());
     queue.pop_front();
     if (options.progress && elapsed() - last_report >= 1.0) {

@@ -47,6 +47,7 @@ struct SearchProgress {
 struct SearchOptions {
   bool optimal_perf = false;        // keep searching for the best bottleneck
   int64_t max_candidates = 100000;  // splits to evaluate before stopping (> 0)
+  double max_seconds = 60;        // and time to spend (> 0)
   int64_t batch = 1;                // samples per pipeline step (performance)
   std::function<void(const SearchProgress&)> progress;  // may be empty
 };

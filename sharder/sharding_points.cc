@@ -18,8 +18,7 @@ int Assignment::num_ipus() const {
 absl::StatusOr<Assignment> ApplyShardingPoints(
     const ShardingProblem& problem, std::vector<ShardingPoint> points) {
   const int n = problem.num_nodes();
-  std::vector<int32_t> topo_pos(n);
-  for (int32_t i = 0; i < n; ++i) topo_pos[problem.topo_order[i]] = i;
+  const std::vector<int32_t>& topo_pos = problem.topo_position;
   std::vector<bool> is_point(n, false);
   for (const ShardingPoint& pt : points) {
     if (pt.node < 0 || pt.node >= n) {

@@ -71,8 +71,7 @@ SubgraphSet::SubgraphSet(const ShardingProblem& p,
   if (!leftover.nodes.empty()) subgraphs_.push_back(std::move(leftover));
 
   // Nodes in topological order; parents and kids from node edges.
-  std::vector<int32_t> topo_pos(n);
-  for (int32_t i = 0; i < n; ++i) topo_pos[p.topo_order[i]] = i;
+  const std::vector<int32_t>& topo_pos = p.topo_position;
   for (Subgraph& s : subgraphs_) {
     std::sort(s.nodes.begin(), s.nodes.end(),
               [&](int32_t a, int32_t b) { return topo_pos[a] < topo_pos[b]; });
