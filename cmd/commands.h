@@ -26,7 +26,7 @@ struct ModelOptions {
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
   int batch_size = -1;                    // -1: not given
   std::string precision = "fp32";
-  std::string device = "ipu2";             // built-in name or text-proto file
+  std::string device = "ipu2";              // built-in name or text-proto file
   double available_memory_proportion = -1;  // -1: the profile's
   bool strict_names = false;
   bool quiet = false;
@@ -40,6 +40,8 @@ struct ShardOptions {
   bool optimal_perf = false;
   int64_t max_candidates = 100000;
   double max_search_s = 60;
+  std::string compile_cmd;
+  int jobs = 1;
   std::string output;  // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml

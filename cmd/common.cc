@@ -134,12 +134,14 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs) {
       ->allow_extra_args(false);
   sub->add_option("--batch-size", o->batch_size,
                   "set the symbolic first dim of every input to B (B >= 1)");
-  sub->add_option("--device", o->device,
-                  "ipu1, ipu2 (default), ipu21, or a DeviceProfile text-proto file "
-                  "(proto/device.proto)");
-  sub->add_option("--available-memory-proportion", o->available_memory_proportion,
-                  "share of tile memory matmul/conv temporaries may use, in (0, 1] "
-                  "(default: the device's, 0.6)");
+  sub->add_option(
+      "--device", o->device,
+      "ipu1, ipu2 (default), ipu21, or a DeviceProfile text-proto file "
+      "(proto/device.proto)");
+  sub->add_option(
+      "--available-memory-proportion", o->available_memory_proportion,
+      "share of tile memory matmul/conv temporaries may use, in (0, 1] "
+      "(default: the device's, 0.6)");
   sub->add_option("--precision", o->precision,
                   "cost float tensors as fp32 or fp16")
       ->check(CLI::IsMember({"fp32", "fp16"}));
@@ -165,7 +167,8 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
       o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
   ASSIGN_OR_RETURN(options.device, LoadDeviceProfile(o.device));
   if (o.available_memory_proportion != -1) {
-    if (!(o.available_memory_proportion > 0 && o.available_memory_proportion <= 1)) {
+    if (!(o.available_memory_proportion > 0 &&
+          o.available_memory_proportion <= 1)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
                        o.available_memory_proportion));
@@ -262,8 +265,9 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
       std::cerr << "autoshard: warning: " << w << "\n";
   }
   if (!plan.proto.fits()) {
-    std::cerr << "autoshard: error: " << options.model << ": the plan does not fit the "
-              << plan.proto.device() << " tile-memory model: " << plan.proto.out_of_memory()
+    std::cerr << "autoshard: error: " << options.model
+              << ": the plan does not fit " << plan.proto.device() << ": "
+              << plan.proto.out_of_memory()
               << " (outputs written; exit code 3)\n";
     return kExitNoFit;
   }

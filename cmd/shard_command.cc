@@ -40,6 +40,13 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
                   "search: splits to evaluate at most (default 100000)");
   sub->add_option("--max-search-seconds", o->max_search_s,
                   "search: seconds to spend at most (default 60)");
+  sub->add_option(
+      "--compile-cmd", o->compile_cmd,
+      "search: judge every candidate with a real compiler, e.g. "
+      "'my_compile.sh {model}' ({model}: the annotated candidate; the "
+      "command sees $AUTOSHARD_AVAILABLE_MEMORY_PROPORTION)");
+  sub->add_option("--jobs", o->jobs,
+                  "search with --compile-cmd: compiles at once (default 1)");
   o->output_option = sub->add_option(
       "-o,--output", o->output,
       "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
@@ -56,6 +63,8 @@ int RunShard(const ShardOptions& o) {
   options->optimal_perf = o.optimal_perf;
   options->max_candidates = o.max_candidates;
   options->max_search_s = o.max_search_s;
+  options->compile_cmd = o.compile_cmd;
+  options->jobs = o.jobs;
   bool progress_shown = false;
   if (!o.model.quiet) {
     options->progress = [&progress_shown](int64_t candidates,
@@ -69,6 +78,8 @@ int RunShard(const ShardOptions& o) {
   if (absl::Status s = options->Validate(); !s.ok()) return ReportError(s);
   auto loaded = LoadModel(o.model.model);
   if (!loaded.ok()) return ReportError(loaded.status());
+  options->model_dir = loaded->path.parent_path();
+  options->external_files = loaded->external_files;
   auto plan = PlanModel(loaded->model, *options);
   if (progress_shown) std::cerr << "\n";
   if (!plan.ok()) {

@@ -12,6 +12,7 @@
 #include "graph/model_io.h"
 #include "graph/naming.h"
 #include "graph/status_macros.h"
+#include "sharder/compile_oracle.h"
 #include "sharder/emit.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
@@ -113,6 +114,7 @@ absl::Status Options::Validate() const {
   if (max_candidates <= 0) {
     return absl::InvalidArgumentError("--max-candidates must be positive");
   }
+  if (jobs < 1) return absl::InvalidArgumentError("--jobs must be at least 1");
   if (!(max_search_s > 0)) {
     return absl::InvalidArgumentError("--max-search-seconds must be positive");
   }
@@ -134,6 +136,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
   ASSIGN_OR_RETURN(Assignment a, RawStrategy(p.problem, options.num_ipus));
   proto::SearchSummary search;
+  std::string found_message;  // a compiler's failure without a tile
   if (options.strategy == "search") {
     const SubgraphSet subgraphs = SubgraphsFor(p.problem, options.num_ipus);
     SearchOptions search_options;
@@ -146,6 +149,31 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
         options.progress(progress.candidates, progress.best_max_tile_bytes);
       };
     }
+    // The full model, named as the plan names it, for a compiler to judge.
+    onnx::ModelProto named_model;
+    std::unique_ptr<CompileOracle> compiler;
+    if (!options.compile_cmd.empty()) {
+      named_model = model;
+      ASSIGN_OR_RETURN(
+          NamingResult ignored,
+          AssignNodeNames(options.strict_names, named_model.mutable_graph()));
+      (void)ignored;
+      compiler = std::make_unique<CompileOracle>(
+          options.compile_cmd, named_model, options.model_dir,
+          options.external_files, options.jobs);
+      search_options.oracle =
+          [&compiler](
+              const std::vector<std::vector<int32_t>>& candidates,
+              double amp) -> absl::StatusOr<std::vector<OracleVerdict>> {
+        ASSIGN_OR_RETURN(std::vector<CompileVerdict> verdicts,
+                         compiler->Compile(candidates, amp));
+        std::vector<OracleVerdict> out;
+        for (const CompileVerdict& v : verdicts) {
+          out.push_back({v.fits, v.tile, v.bytes, v.unparsable});
+        }
+        return out;
+      };
+    }
     const auto search_start = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(
         SearchResult found,
@@ -154,6 +182,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                        options.num_ipus, p.device, options.precision,
                        search_options));
     a = std::move(found.assignment);
+    found_message = found.compiler_message;
     search.set_candidates(found.candidates);
     search.set_raw_max_tile_bytes(found.raw_max_tile_bytes);
     search.set_max_tile_bytes(found.max_tile_bytes);
@@ -173,7 +202,20 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
                    MinimalShardingPoints(p.problem, a));
   Plan plan = FinishPlan(p, options, a, points, options.strategy, start);
-  if (options.strategy == "search") *plan.proto.mutable_search() = search;
+  if (options.strategy == "search") {
+    *plan.proto.mutable_search() = search;
+    if (!search.fits() && plan.proto.fits()) {
+      // The compiler, not the model, said no.
+      plan.proto.set_fits(false);
+      plan.proto.set_out_of_memory(
+          found_message.empty()
+              ? absl::StrCat(
+                    "the compile command accepted no split; the closest used ",
+                    search.max_tile_bytes(), " bytes on its fullest tile")
+              : absl::StrCat("the compile command accepted no split: ",
+                             found_message));
+    }
+  }
   return plan;
 }
 

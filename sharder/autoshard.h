@@ -10,6 +10,7 @@
 #define AUTOSHARD_SHARDER_AUTOSHARD_H_
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -36,6 +37,13 @@ struct Options {
   // search: called about once a second with candidates tried and the
   // closest split's fullest tile (bytes); may be empty.
   std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;
+  // search: when not empty, a real compiler judges every candidate (PopRT's
+  // way; sharder/compile_oracle.h): run by /bin/sh with {model} replaced by
+  // the candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set.
+  std::string compile_cmd;
+  int jobs = 1;                     // candidates compiled at once
+  std::filesystem::path model_dir;  // where the model's external data is
+  std::vector<std::string> external_files;  // relative to model_dir
   bool strict_names = false;  // refuse empty/duplicate names (PopRT)
   ShapeOptions shapes;        // --input-shape / --batch-size
   Precision precision = Precision::kFp32;

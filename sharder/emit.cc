@@ -166,6 +166,13 @@ std::string HumanSeconds(double s) {
   return absl::StrFormat("%.3f us", s * 1e6);
 }
 
+// A fullest tile's bytes; INT64_MAX stands for a compiler failure that named
+// no tile.
+std::string TileBytes(int64_t bytes) {
+  return bytes == INT64_MAX ? std::string("unknown (no tile named)")
+                            : HumanBytes(bytes);
+}
+
 std::string ReportText(const proto::Plan& plan) {
   std::string out;
   const auto& s = plan.summary();
@@ -232,8 +239,8 @@ std::string ReportText(const proto::Plan& plan) {
         &out,
         "search: %d candidates in %.3f s; fullest tile %s (raw split: %s)%s\n",
         search.candidates(), search.seconds(),
-        HumanBytes(search.max_tile_bytes()),
-        HumanBytes(search.raw_max_tile_bytes()),
+        TileBytes(search.max_tile_bytes()),
+        TileBytes(search.raw_max_tile_bytes()),
         search.optimal_perf() ? "; best bottleneck of the fitting splits" : "");
     if (search.lowered_memory_proportion()) {
       absl::StrAppendFormat(

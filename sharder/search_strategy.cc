@@ -25,6 +25,8 @@ struct Split {
   uint64_t key = 0;               // Zobrist hash of `group`
   int64_t max_tile_bytes = 0;     // the fullest tile of any group
   bool fits = false;
+  int32_t oracle_group = -1;   // the compiler's overflowing IPU, if known
+  std::string oracle_message;  // the compiler's failure without a tile
 };
 
 // How unevenly compute time is spread: the standard deviation over groups.
@@ -254,7 +256,8 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
                                             Precision precision,
                                             const SearchOptions& options) {
   if (options.max_candidates <= 0 || !(options.max_seconds > 0)) {
-    return absl::InvalidArgumentError("--max-candidates and the time limit must be positive");
+    return absl::InvalidArgumentError(
+        "--max-candidates and the time limit must be positive");
   }
   if (static_cast<int>(start_groups.size()) != subgraphs.size()) {
     return absl::InvalidArgumentError(
@@ -297,11 +300,10 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
   SearchResult result;
   result.available_memory_proportion = device.available_memory_proportion();
   Split start = searcher.Make(std::move(start_groups));
-  result.raw_max_tile_bytes = start.max_tile_bytes;
   int64_t candidates = 1;
   absl::flat_hash_set<uint64_t> visited = {start.key};
   std::deque<Split> queue;
-  Split closest = start;          // the split with the smallest fullest tile
+  Split closest;                  // the split with the smallest fullest tile
   std::optional<Split> best_fit;  // the fitting split with the best bottleneck
   double best_fit_s = std::numeric_limits<double>::infinity();
   int64_t best_failure = std::numeric_limits<int64_t>::max();
@@ -321,6 +323,38 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
     }
     if (!options.optimal_perf) done = true;  // the first split that fits wins
   };
+  // With a compiler: its verdicts replace the model's fit and fullest tile.
+  auto consult = [&](std::vector<Split>* splits) -> absl::Status {
+    if (!options.oracle || splits->empty()) return absl::OkStatus();
+    std::vector<std::vector<int32_t>> candidates;
+    for (const Split& split : *splits)
+      candidates.push_back(searcher.ToAssignment(split).ipu);
+    auto verdicts =
+        options.oracle(candidates, device.available_memory_proportion());
+    if (!verdicts.ok()) return verdicts.status();
+    for (size_t i = 0; i < splits->size(); ++i) {
+      Split& split = (*splits)[i];
+      const OracleVerdict& v = (*verdicts)[i];
+      split.fits = v.fits;
+      split.max_tile_bytes = v.fits ? split.max_tile_bytes
+                             : v.tile >= 0
+                                 ? v.bytes
+                                 : std::numeric_limits<int64_t>::max();
+      split.oracle_group =
+          v.tile >= 0 ? static_cast<int32_t>(v.tile / device.tiles_per_ipu())
+                      : -1;
+      if (split.oracle_group >= num_ipus) split.oracle_group = -1;
+      split.oracle_message = v.message;
+    }
+    return absl::OkStatus();
+  };
+  {
+    std::vector<Split> first = {std::move(start)};
+    if (absl::Status s = consult(&first); !s.ok()) return s;
+    start = std::move(first[0]);
+  }
+  result.raw_max_tile_bytes = start.max_tile_bytes;
+  closest = start;
   judge(start);
   queue.push_back(std::move(start));
 
@@ -353,20 +387,28 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
         continue;  // PopRT: expand the closest only
       best_failure = split.max_tile_bytes;
       searcher.Load(split);
-      for (int32_t g : OverflowingGroups(split))
+      std::vector<int32_t> groups = OverflowingGroups(split);
+      if (split.oracle_group >= 0)
+        groups = {split.oracle_group};  // the compiler's word
+      for (int32_t g : groups)
         plans.emplace_back(g, searcher.FitMoves(split, g));
     }
+    std::vector<Split> batch;
     for (const auto& [from, moves] : plans) {
       for (auto [s, to] : moves) {
-        if (done || candidates >= options.max_candidates) break;
+        if (candidates >= options.max_candidates) break;
         const uint64_t key =
             split.key ^ searcher.Z(s, from) ^ searcher.Z(s, to);
         if (!visited.insert(key).second) continue;
         ++candidates;
-        Split next = searcher.Move(split, s, from, to);
-        judge(next);
-        queue.push_back(std::move(next));
+        batch.push_back(searcher.Move(split, s, from, to));
       }
+    }
+    if (absl::Status s = consult(&batch); !s.ok()) return s;
+    for (Split& next : batch) {
+      judge(next);
+      queue.push_back(std::move(next));
+      if (done) break;
     }
   }
   result.candidates = candidates;
@@ -389,6 +431,12 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
         fits &= m.fits;
         lower_fullest = std::max(lower_fullest, m.max_tile_bytes);
       }
+      if (options.oracle) {
+        auto verdicts = options.oracle({a.ipu}, amp);
+        if (!verdicts.ok()) return verdicts.status();
+        fits = (*verdicts)[0].fits;
+        lower_fullest = fits ? lower_fullest : (*verdicts)[0].bytes;
+      }
       if (fits) {
         result.fits = true;
         result.available_memory_proportion = amp;
@@ -398,6 +446,7 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
     }
   }
   result.assignment = searcher.ToAssignment(*chosen);
+  if (!result.fits) result.compiler_message = chosen->oracle_message;
   result.max_tile_bytes = fullest;
   if (options.progress && elapsed() >= 1.0) {
     options.progress({candidates, fullest, result.fits, elapsed()});

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -44,12 +45,29 @@ struct SearchProgress {
   double elapsed_s = 0;
 };
 
+// A compiler's answer for one candidate (see compile_oracle.h).
+struct OracleVerdict {
+  bool fits = false;
+  int64_t tile = -1;  // the global tile that overflowed, -1 unknown
+  int64_t bytes = 0;  // bytes on it
+  std::string
+      message;  // a failure the compiler did not say as "Out of memory on tile"
+};
+// Judges candidate splits (IPU of every node), in order, with the available
+// memory proportion to compile with.
+using SearchOracle = std::function<absl::StatusOr<std::vector<OracleVerdict>>(
+    const std::vector<std::vector<int32_t>>& candidates,
+    double available_memory_proportion)>;
+
 struct SearchOptions {
   bool optimal_perf = false;        // keep searching for the best bottleneck
   int64_t max_candidates = 100000;  // splits to evaluate before stopping (> 0)
-  double max_seconds = 60;        // and time to spend (> 0)
+  double max_seconds = 60;          // and time to spend (> 0)
   int64_t batch = 1;                // samples per pipeline step (performance)
   std::function<void(const SearchProgress&)> progress;  // may be empty
+  // When set, a real compiler decides whether a split fits and which tile
+  // overflows (PopRT's way); the tile-memory model still orders the moves.
+  SearchOracle oracle;
 };
 
 struct SearchResult {
@@ -60,8 +78,10 @@ struct SearchResult {
   double available_memory_proportion = 0;
   int64_t candidates = 0;          // splits evaluated
   int64_t raw_max_tile_bytes = 0;  // the raw split's fullest tile
-  // The result's fullest tile, costed with available_memory_proportion.
+  // The result's fullest tile, costed with available_memory_proportion
+  // (INT64_MAX when a compiler failed without naming a tile).
   int64_t max_tile_bytes = 0;
+  std::string compiler_message;  // that failure's message, if any
 };
 
 // Runs the search on `subgraphs` starting from `start_groups` (group per

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end tests of the autoshard CLI: outputs, exit codes and bad input.
-# Usage: tests/cli_test.sh AUTOSHARD_BINARY SOURCE_DIR
+# Usage: tests/cli_test.sh AUTOSHARD_BINARY SOURCE_DIR [FAKE_COMPILER]
 # Writes only to a temporary folder. Prints "N passed, M failed".
 set -u
 BIN=$1
 SRC=$2
+FAKE=${3:-}
 MODEL=$SRC/models/squeezenet1_1.onnx
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -165,6 +166,21 @@ grep -q '"fits": true' "$TMP/search.json" && ok || bad "search plan fits"
 grep -q '"raw_max_tile_bytes": "82192"' "$TMP/search.json" && ok || bad "search plan records the raw split's 82,192-byte tile"
 expect 0 "search --optimal-perf" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" --strategy search --optimal-perf -o "$TMP/opt-small.onnx"
 grep -q "best bottleneck" "$TMP/out" && ok || bad "report says optimal-perf"
+
+# A compiler as the judge (tests/fake_compiler.cc: out of memory on tile 17
+# while IPU 0 holds more than $FAKE_LIMIT nodes). The raw 2-IPU split puts 54
+# of SqueezeNet's 65 nodes on IPU 0; one move leaves 40.
+if [ -n "$FAKE" ]; then
+  FAKE_LIMIT=40 expect 0 "search judged by a compiler" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 \
+    --strategy search --compile-cmd "$FAKE {model}" --jobs 2 -o "$TMP/compiled.onnx" --plan "$TMP/compiled.json"
+  grep -q '"raw_max_tile_bytes": "714000"' "$TMP/compiled.json" && ok || bad "the compiler's 714,000 bytes on tile 17 for the raw split"
+  grep -q '"fits": true' "$TMP/compiled.json" && ok || bad "the compiler accepted the moved split"
+  FAKE_MODE=variable expect 3 "compiler failing without a tile" -- "$BIN" shard "$TMP/model.onnx" -n 2 \
+    --strategy search --compile-cmd "$FAKE {model}" -o "$TMP/variable.onnx"
+  stderr_has "Cannot fit all variable data" "compiler failing without a tile"
+  leftovers=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'autoshard_compile_*' -newer "$TMP/model.onnx" | wc -l)
+  [ "$leftovers" -eq 0 ] && ok || bad "compile folders removed"
+fi
 
 # External data: the output elsewhere keeps valid references (hard link).
 mkdir -p "$TMP/ext" "$TMP/extout"

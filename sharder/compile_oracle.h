@@ -1,0 +1,70 @@
+// A real compiler as the search's judge, as PopRT used it (DESIGN.md §4.2):
+// each candidate split is written as an annotated model, the user's command
+// compiles it, and the compiler's out-of-memory message says which tile
+// overflowed by how much.
+#ifndef AUTOSHARD_SHARDER_COMPILE_ORACLE_H_
+#define AUTOSHARD_SHARDER_COMPILE_ORACLE_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "onnx/onnx_pb.h"
+
+namespace autoshard {
+
+// What one compile said.
+struct CompileVerdict {
+  bool fits = false;  // the command exited 0
+  int64_t tile = -1;  // the global tile that overflowed; -1 unknown
+  int64_t bytes = 0;  // bytes used on it (0 unknown)
+  // For failures other than "Out of memory on tile T: M bytes" (variable data
+  // that cannot fit, exchange or code overflow, a crash): the compiler's
+  // line that says so, or its exit status.
+  std::string unparsable;
+};
+
+// Reads a compiler's exit code and output. Recognises PopRT/Poplar's
+// "Out of memory on tile T: M bytes used..." (the first such line);
+// "Cannot fit all variable data onto one or more tiles", exchange-overflow
+// and "_poplar_start" code-overflow messages are reported as unparsable
+// failures, as is any other non-zero exit.
+CompileVerdict ParseCompilerOutput(int exit_code, absl::string_view output);
+
+class CompileOracle {
+ public:
+  // `command` is run by /bin/sh with "{model}" replaced by the candidate's
+  // path (appended when absent). `model` is the planned model (nodes named as
+  // the plan names them); `external_files` are its external-data files in
+  // `source_dir`, hard-linked beside each candidate. `jobs` candidates are
+  // compiled at once (>= 1).
+  CompileOracle(std::string command, const onnx::ModelProto& model,
+                std::filesystem::path source_dir,
+                std::vector<std::string> external_files, int jobs);
+
+  // Compiles each candidate (IPU = pipeline stage of every node, in file
+  // order) and returns the verdicts in the same order. Errors: the temporary
+  // folder cannot be made or a candidate cannot be written.
+  // The command sees AUTOSHARD_AVAILABLE_MEMORY_PROPORTION=`amp` in its
+  // environment (PopRT retried with 0.3 and 0.1).
+  absl::StatusOr<std::vector<CompileVerdict>> Compile(
+      const std::vector<std::vector<int32_t>>& candidates, double amp) const;
+
+ private:
+  absl::StatusOr<CompileVerdict> CompileOne(
+      const std::vector<int32_t>& ipu_of_node, const std::filesystem::path& dir,
+      double amp) const;
+
+  std::string command_;
+  const onnx::ModelProto& model_;
+  std::filesystem::path source_dir_;
+  std::vector<std::string> external_files_;
+  int jobs_;
+};
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_COMPILE_ORACLE_H_
