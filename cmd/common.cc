@@ -203,6 +203,9 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   if (!sharding_config_out.empty()) outputs.push_back(sharding_config_out);
   std::vector<fs::path> input_paths = {loaded->path};
   for (const auto& in : inputs) input_paths.emplace_back(in);
+  std::error_code ec;
+  if (fs::is_regular_file(options.device, ec))
+    input_paths.emplace_back(options.device);
   for (const auto& rel : loaded->external_files) {
     input_paths.push_back(loaded->path.parent_path() / rel);
   }

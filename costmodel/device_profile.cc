@@ -1,9 +1,11 @@
 #include "costmodel/device_profile.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
 namespace autoshard {
@@ -121,6 +123,13 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
   if (chip != nullptr) {
     // Built-ins: common figures, op classes, then the chip's own.
     return Parse(absl::StrCat(kCommon, kOpClasses, chip), name_or_path);
+  }
+  std::error_code ec;
+  const std::filesystem::path path{std::string(name_or_path)};
+  if (std::filesystem::exists(path, ec) &&
+      !std::filesystem::is_regular_file(path, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device '", name_or_path, "' is not a regular file"));
   }
   std::ifstream in{std::string(name_or_path)};
   if (!in) {

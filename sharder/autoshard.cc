@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -23,6 +24,9 @@
 namespace autoshard {
 namespace {
 
+// The search refines to one subgraph per node only up to this many nodes.
+constexpr int kMaxNodeGranularity = 20000;
+
 using internal::PrecisionName;
 using internal::Prepare;
 using internal::Prepared;
@@ -36,16 +40,19 @@ void EvaluateOnDevice(const Prepared& p, const Options& options,
   pp.set_device(device.name());
   pp.set_available_memory_proportion(device.available_memory_proportion());
   pp.set_fits(true);
+  int64_t worst_bytes = 0;
   for (int32_t d = 0; d < pp.ipus_size(); ++d) {
     const IpuMemory m = model.EvaluateMemory(a.ipu, d);
     *pp.mutable_ipus(d)->mutable_memory() = MemoryProto(m, d, device);
-    if (!m.fits && pp.fits()) {
+    if (!m.fits && (pp.fits() || m.max_tile_bytes > worst_bytes)) {
+      // The message names the fullest tile of all (the compiler names one).
       pp.set_fits(false);
+      worst_bytes = m.max_tile_bytes;
       pp.set_out_of_memory(model.OutOfMemoryMessage(d, m));
     }
   }
-  const Performance perf = model.EvaluatePerformance(
-      a.ipu, pp.ipus_size(), std::max<int64_t>(options.shapes.batch_size, 1));
+  const Performance perf =
+      model.EvaluatePerformance(a.ipu, pp.ipus_size(), p.batch);
   for (int32_t d = 0; d < pp.ipus_size(); ++d) {
     pp.mutable_ipus(d)->set_stage_time_s(perf.stage_time_s[d]);
   }
@@ -66,7 +73,7 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   proto::Plan& pp = plan.proto;
   pp.set_strategy(std::move(strategy));
   pp.set_num_ipus(a.num_ipus());
-  pp.set_batch_size(static_cast<int32_t>(options.shapes.batch_size));
+  pp.set_batch_size(static_cast<int32_t>(p.batch));
   pp.set_precision(PrecisionName(options.precision));
   for (const ShardingPoint& pt : points) {
     auto* out = pp.add_sharding_points();
@@ -115,6 +122,11 @@ absl::Status Options::Validate() const {
     return absl::InvalidArgumentError("--max-candidates must be positive");
   }
   if (jobs < 1) return absl::InvalidArgumentError("--jobs must be at least 1");
+  if (strategy != "search" &&
+      (optimal_perf || !compile_cmd.empty() || jobs != 1)) {
+    return absl::InvalidArgumentError(
+        "--optimal-perf, --compile-cmd and --jobs need --strategy search");
+  }
   if (!(max_search_s > 0)) {
     return absl::InvalidArgumentError("--max-search-seconds must be positive");
   }
@@ -138,12 +150,11 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   proto::SearchSummary search;
   std::string found_message;  // a compiler's failure without a tile
   if (options.strategy == "search") {
-    const SubgraphSet subgraphs = SubgraphsFor(p.problem, options.num_ipus);
     SearchOptions search_options;
     search_options.optimal_perf = options.optimal_perf;
     search_options.max_candidates = options.max_candidates;
     search_options.max_seconds = options.max_search_s;
-    search_options.batch = std::max<int64_t>(options.shapes.batch_size, 1);
+    search_options.batch = p.batch;
     if (options.progress) {
       search_options.progress = [&](const SearchProgress& progress) {
         options.progress(progress.candidates, progress.best_max_tile_bytes);
@@ -175,28 +186,69 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
       };
     }
     const auto search_start = std::chrono::steady_clock::now();
-    ASSIGN_OR_RETURN(
-        SearchResult found,
-        SearchStrategy(p.problem, subgraphs,
-                       RawSplitSubgraphs(subgraphs, options.num_ipus),
-                       options.num_ipus, p.device, options.precision,
-                       search_options));
-    a = std::move(found.assignment);
-    found_message = found.compiler_message;
-    search.set_candidates(found.candidates);
-    search.set_raw_max_tile_bytes(found.raw_max_tile_bytes);
-    search.set_max_tile_bytes(found.max_tile_bytes);
-    search.set_fits(found.fits);
-    search.set_available_memory_proportion(found.available_memory_proportion);
+    // PopRT's subgraphs first; when no split of them fits, finer ones: small
+    // subgraphs kept, then one node each (up to kMaxNodeGranularity nodes).
+    std::vector<SubgraphSet> levels;
+    levels.push_back(SubgraphsFor(p.problem, options.num_ipus));
+    SubgraphSet kept(p.problem, {.drop_small = false});
+    if (kept.size() > levels.back().size()) levels.push_back(std::move(kept));
+    if (p.problem.num_nodes() <= kMaxNodeGranularity &&
+        p.problem.num_nodes() > levels.back().size()) {
+      levels.emplace_back(
+          p.problem,
+          SubgraphOptions{.drop_small = false, .every_node_candidate = true});
+    }
+    std::optional<SearchResult> found;
+    int32_t found_subgraphs = 0;
+    int64_t raw_max_tile_bytes = -1;  // of PopRT's granularity
+    int64_t candidates = 0;
+    for (const SubgraphSet& subgraphs : levels) {
+      SearchOptions level_options = search_options;
+      level_options.max_candidates = options.max_candidates - candidates;
+      level_options.max_seconds =
+          options.max_search_s -
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        search_start)
+              .count();
+      if (level_options.max_candidates <= 0 || level_options.max_seconds <= 0)
+        break;
+      ASSIGN_OR_RETURN(
+          SearchResult r,
+          SearchStrategy(p.problem, subgraphs,
+                         RawSplitSubgraphs(subgraphs, options.num_ipus),
+                         options.num_ipus, p.device, options.precision,
+                         level_options));
+      candidates += r.candidates;
+      if (raw_max_tile_bytes < 0) raw_max_tile_bytes = r.raw_max_tile_bytes;
+      const bool better = !found || (r.fits && !found->fits) ||
+                          (r.fits == found->fits && !r.fits &&
+                           r.max_tile_bytes < found->max_tile_bytes);
+      if (better) {
+        found = std::move(r);
+        found_subgraphs = subgraphs.size();
+      }
+      if (found->fits) break;
+    }
+    found->candidates = candidates;
+    a = std::move(found->assignment);
+    found_message = found->compiler_message;
+    search.set_candidates(found->candidates);
+    search.set_raw_max_tile_bytes(raw_max_tile_bytes);
+    search.set_max_tile_bytes(found->max_tile_bytes);
+    search.set_fits(found->fits);
+    search.set_available_memory_proportion(found->available_memory_proportion);
     search.set_lowered_memory_proportion(
-        found.available_memory_proportion <
+        found->available_memory_proportion <
         p.device.available_memory_proportion());
     search.set_optimal_perf(options.optimal_perf);
+    search.set_stop_reason(found->stop_reason);
+    search.set_subgraphs(found_subgraphs);
     search.set_seconds(std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - search_start)
                            .count());
     // The plan is evaluated with the proportion the search settled on.
-    p.device.set_available_memory_proportion(found.available_memory_proportion);
+    p.device.set_available_memory_proportion(
+        found->available_memory_proportion);
   }
   RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,

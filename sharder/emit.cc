@@ -235,13 +235,17 @@ std::string ReportText(const proto::Plan& plan) {
       HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
   if (plan.has_search()) {
     const proto::SearchSummary& search = plan.search();
-    absl::StrAppendFormat(
-        &out,
-        "search: %d candidates in %.3f s; fullest tile %s (raw split: %s)%s\n",
-        search.candidates(), search.seconds(),
-        TileBytes(search.max_tile_bytes()),
-        TileBytes(search.raw_max_tile_bytes()),
-        search.optimal_perf() ? "; best bottleneck of the fitting splits" : "");
+    absl::StrAppendFormat(&out,
+                          "search: %d candidates over %d subgraphs in %.3f s, "
+                          "stopped: %s; fullest tile %s "
+                          "(raw split: %s)%s\n",
+                          search.candidates(), search.subgraphs(),
+                          search.seconds(), search.stop_reason(),
+                          TileBytes(search.max_tile_bytes()),
+                          TileBytes(search.raw_max_tile_bytes()),
+                          search.optimal_perf() && search.fits()
+                              ? "; best bottleneck of the fitting splits"
+                              : "");
     if (search.lowered_memory_proportion()) {
       absl::StrAppendFormat(
           &out,

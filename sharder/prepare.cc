@@ -1,5 +1,7 @@
 #include "sharder/prepare.h"
 
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_profile.h"
@@ -45,7 +47,6 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
   }
   return m;
 }
-
 
 // The options' device profile, the built-in default when none was given,
 // with the available memory proportion override applied.
@@ -95,10 +96,32 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   }
   ASSIGN_OR_RETURN(const int batched,
                    ApplyInputShapes(options.shapes, p.model.get()));
-  if (options.shapes.batch_size > 0 && batched == 0) {
+  if (options.shapes.batch_size > 0 && batched == 0 &&
+      options.shapes.input_shapes.empty()) {
     p.warnings.push_back(
         absl::StrCat("--batch-size ", options.shapes.batch_size,
                      " changed no input: none has a symbolic first dim"));
+  }
+  // The batch the pipeline figures use: the first tensor input's first dim
+  // (inputs that are initializers, as old exporters list them, do not count).
+  std::set<std::string> initializer_names;
+  for (const auto& t : p.model->graph().initializer())
+    initializer_names.insert(t.name());
+  for (const auto& vi : p.model->graph().input()) {
+    if (!vi.type().has_tensor_type() ||
+        vi.type().tensor_type().shape().dim_size() == 0 ||
+        initializer_names.count(vi.name()) > 0) {
+      continue;
+    }
+    const auto& d0 = vi.type().tensor_type().shape().dim(0);
+    p.batch = d0.has_dim_value() && d0.dim_value() > 0 ? d0.dim_value() : 1;
+    if (options.shapes.batch_size > 0 && p.batch != options.shapes.batch_size &&
+        options.shapes.input_shapes.contains(vi.name())) {
+      p.warnings.push_back(absl::StrCat(
+          "--input-shape ", vi.name(), " sets batch ", p.batch,
+          ", which wins over --batch-size ", options.shapes.batch_size));
+    }
+    break;
   }
   for (const auto& vi : p.model->graph().input()) {
     if (!vi.type().has_tensor_type()) continue;
@@ -151,6 +174,25 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                      " nodes have tensors with unresolved dims, costed as 1"));
   }
   p.problem = MakeProblem(p.graph, p.costs);
+  // Op classes the model uses that the device profile does not describe.
+  std::set<std::string> missing;
+  for (int32_t node = 0; node < p.problem.num_nodes(); ++node) {
+    if (p.problem.is_constant[node]) continue;
+    const std::string& c = p.problem.op_class[node];
+    bool known = false;
+    for (const auto& oc : p.device.op_classes()) known |= oc.op_class() == c;
+    if (!known) missing.insert(c);
+  }
+  if (!missing.empty()) {
+    bool has_other = false;
+    for (const auto& oc : p.device.op_classes())
+      has_other |= oc.op_class() == "other";
+    p.warnings.push_back(absl::StrCat(
+        "device profile '", p.device.name(), "' has no op_classes entry for ",
+        absl::StrJoin(missing, ", "),
+        has_other ? "; those ops use its 'other' entry"
+                  : "; those ops cost no code and run at the peak FLOP/s"));
+  }
   return p;
 }
 

@@ -29,12 +29,14 @@ struct Prepared {
   ModelCosts costs;
   ShardingProblem problem;
   NamingResult naming;
+  int64_t batch = 1;  // samples per step: the first input's first dim, else 1
   std::vector<std::string> warnings;
 };
 
 // Names, shapes, builds and costs `model` per `options` (num_ipus and
 // strategy are not looked at). Errors as PlanModel's.
-absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model, const Options& options);
+absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
+                                 const Options& options);
 
 std::string PrecisionName(Precision precision);
 

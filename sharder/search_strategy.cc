@@ -412,6 +412,11 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
     }
   }
   result.candidates = candidates;
+  result.stop_reason = done            ? "a split fits"
+                       : queue.empty() ? "no move left"
+                       : candidates >= options.max_candidates
+                           ? "candidate limit"
+                           : "time limit";
 
   const Split* chosen = best_fit ? &*best_fit : &closest;
   result.fits = best_fit.has_value();

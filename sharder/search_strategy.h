@@ -82,6 +82,9 @@ struct SearchResult {
   // (INT64_MAX when a compiler failed without naming a tile).
   int64_t max_tile_bytes = 0;
   std::string compiler_message;  // that failure's message, if any
+  // Why it stopped: "a split fits", "no move left", "candidate limit",
+  // "time limit" (with optimal_perf, "a split fits" is never the reason).
+  std::string stop_reason;
 };
 
 // Runs the search on `subgraphs` starting from `start_groups` (group per
