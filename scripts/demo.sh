@@ -3,7 +3,7 @@
 # (SqueezeNet 1.1) onto 4 IPUs. Outputs go to build/demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh
+scripts/build.sh autoshard
 mkdir -p build/demo
 build/autoshard shard models/squeezenet1_1.onnx --num-ipus 4 --batch-size 1 \
   -o build/demo/squeezenet1_1.sharded.onnx \
