@@ -28,20 +28,7 @@ find "$DIR" -name '*.onnx' | sort | while read -r model; do
     fi
     raw=$(field "$TMP/raw.json" "max(int(i['memory']['max_tile_bytes']) for i in p['ipus'])")
     tile=$((raw * PERCENT / 100))
-    # ipu2's figures (costmodel/device_profile.cc) with smaller tiles.
-    cat >"$TMP/dev.textproto" <<EOD
-name: "ipu2-${PERCENT}pct" tiles_per_ipu: 1472 bytes_per_tile: $tile
-peak_fp16_flops_per_s: 250e12 peak_fp32_flops_per_s: 62.5e12 link_bytes_per_s: 320e9
-available_memory_proportion: 0.6 op_overhead_s: 2e-6 grain_bytes: 64
-op_classes { op_class: "matmul" efficiency: 0.45 code_bytes_per_tile: 2400 }
-op_classes { op_class: "conv" efficiency: 0.35 code_bytes_per_tile: 3200 }
-op_classes { op_class: "elementwise" efficiency: 0.10 code_bytes_per_tile: 300 }
-op_classes { op_class: "normalization" efficiency: 0.08 code_bytes_per_tile: 600 }
-op_classes { op_class: "reduction" efficiency: 0.08 code_bytes_per_tile: 500 }
-op_classes { op_class: "data_movement" efficiency: 1.0 code_bytes_per_tile: 200 }
-op_classes { op_class: "control_flow" efficiency: 0.05 code_bytes_per_tile: 1000 }
-op_classes { op_class: "other" efficiency: 0.05 code_bytes_per_tile: 500 }
-EOD
+    printf 'base: "ipu2"\nname: "ipu2-%spct"\nbytes_per_tile: %s\n' "$PERCENT" "$tile" >"$TMP/dev.textproto"
     code=0
     "$BIN" shard "$model" -n "$k" --batch-size 1 -q --strategy search --device "$TMP/dev.textproto" \
       -o "$TMP/s.onnx" --plan "$TMP/s.json" 2>/dev/null || code=$?

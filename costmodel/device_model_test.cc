@@ -1,10 +1,13 @@
 #include "costmodel/device_model.h"
 
+#include <fstream>
+
 #include "costmodel/device_profile.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "tests/test_problems.h"
+#include "tests/test_util.h"
 
 namespace autoshard {
 namespace {
@@ -186,6 +189,20 @@ TEST(DeviceProfileTest, BuiltinsLoadAndCustomFilesAreChecked) {
   EXPECT_DOUBLE_EQ(LoadDeviceProfile("ipu21")->peak_fp16_flops_per_s(), 350e12);
   EXPECT_EQ(LoadDeviceProfile("nope").status().code(),
             absl::StatusCode::kNotFound);
+  // A file may start from a built-in and change a field.
+  testing::TempDir dir;
+  std::ofstream(dir.path() / "small.textproto")
+      << "base: \"ipu2\"\nbytes_per_tile: 60000\n";
+  auto small = LoadDeviceProfile((dir.path() / "small.textproto").string());
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->bytes_per_tile(), 60000);
+  EXPECT_EQ(small->tiles_per_ipu(), 1472);  // from ipu2
+  EXPECT_EQ(small->op_classes_size(), 8);   // ipu2's op classes
+  std::ofstream(dir.path() / "typo.textproto") << "tiles_per_ipu: x\n";
+  EXPECT_THAT(LoadDeviceProfile((dir.path() / "typo.textproto").string())
+                  .status()
+                  .message(),
+              ::testing::HasSubstr("line 1:16: Expected integer"));
   proto::DeviceProfile bad = ToyChip();
   bad.set_available_memory_proportion(1.5);
   EXPECT_THAT(

@@ -95,13 +95,38 @@ constexpr char kIpu21[] = R"pb(
   sources: "Bow-2000 datasheet: Bow IPU 1472 tiles, 900 MB In-Processor-Memory, 350 TFLOP/s FP16, 87.5 TFLOP/s FP32, IPU-Links 320 GB/s"
 )pb";
 
-absl::StatusOr<proto::DeviceProfile> Parse(const std::string& text,
-                                           absl::string_view what) {
-  proto::DeviceProfile profile;
-  if (!google::protobuf::TextFormat::ParseFromString(text, &profile)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": not a text-format DeviceProfile (see proto/device.proto)"));
+// Keeps the text-format parser's messages (instead of protobuf's default of
+// printing them on stderr) for the error autoshard returns.
+class CollectErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (first_.empty())
+      first_ = absl::StrCat("line ", line + 1, ":", column + 1, ": ", message);
   }
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string first_;
+};
+
+// Parses a text-format profile; does not validate it.
+absl::StatusOr<proto::DeviceProfile> ParseText(const std::string& text,
+                                               absl::string_view what) {
+  proto::DeviceProfile profile;
+  google::protobuf::TextFormat::Parser parser;
+  CollectErrors errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &profile)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": not a text-format DeviceProfile (see proto/device.proto): ",
+        errors.first()));
+  }
+  return profile;
+}
+
+absl::StatusOr<proto::DeviceProfile> Validated(proto::DeviceProfile profile,
+                                               absl::string_view what) {
   if (absl::Status s = ValidateDeviceProfile(profile); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
   }
@@ -122,7 +147,10 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
                                                : nullptr;
   if (chip != nullptr) {
     // Built-ins: common figures, op classes, then the chip's own.
-    return Parse(absl::StrCat(kCommon, kOpClasses, chip), name_or_path);
+    auto parsed =
+        ParseText(absl::StrCat(kCommon, kOpClasses, chip), name_or_path);
+    if (!parsed.ok()) return parsed.status();
+    return Validated(*std::move(parsed), name_or_path);
   }
   std::error_code ec;
   const std::filesystem::path path{std::string(name_or_path)};
@@ -140,7 +168,31 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
   }
   std::stringstream text;
   text << in.rdbuf();
-  return Parse(text.str(), name_or_path);
+  // Validated after the merge: a file with a base sets only some fields.
+  auto parsed = ParseText(text.str(), name_or_path);
+  if (!parsed.ok()) return parsed.status();
+  const proto::DeviceProfile& file = *parsed;
+  proto::DeviceProfile profile;
+  if (!file.base().empty()) {
+    if (file.base() != "ipu1" && file.base() != "ipu2" &&
+        file.base() != "ipu21") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name_or_path, ": base '", file.base(),
+                       "' is not a built-in profile (ipu1, ipu2, ipu21)"));
+    }
+    auto base = LoadDeviceProfile(file.base());
+    if (!base.ok()) return base.status();
+    profile = *std::move(base);
+    profile.clear_sources();
+    if (file.op_classes_size() > 0) profile.clear_op_classes();
+  }
+  profile.MergeFrom(file);
+  if (file.name().empty()) {
+    profile.set_name(file.base().empty()
+                         ? std::string(name_or_path)
+                         : absl::StrCat(file.base(), " as in ", name_or_path));
+  }
+  return Validated(std::move(profile), name_or_path);
 }
 
 absl::Status ValidateDeviceProfile(const proto::DeviceProfile& p) {

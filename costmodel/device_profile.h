@@ -16,8 +16,9 @@ namespace autoshard {
 std::vector<std::string> BuiltinDeviceNames();
 
 // A built-in profile by name, or else a text-format DeviceProfile file at
-// that path. Errors: NotFound for a name that is neither; InvalidArgument
-// (naming the file) for a file that does not parse or fails Validate.
+// that path (which may name a built-in `base` and set only what differs).
+// Errors: NotFound for a name that is neither; InvalidArgument (naming the
+// file) for a file that does not parse or fails Validate.
 absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
     absl::string_view name_or_path);
 

@@ -17,15 +17,7 @@ using ::testing::HasSubstr;
 // average per candidate is 128 B: the walk from n2 = {n0, n1, n2} (64 B) is
 // dropped, leaving one subgraph for 2 IPUs; rebuilt without dropping it is
 // {n0, n1, n2} (64 B) and the leftover {n3} (64 B).
-constexpr char kResidual[] = R"(
-  <ir_version: 8, opset_import: ["" : 13]>
-  g (float[1,4] x) => (float[1,4] y) <float[4,4] w0 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1},
-                                       float[4,4] w1 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}> {
-    a = MatMul(x, w0)
-    b = Relu(a)
-    c = Add(b, x)
-    y = MatMul(c, w1)
-  })";
+constexpr const char* kResidual = testing::kResidualModelText;
 
 TEST(AutoshardTest, PlanAndApplyAnnotateEveryNode) {
   onnx::ModelProto model =

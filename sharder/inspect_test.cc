@@ -11,15 +11,7 @@ using ::testing::HasSubstr;
 
 // x: float[1,4]; a = MatMul(x, w0); b = Relu(a); c = Add(b, x);
 // y = MatMul(c, w1), w0 and w1 float[4,4].
-constexpr char kResidual[] = R"(
-  <ir_version: 8, opset_import: ["" : 13]>
-  g (float[1,4] x) => (float[1,4] y) <float[4,4] w0 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1},
-                                       float[4,4] w1 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}> {
-    a = MatMul(x, w0)
-    b = Relu(a)
-    c = Add(b, x)
-    y = MatMul(c, w1)
-  })";
+constexpr const char* kResidual = testing::kResidualModelText;
 
 TEST(InspectTest, TotalsAndPerOpTypeTableByHand) {
   onnx::ModelProto model = testing::ParseModelText(kResidual);

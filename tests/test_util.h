@@ -10,6 +10,18 @@
 
 namespace autoshard::testing {
 
+// x: float[1,4]; a = MatMul(x, w0); b = Relu(a); c = Add(b, x);
+// y = MatMul(c, w1), with w0 and w1 float[4,4] identity matrices (64 B each).
+inline constexpr char kResidualModelText[] = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[1,4] x) => (float[1,4] y) <float[4,4] w0 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1},
+                                       float[4,4] w1 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}> {
+    a = MatMul(x, w0)
+    b = Relu(a)
+    c = Add(b, x)
+    y = MatMul(c, w1)
+  })";
+
 // Parses a model in ONNX's text syntax (onnx/defs/parser.h). Fails the
 // current test (and returns an empty model) when the text does not parse.
 // ONNX 1.12's syntax has no node names: nodes are named "n0", "n1", ... in
