@@ -107,6 +107,118 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   return plan;
 }
 
+// --strategy search (DESIGN.md §4.2) from the raw split `a`: PopRT's
+// subgraphs first; when no split of them fits, finer ones (small subgraphs
+// kept, then one node each, up to kMaxNodeGranularity nodes). Replaces `a`,
+// fills `search`, and sets p->device's memory proportion to the one the
+// result fits with.
+absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
+                       Prepared* prepared, Assignment* assignment,
+                       proto::SearchSummary* summary,
+                       std::string* compiler_message) {
+  Prepared& p = *prepared;
+  SearchOptions search_options;
+  search_options.optimal_perf = options.optimal_perf;
+  search_options.max_candidates = options.max_candidates;
+  search_options.max_seconds = options.max_search_s;
+  search_options.batch = p.batch;
+  if (options.progress) {
+    search_options.progress = [&](const SearchProgress& progress) {
+      options.progress(progress.candidates, progress.best_max_tile_bytes);
+    };
+  }
+  // The full model, named as the plan names it, for a compiler to judge.
+  onnx::ModelProto named_model;
+  std::unique_ptr<CompileOracle> compiler;
+  if (!options.compile_cmd.empty()) {
+    named_model = model;
+    ASSIGN_OR_RETURN(
+        NamingResult ignored,
+        AssignNodeNames(options.strict_names, named_model.mutable_graph()));
+    (void)ignored;
+    compiler = std::make_unique<CompileOracle>(
+        options.compile_cmd, named_model, options.model_dir,
+        options.external_files, options.jobs);
+    search_options.oracle =
+        [&compiler](const std::vector<std::vector<int32_t>>& candidates,
+                    double amp) -> absl::StatusOr<std::vector<OracleVerdict>> {
+      ASSIGN_OR_RETURN(std::vector<CompileVerdict> verdicts,
+                       compiler->Compile(candidates, amp));
+      std::vector<OracleVerdict> out;
+      for (const CompileVerdict& v : verdicts) {
+        out.push_back({v.fits, v.tile, v.bytes, v.unparsable});
+      }
+      return out;
+    };
+  }
+  const auto search_start = std::chrono::steady_clock::now();
+  // PopRT's subgraphs first; when no split of them fits, finer ones: small
+  // subgraphs kept, then one node each (up to kMaxNodeGranularity nodes).
+  std::optional<SearchResult> found;
+  int32_t found_subgraphs = 0;
+  int64_t raw_max_tile_bytes = -1;  // of PopRT's granularity
+  int64_t candidates = 0;
+  int32_t previous_size = 0;
+  for (int level = 0; level < 3; ++level) {
+    if (level == 2 && p.problem.num_nodes() > kMaxNodeGranularity) break;
+    // Built only when needed: the finer sets cost a walk of the graph each.
+    const SubgraphSet subgraphs =
+        level == 0   ? SubgraphsFor(p.problem, options.num_ipus)
+        : level == 1 ? SubgraphSet(p.problem, {.drop_small = false})
+                     : SubgraphSet(p.problem, {.drop_small = false,
+                                               .every_node_candidate = true});
+    if (level > 0 && subgraphs.size() <= previous_size) continue;  // no finer
+    previous_size = subgraphs.size();
+    SearchOptions level_options = search_options;
+    level_options.max_candidates = options.max_candidates - candidates;
+    level_options.max_seconds =
+        options.max_search_s -
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      search_start)
+            .count();
+    if (level_options.max_candidates <= 0 || level_options.max_seconds <= 0)
+      break;
+    ASSIGN_OR_RETURN(
+        SearchResult r,
+        SearchStrategy(p.problem, subgraphs,
+                       RawSplitSubgraphs(subgraphs, options.num_ipus),
+                       options.num_ipus, p.device, options.precision,
+                       level_options));
+    candidates += r.candidates;
+    if (raw_max_tile_bytes < 0) raw_max_tile_bytes = r.raw_max_tile_bytes;
+    const bool better = !found || (r.fits && !found->fits) ||
+                        (r.fits == found->fits && !r.fits &&
+                         r.max_tile_bytes < found->max_tile_bytes);
+    if (better) {
+      found = std::move(r);
+      found_subgraphs = subgraphs.size();
+    }
+    if (found->fits) break;
+  }
+  if (!found)
+    return absl::InternalError("the search ran out of time before it started");
+  found->candidates = candidates;
+  *assignment = std::move(found->assignment);
+  *compiler_message = found->compiler_message;
+  summary->set_candidates(found->candidates);
+  summary->set_raw_max_tile_bytes(raw_max_tile_bytes);
+  summary->set_max_tile_bytes(found->max_tile_bytes);
+  summary->set_fits(found->fits);
+  summary->set_available_memory_proportion(found->available_memory_proportion);
+  summary->set_lowered_memory_proportion(
+      found->available_memory_proportion <
+      p.device.available_memory_proportion());
+  summary->set_optimal_perf(options.optimal_perf);
+  summary->set_stop_reason(found->stop_reason);
+  summary->set_subgraphs(found_subgraphs);
+  summary->set_seconds(std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - search_start)
+                           .count());
+  // The plan is evaluated with the proportion the search settled on.
+  p.device.set_available_memory_proportion(found->available_memory_proportion);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Options::Validate() const {
@@ -150,105 +262,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   proto::SearchSummary search;
   std::string found_message;  // a compiler's failure without a tile
   if (options.strategy == "search") {
-    SearchOptions search_options;
-    search_options.optimal_perf = options.optimal_perf;
-    search_options.max_candidates = options.max_candidates;
-    search_options.max_seconds = options.max_search_s;
-    search_options.batch = p.batch;
-    if (options.progress) {
-      search_options.progress = [&](const SearchProgress& progress) {
-        options.progress(progress.candidates, progress.best_max_tile_bytes);
-      };
-    }
-    // The full model, named as the plan names it, for a compiler to judge.
-    onnx::ModelProto named_model;
-    std::unique_ptr<CompileOracle> compiler;
-    if (!options.compile_cmd.empty()) {
-      named_model = model;
-      ASSIGN_OR_RETURN(
-          NamingResult ignored,
-          AssignNodeNames(options.strict_names, named_model.mutable_graph()));
-      (void)ignored;
-      compiler = std::make_unique<CompileOracle>(
-          options.compile_cmd, named_model, options.model_dir,
-          options.external_files, options.jobs);
-      search_options.oracle =
-          [&compiler](
-              const std::vector<std::vector<int32_t>>& candidates,
-              double amp) -> absl::StatusOr<std::vector<OracleVerdict>> {
-        ASSIGN_OR_RETURN(std::vector<CompileVerdict> verdicts,
-                         compiler->Compile(candidates, amp));
-        std::vector<OracleVerdict> out;
-        for (const CompileVerdict& v : verdicts) {
-          out.push_back({v.fits, v.tile, v.bytes, v.unparsable});
-        }
-        return out;
-      };
-    }
-    const auto search_start = std::chrono::steady_clock::now();
-    // PopRT's subgraphs first; when no split of them fits, finer ones: small
-    // subgraphs kept, then one node each (up to kMaxNodeGranularity nodes).
-    std::vector<SubgraphSet> levels;
-    levels.push_back(SubgraphsFor(p.problem, options.num_ipus));
-    SubgraphSet kept(p.problem, {.drop_small = false});
-    if (kept.size() > levels.back().size()) levels.push_back(std::move(kept));
-    if (p.problem.num_nodes() <= kMaxNodeGranularity &&
-        p.problem.num_nodes() > levels.back().size()) {
-      levels.emplace_back(
-          p.problem,
-          SubgraphOptions{.drop_small = false, .every_node_candidate = true});
-    }
-    std::optional<SearchResult> found;
-    int32_t found_subgraphs = 0;
-    int64_t raw_max_tile_bytes = -1;  // of PopRT's granularity
-    int64_t candidates = 0;
-    for (const SubgraphSet& subgraphs : levels) {
-      SearchOptions level_options = search_options;
-      level_options.max_candidates = options.max_candidates - candidates;
-      level_options.max_seconds =
-          options.max_search_s -
-          std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                        search_start)
-              .count();
-      if (level_options.max_candidates <= 0 || level_options.max_seconds <= 0)
-        break;
-      ASSIGN_OR_RETURN(
-          SearchResult r,
-          SearchStrategy(p.problem, subgraphs,
-                         RawSplitSubgraphs(subgraphs, options.num_ipus),
-                         options.num_ipus, p.device, options.precision,
-                         level_options));
-      candidates += r.candidates;
-      if (raw_max_tile_bytes < 0) raw_max_tile_bytes = r.raw_max_tile_bytes;
-      const bool better = !found || (r.fits && !found->fits) ||
-                          (r.fits == found->fits && !r.fits &&
-                           r.max_tile_bytes < found->max_tile_bytes);
-      if (better) {
-        found = std::move(r);
-        found_subgraphs = subgraphs.size();
-      }
-      if (found->fits) break;
-    }
-    found->candidates = candidates;
-    a = std::move(found->assignment);
-    found_message = found->compiler_message;
-    search.set_candidates(found->candidates);
-    search.set_raw_max_tile_bytes(raw_max_tile_bytes);
-    search.set_max_tile_bytes(found->max_tile_bytes);
-    search.set_fits(found->fits);
-    search.set_available_memory_proportion(found->available_memory_proportion);
-    search.set_lowered_memory_proportion(
-        found->available_memory_proportion <
-        p.device.available_memory_proportion());
-    search.set_optimal_perf(options.optimal_perf);
-    search.set_stop_reason(found->stop_reason);
-    search.set_subgraphs(found_subgraphs);
-    search.set_seconds(std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - search_start)
-                           .count());
-    // The plan is evaluated with the proportion the search settled on.
-    p.device.set_available_memory_proportion(
-        found->available_memory_proportion);
+    RETURN_IF_ERROR(RunSearch(model, options, &p, &a, &search, &found_message));
   }
   RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
