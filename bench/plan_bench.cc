@@ -12,17 +12,17 @@
 
 #include "benchmark/benchmark.h"
 #include "costmodel/cost_model.h"
+#include "costmodel/device_model.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/shapes.h"
 #include "sharder/autoshard.h"
 #include "sharder/plan.h"
-#include "sharder/raw_strategy.h"
 #include "sharder/prepare.h"
+#include "sharder/raw_strategy.h"
 #include "sharder/search_strategy.h"
 #include "sharder/sharding_points.h"
 #include "sharder/subgraphs.h"
-#include "costmodel/device_model.h"
 #include "tests/test_graphs.h"
 
 namespace autoshard {
@@ -166,8 +166,9 @@ BENCHMARK(BM_CostIfChain)->Arg(1000)->Arg(8000)->Unit(benchmark::kMillisecond);
 // overflows and the search has work to do. Target (issue 4): >= 10,000/s.
 void BM_SearchFile(benchmark::State& state) {
   const char* env = std::getenv("AUTOSHARD_BENCH_MODEL");
-  const std::string path =
-      env != nullptr ? env : std::string(AUTOSHARD_SOURCE_DIR) + "/models/squeezenet1_1.onnx";
+  const std::string path = env != nullptr ? env
+                                          : std::string(AUTOSHARD_SOURCE_DIR) +
+                                                "/models/squeezenet1_1.onnx";
   auto loaded = LoadModel(path);
   if (!loaded.ok()) {
     state.SkipWithError(std::string(loaded.status().message()).c_str());
@@ -190,7 +191,8 @@ void BM_SearchFile(benchmark::State& state) {
     DeviceModel model(problem, device, Precision::kFp32);
     int64_t fullest = 0;
     for (int d = 0; d < k; ++d) {
-      fullest = std::max(fullest, model.EvaluateMemory(a->ipu, d).max_tile_bytes);
+      fullest =
+          std::max(fullest, model.EvaluateMemory(a->ipu, d).max_tile_bytes);
     }
     device.set_bytes_per_tile(fullest * 8 / 10);
   }
@@ -198,12 +200,13 @@ void BM_SearchFile(benchmark::State& state) {
   search.max_candidates = 20000;
   int64_t candidates = 0;
   for (auto _ : state) {
-    auto r = SearchStrategy(problem, subgraphs, raw, k, device, Precision::kFp32, search);
+    auto r = SearchStrategy(problem, subgraphs, raw, k, device,
+                            Precision::kFp32, search);
     candidates += r->candidates;
     benchmark::DoNotOptimize(r);
   }
-  state.counters["candidates/s"] =
-      benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
+  state.counters["candidates/s"] = benchmark::Counter(
+      static_cast<double>(candidates), benchmark::Counter::kIsRate);
   state.SetLabel(path + ", " + std::to_string(subgraphs.size()) + " subgraphs");
 }
 BENCHMARK(BM_SearchFile)->Unit(benchmark::kMillisecond);

@@ -60,7 +60,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int percent = std::atoi(argv[1]);
-  std::printf("| model | IPUs | subgraphs | raw fits | search fits | candidates | any split fits |\n");
+  std::printf(
+      "| model | IPUs | subgraphs | raw fits | search fits | candidates | any "
+      "split fits |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (int i = 2; i < argc; ++i) {
     auto loaded = LoadModel(argv[i]);
@@ -80,19 +82,23 @@ int main(int argc, char** argv) {
       {
         DeviceModel model(problem, device, Precision::kFp32);
         for (int d = 0; d < k; ++d) {
-          fullest = std::max(fullest, model.EvaluateMemory(a->ipu, d).max_tile_bytes);
+          fullest =
+              std::max(fullest, model.EvaluateMemory(a->ipu, d).max_tile_bytes);
         }
       }
       device.set_bytes_per_tile(std::max<int64_t>(fullest * percent / 100, 64));
       DeviceModel model(problem, device, Precision::kFp32);
-      auto r = SearchStrategy(problem, set, raw, k, device, Precision::kFp32, {});
+      auto r =
+          SearchStrategy(problem, set, raw, k, device, Precision::kFp32, {});
       std::string any = "-";
       if (std::pow(k, set.size()) <= (1 << 20)) {
         any = AnyFits(problem, set, k, model) ? "yes" : "no";
       }
-      std::printf("| %s | %d | %d | no | %s%s | %lld | %s |\n", argv[i], k, set.size(),
-                  r->fits ? "yes" : "no",
-                  r->fits && r->available_memory_proportion < 0.6 ? " (AMP 0.3/0.1)" : "",
+      std::printf("| %s | %d | %d | no | %s%s | %lld | %s |\n", argv[i], k,
+                  set.size(), r->fits ? "yes" : "no",
+                  r->fits && r->available_memory_proportion < 0.6
+                      ? " (AMP 0.3/0.1)"
+                      : "",
                   static_cast<long long>(r->candidates), any.c_str());
     }
   }

@@ -8,16 +8,19 @@
 namespace autoshard::cmd {
 
 CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
-  CLI::App* sub = app.add_subcommand(
-      "inspect", "print a model's FLOPs, MACs, weights, memory on one IPU, the fewest IPUs "
-                 "it needs and a per-op-type table");
+  CLI::App* sub = app.add_subcommand("inspect",
+                                     "print a model's FLOPs, MACs, weights, "
+                                     "memory on one IPU, the fewest IPUs "
+                                     "it needs and a per-op-type table");
   sub->footer(
       "Examples:\n"
       "  autoshard inspect model.onnx --batch-size 1\n"
       "  autoshard inspect model.onnx --json --device ipu21 --precision fp16\n"
-      "JSON schema: proto/inspect.proto (InspectReport), protobuf's JSON mapping.");
+      "JSON schema: proto/inspect.proto (InspectReport), protobuf's JSON "
+      "mapping.");
   AddModelFlags(sub, &o->model, /*writes_outputs=*/false);
-  sub->add_flag("--json", o->json, "print the report as JSON (proto/inspect.proto)");
+  sub->add_flag("--json", o->json,
+                "print the report as JSON (proto/inspect.proto)");
   return sub;
 }
 
@@ -28,8 +31,9 @@ int RunInspect(const InspectOptions& o) {
   if (!loaded.ok()) return ReportError(loaded.status());
   auto report = InspectModel(loaded->model, *options);
   if (!report.ok()) {
-    return ReportError(absl::Status(report.status().code(),
-                                    absl::StrCat(o.model.model, ": ", report.status().message())));
+    return ReportError(absl::Status(
+        report.status().code(),
+        absl::StrCat(o.model.model, ": ", report.status().message())));
   }
   report->set_model(o.model.model);
   if (o.json) {
@@ -37,7 +41,8 @@ int RunInspect(const InspectOptions& o) {
   } else {
     std::cout << InspectText(*report);
   }
-  for (const auto& w : report->warnings()) std::cerr << "autoshard: warning: " << w << "\n";
+  for (const auto& w : report->warnings())
+    std::cerr << "autoshard: warning: " << w << "\n";
   return kExitOk;
 }
 

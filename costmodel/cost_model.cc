@@ -277,7 +277,8 @@ class CostBuilder {
         name, static_cast<int32_t>(costs_.weights.size()));
     if (inserted) {
       const ConstantTensor& c = constants_.at(name);
-      costs_.weights.push_back({name, Bytes(c, options_.precision), c.elements});
+      costs_.weights.push_back(
+          {name, Bytes(c, options_.precision), c.elements});
     }
     return it->second;
   }

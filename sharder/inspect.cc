@@ -20,12 +20,14 @@ namespace {
 constexpr int kMaxIpus = 64;
 
 std::string OpLabel(const onnx::NodeProto& node) {
-  return IsDefaultDomain(node.domain()) ? node.op_type()
-                                        : absl::StrCat(node.domain(), ".", node.op_type());
+  return IsDefaultDomain(node.domain())
+             ? node.op_type()
+             : absl::StrCat(node.domain(), ".", node.op_type());
 }
 
 // True when the raw split onto `k` IPUs (k = 1: everything on IPU 0) fits.
-bool RawSplitFits(const ShardingProblem& problem, const DeviceModel& model, int k) {
+bool RawSplitFits(const ShardingProblem& problem, const DeviceModel& model,
+                  int k) {
   std::vector<int32_t> ipu_of_node(problem.num_nodes(), 0);
   if (k > 1) {
     auto a = RawStrategy(problem, k);
@@ -78,7 +80,8 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
       t.set_weight_bytes(t.weight_bytes() + p.costs.weights[w].size_bytes);
     }
     macs += c.macs;
-    if (!c.shapes_known && (c.op_class == "conv" || c.op_class == "matmul")) ++heavy_unknown;
+    if (!c.shapes_known && (c.op_class == "conv" || c.op_class == "matmul"))
+      ++heavy_unknown;
   }
   r.set_total_macs(macs);
   std::vector<proto::OpTypeSummary> types;
@@ -86,8 +89,9 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
     t.set_op_type(label);
     types.push_back(t);
   }
-  std::stable_sort(types.begin(), types.end(),
-                   [](const auto& a, const auto& b) { return a.flops() > b.flops(); });
+  std::stable_sort(
+      types.begin(), types.end(),
+      [](const auto& a, const auto& b) { return a.flops() > b.flops(); });
   for (auto& t : types) *r.add_op_types() = std::move(t);
   for (const auto& op : p.costs.ops_without_rule) r.add_ops_without_rule(op);
   r.set_nodes_with_unknown_shapes(p.costs.nodes_with_unknown_shapes);
@@ -105,8 +109,8 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
   }
 
   DeviceModel device(problem, p.device, options.precision);
-  *r.mutable_single_ipu_memory() =
-      MemoryProto(device.EvaluateMemory(std::vector<int32_t>(n, 0), 0), 0, p.device);
+  *r.mutable_single_ipu_memory() = MemoryProto(
+      device.EvaluateMemory(std::vector<int32_t>(n, 0), 0), 0, p.device);
   for (int k = 1; k <= std::min(kMaxIpus, std::max(n, 1)); k *= 2) {
     if (RawSplitFits(problem, device, k)) {
       r.set_min_ipus(k);
@@ -119,44 +123,50 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
 
 std::string InspectText(const proto::InspectReport& r) {
   std::string out;
-  absl::StrAppendFormat(&out, "model: %s   nodes: %d   IR %d   opset %d\n", r.model(),
-                        r.num_nodes(), r.ir_version(), r.opset());
-  absl::StrAppendFormat(&out, "precision: %s   batch: %d   device: %s\n", r.precision(),
-                        std::max(r.batch_size(), 1), r.device());
+  absl::StrAppendFormat(&out, "model: %s   nodes: %d   IR %d   opset %d\n",
+                        r.model(), r.num_nodes(), r.ir_version(), r.opset());
+  absl::StrAppendFormat(&out, "precision: %s   batch: %d   device: %s\n",
+                        r.precision(), std::max(r.batch_size(), 1), r.device());
   absl::StrAppendFormat(&out, "compute: %s (%.4g MACs in contractions)\n",
                         HumanFlopsText(r.total_flops()), r.total_macs());
   absl::StrAppendFormat(&out, "weights: %s in %d parameters\n",
                         HumanBytesText(r.total_weight_bytes()), r.parameters());
   const proto::IpuMemory& m = r.single_ipu_memory();
-  absl::StrAppendFormat(&out,
-                        "on one IPU: peak activations %s, total %s, fullest tile %s (%s)\n",
-                        HumanBytesText(m.activation_bytes()), HumanBytesText(m.total_bytes()),
-                        HumanBytesText(m.max_tile_bytes()), m.fits() ? "fits" : "does not fit");
+  absl::StrAppendFormat(
+      &out, "on one IPU: peak activations %s, total %s, fullest tile %s (%s)\n",
+      HumanBytesText(m.activation_bytes()), HumanBytesText(m.total_bytes()),
+      HumanBytesText(m.max_tile_bytes()), m.fits() ? "fits" : "does not fit");
   if (r.min_ipus() > 0) {
-    absl::StrAppendFormat(&out, "fewest IPUs (raw split fits): %d\n", r.min_ipus());
+    absl::StrAppendFormat(&out, "fewest IPUs (raw split fits): %d\n",
+                          r.min_ipus());
   } else {
-    absl::StrAppendFormat(&out, "fewest IPUs: no raw split onto up to %d IPUs fits\n", kMaxIpus);
+    absl::StrAppendFormat(
+        &out, "fewest IPUs: no raw split onto up to %d IPUs fits\n", kMaxIpus);
   }
-  absl::StrAppendFormat(&out, "%-40s %7s %16s %14s %12s\n", "op type", "count", "compute",
-                        "MACs", "weights");
+  absl::StrAppendFormat(&out, "%-40s %7s %16s %14s %12s\n", "op type", "count",
+                        "compute", "MACs", "weights");
   for (const auto& t : r.op_types()) {
-    absl::StrAppendFormat(&out, "%-40s %7d %16s %14.4g %12s%s\n", t.op_type(), t.count(),
-                          HumanFlopsText(t.flops()), t.macs(), HumanBytesText(t.weight_bytes()),
+    absl::StrAppendFormat(&out, "%-40s %7d %16s %14.4g %12s%s\n", t.op_type(),
+                          t.count(), HumanFlopsText(t.flops()), t.macs(),
+                          HumanBytesText(t.weight_bytes()),
                           t.has_flops_rule() ? "" : "  (no FLOPs rule)");
   }
   if (r.ops_without_rule_size() > 0) {
-    absl::StrAppend(&out, "ops without a FLOPs rule (costed as output elements): ",
+    absl::StrAppend(&out,
+                    "ops without a FLOPs rule (costed as output elements): ",
                     absl::StrJoin(r.ops_without_rule(), ", "), "\n");
   }
   std::vector<std::string> dims;
   for (const auto& u : r.unresolved_dims()) {
-    dims.push_back(absl::StrCat(u.input(), "[", u.dim(), "]",
-                                u.name().empty() ? "" : absl::StrCat(" '", u.name(), "'")));
+    dims.push_back(absl::StrCat(
+        u.input(), "[", u.dim(), "]",
+        u.name().empty() ? "" : absl::StrCat(" '", u.name(), "'")));
   }
-  absl::StrAppend(&out, "unresolved input dims: ", dims.empty() ? "none" : absl::StrJoin(dims, ", "),
-                  "\n");
-  absl::StrAppendFormat(&out, "nodes with unknown shapes: %d (Conv/MatMul/Gemm-class: %d)\n",
-                        r.nodes_with_unknown_shapes(), r.heavy_nodes_with_unknown_shapes());
+  absl::StrAppend(&out, "unresolved input dims: ",
+                  dims.empty() ? "none" : absl::StrJoin(dims, ", "), "\n");
+  absl::StrAppendFormat(
+      &out, "nodes with unknown shapes: %d (Conv/MatMul/Gemm-class: %d)\n",
+      r.nodes_with_unknown_shapes(), r.heavy_nodes_with_unknown_shapes());
   return out;
 }
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "costmodel/device_model.h"
+#include "costmodel/problem.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
-#include "costmodel/problem.h"
 #include "sharder/sharding_points.h"
 
 namespace autoshard {
