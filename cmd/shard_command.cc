@@ -1,3 +1,4 @@
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -70,8 +71,11 @@ int RunShard(const ShardOptions& o) {
     options->progress = [&progress_shown](int64_t candidates,
                                           int64_t best_max_tile_bytes) {
       std::cerr << "\rsearch: " << candidates
-                << " candidates, closest fullest tile " << best_max_tile_bytes
-                << " bytes   " << std::flush;
+                << " candidates, closest fullest tile "
+                << (best_max_tile_bytes == INT64_MAX
+                        ? std::string("unknown")
+                        : std::to_string(best_max_tile_bytes) + " bytes")
+                << "   " << std::flush;
       progress_shown = true;
     };
   }

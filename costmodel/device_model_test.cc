@@ -198,6 +198,13 @@ TEST(DeviceProfileTest, BuiltinsLoadAndCustomFilesAreChecked) {
   EXPECT_EQ(small->bytes_per_tile(), 60000);
   EXPECT_EQ(small->tiles_per_ipu(), 1472);  // from ipu2
   EXPECT_EQ(small->op_classes_size(), 8);   // ipu2's op classes
+  // A field set to 0 overrides the base's value too.
+  std::ofstream(dir.path() / "zero.textproto")
+      << "base: \"ipu2\"\nop_overhead_s: 0\n";
+  auto zero = LoadDeviceProfile((dir.path() / "zero.textproto").string());
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ(zero->op_overhead_s(), 0);
+  EXPECT_GT(LoadDeviceProfile("ipu2")->op_overhead_s(), 0);
   std::ofstream(dir.path() / "typo.textproto") << "tiles_per_ipu: x\n";
   EXPECT_THAT(LoadDeviceProfile((dir.path() / "typo.textproto").string())
                   .status()

@@ -184,9 +184,17 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
     if (!base.ok()) return base.status();
     profile = *std::move(base);
     profile.clear_sources();
+    profile.clear_description();
     if (file.op_classes_size() > 0) profile.clear_op_classes();
   }
-  profile.MergeFrom(file);
+  // Merged as text so a field the file sets to 0 overrides the base too.
+  google::protobuf::TextFormat::Parser merger;
+  CollectErrors merge_errors;
+  merger.RecordErrorsTo(&merge_errors);
+  if (!merger.MergeFromString(text.str(), &profile)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_or_path, ": ", merge_errors.first()));
+  }
   if (file.name().empty()) {
     profile.set_name(file.base().empty()
                          ? std::string(name_or_path)

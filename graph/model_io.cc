@@ -357,10 +357,7 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
       }
       fs::path dst = out_canonical / rel;
       if (fs::exists(fs::symlink_status(dst, ec))) {
-        if (fs::is_regular_file(fs::symlink_status(dst, ec)) &&
-            fs::equivalent(src, dst, ec)) {
-          continue;
-        }
+        if (fs::equivalent(src, dst, ec)) continue;  // the same file already
         undo();
         return PathError(path,
                          absl::StrCat("external data '", dst.string(),

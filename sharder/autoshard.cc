@@ -159,6 +159,9 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
   int64_t raw_max_tile_bytes = -1;  // of PopRT's granularity
   int64_t candidates = 0;
   int32_t previous_size = 0;
+  search_options.retry_lower_proportions =
+      false;  // once, over all levels, below
+  std::string stop_reason;
   for (int level = 0; level < 3; ++level) {
     if (level == 2 && p.problem.num_nodes() > kMaxNodeGranularity) break;
     // Built only when needed: the finer sets cost a walk of the graph each.
@@ -176,8 +179,11 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
         std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                       search_start)
             .count();
-    if (level_options.max_candidates <= 0 || level_options.max_seconds <= 0)
+    if (level_options.max_candidates <= 0 || level_options.max_seconds <= 0) {
+      stop_reason =
+          level_options.max_candidates <= 0 ? "candidate limit" : "time limit";
       break;
+    }
     ASSIGN_OR_RETURN(
         SearchResult r,
         SearchStrategy(p.problem, subgraphs,
@@ -185,6 +191,7 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
                        options.num_ipus, p.device, options.precision,
                        level_options));
     candidates += r.candidates;
+    stop_reason = r.stop_reason;
     if (raw_max_tile_bytes < 0) raw_max_tile_bytes = r.raw_max_tile_bytes;
     const bool better = !found || (r.fits && !found->fits) ||
                         (r.fits == found->fits && !r.fits &&
@@ -198,6 +205,20 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
   if (!found)
     return absl::InternalError("the search ran out of time before it started");
   found->candidates = candidates;
+  if (!found->fits) {
+    // PopRT's last resort, on the closest split of every granularity.
+    ASSIGN_OR_RETURN(
+        std::optional<LowerProportionFit> lower,
+        FitWithLowerProportion(p.problem, p.device, options.precision,
+                               found->assignment.ipu, options.num_ipus,
+                               search_options.oracle));
+    if (lower) {
+      found->fits = true;
+      found->available_memory_proportion = lower->available_memory_proportion;
+      found->max_tile_bytes = lower->max_tile_bytes;
+      stop_reason = "fits with a lower memory proportion";
+    }
+  }
   *assignment = std::move(found->assignment);
   *compiler_message = found->compiler_message;
   summary->set_candidates(found->candidates);
@@ -209,7 +230,7 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
       found->available_memory_proportion <
       p.device.available_memory_proportion());
   summary->set_optimal_perf(options.optimal_perf);
-  summary->set_stop_reason(found->stop_reason);
+  summary->set_stop_reason(stop_reason);
   summary->set_subgraphs(found_subgraphs);
   summary->set_seconds(std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - search_start)
@@ -270,6 +291,15 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   Plan plan = FinishPlan(p, options, a, points, options.strategy, start);
   if (options.strategy == "search") {
     *plan.proto.mutable_search() = search;
+    if (!options.compile_cmd.empty() && search.fits() && !plan.proto.fits()) {
+      // The compiler accepted it: its word wins over the model's.
+      plan.proto.add_warnings(
+          absl::StrCat("the tile-memory model disagrees with the compile "
+                       "command, which accepted the split: ",
+                       plan.proto.out_of_memory()));
+      plan.proto.set_fits(true);
+      plan.proto.clear_out_of_memory();
+    }
     if (!search.fits() && plan.proto.fits()) {
       // The compiler, not the model, said no.
       plan.proto.set_fits(false);

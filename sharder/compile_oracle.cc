@@ -71,16 +71,32 @@ absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
     SetPlacement(ipu_of_node[i], ipu_of_node[i], graph->mutable_node(i));
   }
   const fs::path path = dir / "candidate.onnx";
+  // The data files beside the candidate: hard links, or symlinks to the real
+  // files where a hard link cannot be made (another file system, a file of
+  // another user): the compiler only reads them.
+  for (const std::string& rel : external_files_) {
+    std::error_code ec;
+    const fs::path src = fs::canonical(source_dir_ / rel, ec);
+    const fs::path dst = dir / rel;
+    if (ec || fs::exists(fs::symlink_status(dst, ec))) continue;
+    fs::create_directories(dst.parent_path(), ec);
+    fs::create_hard_link(src, dst, ec);
+    if (ec) fs::create_symlink(src, dst, ec);
+  }
   if (absl::Status s = SaveModel(candidate, path, source_dir_, external_files_);
       !s.ok()) {
     return s;
   }
-  std::string cmd = absl::StrCat(
-      "export AUTOSHARD_AVAILABLE_MEMORY_PROPORTION=", amp, "; ", command_);
-  if (absl::StrContains(cmd, "{model}")) {
-    cmd = absl::StrReplaceAll(cmd, {{"{model}", ShellQuote(path.string())}});
+  // The path reaches the command through the environment, so {model} works
+  // bare or inside double quotes.
+  std::string cmd =
+      absl::StrCat("export AUTOSHARD_AVAILABLE_MEMORY_PROPORTION=", amp,
+                   " AUTOSHARD_MODEL=", ShellQuote(path.string()), "; ");
+  if (absl::StrContains(command_, "{model}")) {
+    absl::StrAppend(&cmd, absl::StrReplaceAll(
+                              command_, {{"{model}", "\"$AUTOSHARD_MODEL\""}}));
   } else {
-    absl::StrAppend(&cmd, " ", ShellQuote(path.string()));
+    absl::StrAppend(&cmd, command_, " \"$AUTOSHARD_MODEL\"");
   }
   absl::StrAppend(&cmd, " 2>&1");
   FILE* pipe = ::popen(cmd.c_str(), "r");
@@ -92,24 +108,53 @@ absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
   while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
     output.append(buffer, n);
   const int status = ::pclose(pipe);
-  const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return ParseCompilerOutput(exit_code, output);
+  // The last non-empty line the command printed, for messages.
+  std::string last_line;
+  for (absl::string_view line :
+       absl::StrSplit(output, '\n', absl::SkipWhitespace())) {
+    last_line = std::string(line);
+  }
+  if (WIFSIGNALED(status)) {
+    CompileVerdict v;
+    v.unparsable =
+        absl::StrCat("the compile command died of signal ", WTERMSIG(status),
+                     last_line.empty() ? "" : ": ", last_line);
+    return v;
+  }
+  const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  if (exit_code == 126 || exit_code == 127) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--compile-cmd cannot be run (exit ", exit_code, "): ", last_line));
+  }
+  CompileVerdict v = ParseCompilerOutput(exit_code, output);
+  if (!v.fits && v.tile < 0 && !last_line.empty() &&
+      absl::StartsWith(v.unparsable, "the compile command failed")) {
+    absl::StrAppend(&v.unparsable, ": ", last_line);
+  }
+  return v;
 }
 
 absl::StatusOr<std::vector<CompileVerdict>> CompileOracle::Compile(
     const std::vector<std::vector<int32_t>>& candidates, double amp) const {
   std::vector<absl::StatusOr<CompileVerdict>> results(
       candidates.size(), absl::InternalError("not run"));
+  std::error_code ec;
+  const fs::path temp = fs::temp_directory_path(ec);
+  if (ec || !fs::is_directory(temp, ec)) {
+    return absl::FailedPreconditionError(
+        "--compile-cmd: no usable temporary folder (check TMPDIR) for the "
+        "candidates");
+  }
   std::atomic<size_t> next{0};
   auto worker = [&](int job) {
-    std::string pattern = (fs::temp_directory_path() /
-                           absl::StrCat("autoshard_compile_", job, "_XXXXXX"))
-                              .string();
+    std::string pattern =
+        (temp / absl::StrCat("autoshard_compile_", job, "_XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) {
       for (size_t i = next.fetch_add(1); i < candidates.size();
            i = next.fetch_add(1)) {
         results[i] = absl::InternalError(
-            "cannot make a temporary folder for the compiler");
+            absl::StrCat("--compile-cmd: cannot make a folder in ",
+                         temp.string(), " (check TMPDIR)"));
       }
       return;
     }

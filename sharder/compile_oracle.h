@@ -37,8 +37,9 @@ CompileVerdict ParseCompilerOutput(int exit_code, absl::string_view output);
 class CompileOracle {
  public:
   // `command` is run by /bin/sh with "{model}" replaced by the candidate's
-  // path (appended when absent). `model` is the planned model (nodes named as
-  // the plan names them); `external_files` are its external-data files in
+  // path (appended when absent; it comes as "$AUTOSHARD_MODEL", so a bare or
+  // double-quoted {model} both work). `model` is the planned model (nodes named
+  // as the plan names them); `external_files` are its external-data files in
   // `source_dir`, hard-linked beside each candidate. `jobs` candidates are
   // compiled at once (>= 1).
   CompileOracle(std::string command, const onnx::ModelProto& model,
@@ -46,8 +47,9 @@ class CompileOracle {
                 std::vector<std::string> external_files, int jobs);
 
   // Compiles each candidate (IPU = pipeline stage of every node, in file
-  // order) and returns the verdicts in the same order. Errors: the temporary
-  // folder cannot be made or a candidate cannot be written.
+  // order) and returns the verdicts in the same order. Errors: no temporary
+  // folder (TMPDIR), a candidate that cannot be written, a command that
+  // cannot be run (exit 126 or 127).
   // The command sees AUTOSHARD_AVAILABLE_MEMORY_PROPORTION=`amp` in its
   // environment (PopRT retried with 0.3 and 0.1).
   absl::StatusOr<std::vector<CompileVerdict>> Compile(

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_model.h"
+#include "graph/status_macros.h"
 
 namespace autoshard {
 namespace {
@@ -248,6 +249,33 @@ int32_t CostliestGroup(const Split& split) {
 
 }  // namespace
 
+absl::StatusOr<std::optional<LowerProportionFit>> FitWithLowerProportion(
+    const ShardingProblem& problem, const proto::DeviceProfile& device,
+    Precision precision, const std::vector<int32_t>& ipu_of_node, int num_ipus,
+    const SearchOracle& oracle) {
+  for (double amp : {0.3, 0.1}) {
+    if (amp >= device.available_memory_proportion()) continue;
+    proto::DeviceProfile lower = device;
+    lower.set_available_memory_proportion(amp);
+    DeviceModel lower_model(problem, lower, precision);
+    bool fits = true;
+    int64_t fullest = 0;
+    for (int32_t g = 0; g < num_ipus; ++g) {
+      const IpuMemory m = lower_model.EvaluateMemory(ipu_of_node, g);
+      fits &= m.fits;
+      fullest = std::max(fullest, m.max_tile_bytes);
+    }
+    if (oracle) {
+      ASSIGN_OR_RETURN(std::vector<OracleVerdict> verdicts,
+                       oracle({ipu_of_node}, amp));
+      fits = verdicts[0].fits;
+      if (!fits) fullest = verdicts[0].bytes;
+    }
+    if (fits) return LowerProportionFit{amp, fullest};
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
                                             const SubgraphSet& subgraphs,
                                             std::vector<int32_t> start_groups,
@@ -421,33 +449,16 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
   const Split* chosen = best_fit ? &*best_fit : &closest;
   result.fits = best_fit.has_value();
   int64_t fullest = chosen->max_tile_bytes;
-  if (!result.fits) {
-    // Nothing fits: the closest split with less memory for temporaries.
-    for (double amp : {0.3, 0.1}) {
-      if (amp >= device.available_memory_proportion()) continue;
-      proto::DeviceProfile lower = device;
-      lower.set_available_memory_proportion(amp);
-      DeviceModel lower_model(problem, lower, precision);
-      const Assignment a = searcher.ToAssignment(closest);
-      bool fits = true;
-      int64_t lower_fullest = 0;
-      for (int32_t g = 0; g < num_ipus; ++g) {
-        const IpuMemory m = lower_model.EvaluateMemory(a.ipu, g);
-        fits &= m.fits;
-        lower_fullest = std::max(lower_fullest, m.max_tile_bytes);
-      }
-      if (options.oracle) {
-        auto verdicts = options.oracle({a.ipu}, amp);
-        if (!verdicts.ok()) return verdicts.status();
-        fits = (*verdicts)[0].fits;
-        lower_fullest = fits ? lower_fullest : (*verdicts)[0].bytes;
-      }
-      if (fits) {
-        result.fits = true;
-        result.available_memory_proportion = amp;
-        fullest = lower_fullest;  // as costed with the proportion it fits with
-        break;
-      }
+  if (!result.fits && options.retry_lower_proportions) {
+    ASSIGN_OR_RETURN(std::optional<LowerProportionFit> lower,
+                     FitWithLowerProportion(problem, device, precision,
+                                            searcher.ToAssignment(closest).ipu,
+                                            num_ipus, options.oracle));
+    if (lower) {
+      result.fits = true;
+      result.available_memory_proportion = lower->available_memory_proportion;
+      fullest =
+          lower->max_tile_bytes;  // as costed with the proportion it fits with
     }
   }
   result.assignment = searcher.ToAssignment(*chosen);

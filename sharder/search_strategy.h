@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,8 @@ struct SearchOptions {
   double max_seconds = 60;          // and time to spend (> 0)
   int64_t batch = 1;                // samples per pipeline step (performance)
   std::function<void(const SearchProgress&)> progress;  // may be empty
+  // Without a fitting split, retry the closest with proportion 0.3, 0.1.
+  bool retry_lower_proportions = true;
   // When set, a real compiler decides whether a split fits and which tile
   // overflows (PopRT's way); the tile-memory model still orders the moves.
   SearchOracle oracle;
@@ -86,6 +89,19 @@ struct SearchResult {
   // "time limit" (with optimal_perf, "a split fits" is never the reason).
   std::string stop_reason;
 };
+
+struct LowerProportionFit {
+  double available_memory_proportion = 0;  // 0.3 or 0.1
+  int64_t max_tile_bytes = 0;              // costed with it
+};
+
+// PopRT's last resort: does the split `ipu_of_node` fit with available memory
+// proportion 0.3, else 0.1 (only those below the device's)? Judged by the
+// tile-memory model, or by `oracle` when set. nullopt when neither fits.
+absl::StatusOr<std::optional<LowerProportionFit>> FitWithLowerProportion(
+    const ShardingProblem& problem, const proto::DeviceProfile& device,
+    Precision precision, const std::vector<int32_t>& ipu_of_node, int num_ipus,
+    const SearchOracle& oracle);
 
 // Runs the search on `subgraphs` starting from `start_groups` (group per
 // subgraph, e.g. RawSplitSubgraphs; every group 0..num_ipus-1 non-empty and

@@ -165,6 +165,17 @@ if [ -n "$FAKE" ]; then
   FAKE_MODE=variable expect 3 "compiler failing without a tile" -- "$BIN" shard "$TMP/model.onnx" -n 2 \
     --strategy search --compile-cmd "$FAKE {model}" -o "$TMP/variable.onnx"
   stderr_has "Cannot fit all variable data" "compiler failing without a tile"
+  expect 2 "compile command not found" -- "$BIN" shard "$TMP/model.onnx" -n 2 --strategy search \
+    --compile-cmd "no_such_compiler_xyz {model}" -o "$TMP/nocc.onnx"
+  stderr_has "cannot be run (exit 127)" "compile command not found"
+  TMPDIR="$TMP/no_such_dir" expect 2 "no temporary folder" -- "$BIN" shard "$TMP/model.onnx" -n 2 \
+    --strategy search --compile-cmd "$FAKE {model}" -o "$TMP/notmp.onnx"
+  stderr_has "check TMPDIR" "no temporary folder"
+  # A compiler that accepts everything wins over the model (65,753-byte tiles
+  # overflow in the model): exit 0, the disagreement is a warning.
+  expect 0 "the compiler's word wins" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 \
+    --device "$TMP/small.textproto" --strategy search --compile-cmd "true {model}" -o "$TMP/cc-ok.onnx"
+  stderr_has "disagrees with the compile command" "the compiler's word wins"
   leftovers=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'autoshard_compile_*' -newer "$TMP/model.onnx" | wc -l)
   [ "$leftovers" -eq 0 ] && ok || bad "compile folders removed"
 fi
