@@ -31,7 +31,7 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       ->required();
   sub->add_option(
          "--strategy", o->strategy,
-         "raw: PopRT's bytes-balanced split; search: raw, then move "
+         "raw (default): PopRT's bytes-balanced split; search: raw, then move "
          "boundary subgraphs until every IPU fits the tile-memory model")
       ->check(CLI::IsMember({"raw", "search"}));
   sub->add_flag(
