@@ -143,7 +143,8 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs) {
       "share of tile memory matmul/conv temporaries may use, in (0, 1] "
       "(default: the device's, 0.6)");
   sub->add_option("--precision", o->precision,
-                  "cost float tensors as fp32 (default) or fp16, and use that peak FLOP/s")
+                  "cost float tensors as fp32 (default) or fp16, and use that "
+                  "peak FLOP/s")
       ->check(CLI::IsMember({"fp32", "fp16"}));
   sub->add_flag(
       "--strict-names", o->strict_names,
