@@ -208,7 +208,9 @@ class CostBuilder {
     costs_.loops_costed_once.insert(costs_.loops_costed_once.end(),
                                     e.loops_costed_once.begin(),
                                     e.loops_costed_once.end());
-    for (const auto& out : node.output()) {
+    cost.output_bytes.assign(node.output_size(), 0);
+    for (int slot = 0; slot < node.output_size(); ++slot) {
+      const std::string& out = node.output(slot);
       if (out.empty()) continue;
       auto it = tensors_.find(out);
       if (it == tensors_.end()) {
@@ -218,6 +220,7 @@ class CostBuilder {
       const TensorInfo& info = it->second;
       if (!info.IsStatic()) cost.shapes_known = false;
       const int64_t bytes = TensorBytes(info);
+      cost.output_bytes[slot] = bytes;
       cost.activation_bytes = SaturatingAdd(cost.activation_bytes, bytes);
       cost.largest_output_bytes = std::max(cost.largest_output_bytes, bytes);
     }

@@ -41,9 +41,12 @@ struct NodeCost {
   double flops = 0;              // 2 per MAC, plus the op's other arithmetic
   double macs = 0;               // MACs of Conv/ConvTranspose/MatMul/Gemm/...
   int64_t activation_bytes = 0;  // sum over non-constant outputs, elems x size
-  bool has_flops_rule = true;    // false: fallback rule (output elements)
-  bool shapes_known = true;      // false: some input/output dim was unknown
-  bool is_constant = false;      // Constant node or constant-foldable chain
+  // Per output slot (node.output(i)): elems x size; 0 for an empty name or a
+  // tensor of unknown type. Empty for constant nodes.
+  std::vector<int64_t> output_bytes;
+  bool has_flops_rule = true;  // false: fallback rule (output elements)
+  bool shapes_known = true;    // false: some input/output dim was unknown
+  bool is_constant = false;    // Constant node or constant-foldable chain
   // OpClassName(ClassifyOp(node)): "matmul", "conv", "elementwise",
   // "normalization", "reduction", "data_movement", "control_flow" or "other"
   // (flops_rules.h; the rule table in flops_rules.cc classes every op).

@@ -149,43 +149,56 @@ IpuMemory DeviceModel::EvaluateSchedule(
   for (int32_t w : weights)
     m.weight_bytes =
         SaturatingAdd(m.weight_bytes, map.AddTensor(p.weight_size_bytes[w]));
-  std::vector<int32_t> received;
+  // Exchange buffers: each tensor of this IPU another IPU reads (sent), and
+  // each tensor of another IPU read here (received), once.
+  std::vector<std::pair<int32_t, int32_t>> received;
   for (int32_t node : schedule) {
-    bool sends = false;
-    for (int32_t c : p.consumers[node]) sends |= ipu_of_node[c] != ipu;
-    if (sends) {
-      m.exchange_bytes = SaturatingAdd(m.exchange_bytes,
-                                       map.AddTensor(p.activation_bytes[node]));
+    for (size_t slot = 0; slot < p.output_bytes[node].size(); ++slot) {
+      bool sends = false;
+      for (int32_t c : p.output_consumers[node][slot])
+        sends |= ipu_of_node[c] != ipu;
+      if (sends) {
+        m.exchange_bytes = SaturatingAdd(
+            m.exchange_bytes, map.AddTensor(p.output_bytes[node][slot]));
+      }
     }
-    for (int32_t prod : p.producers[node]) {
-      if (ipu_of_node[prod] != ipu) received.push_back(prod);
+    for (auto [producer, slot] : p.input_tensors[node]) {
+      if (ipu_of_node[producer] != ipu) received.emplace_back(producer, slot);
     }
   }
   std::sort(received.begin(), received.end());
   received.erase(std::unique(received.begin(), received.end()), received.end());
-  for (int32_t prod : received) {
-    m.exchange_bytes = SaturatingAdd(m.exchange_bytes,
-                                     map.AddTensor(p.activation_bytes[prod]));
+  for (auto [producer, slot] : received) {
+    m.exchange_bytes = SaturatingAdd(
+        m.exchange_bytes, map.AddTensor(p.output_bytes[producer][slot]));
   }
 
-  // Liveness over the schedule: live[s] = bytes of outputs alive at step s.
-  std::vector<int32_t> last_use(steps, 0);
-  // Bytes live per step, in double: only used to find the peak step, and
-  // safe from overflow on absurd shapes (the tile map saturates).
+  // Liveness over the schedule, per tensor: alive from its producer's step to
+  // its last reader on this IPU; a graph output to the end of the schedule
+  // (it is streamed out then); read by no one here: its own step only (a cut
+  // tensor leaves through the exchange buffers). Bytes per step in double:
+  // only used to find the peak step, and safe from overflow on absurd shapes
+  // (the tile map saturates).
+  struct Live {
+    int32_t start, end;
+    int64_t bytes;
+  };
+  std::vector<Live> tensors;
   std::vector<double> delta(steps + 1, 0);
   for (int32_t s = 0; s < steps; ++s) {
     const int32_t node = schedule[s];
-    // Alive to its last reader on this IPU; a graph output to the end of
-    // the schedule (it is streamed out then); read by no one here: its own
-    // step only (a cut tensor leaves through the exchange buffers).
-    int32_t end = s;
-    for (int32_t c : p.consumers[node]) {
-      if (step_of[c] >= 0) end = std::max(end, step_of[c]);
+    for (size_t slot = 0; slot < p.output_bytes[node].size(); ++slot) {
+      const int64_t bytes = p.output_bytes[node][slot];
+      if (bytes <= 0) continue;
+      int32_t end = s;
+      for (int32_t c : p.output_consumers[node][slot]) {
+        if (step_of[c] >= 0) end = std::max(end, step_of[c]);
+      }
+      if (p.output_is_graph_output[node][slot]) end = steps - 1;
+      tensors.push_back({s, end, bytes});
+      delta[s] += static_cast<double>(bytes);
+      delta[end + 1] -= static_cast<double>(bytes);
     }
-    if (p.is_graph_output[node]) end = steps - 1;
-    last_use[s] = end;
-    delta[s] += static_cast<double>(p.activation_bytes[node]);
-    delta[end + 1] -= static_cast<double>(p.activation_bytes[node]);
   }
   auto capped_temp_per_tile = [&](int32_t node) {
     const int64_t per_tile = p.temporary_bytes[node] / tiles +
@@ -205,10 +218,10 @@ IpuMemory DeviceModel::EvaluateSchedule(
   }
   // Not always live: the activations alive at the peak step, then the code,
   // then the running op's temporaries.
-  for (int32_t s = 0; s <= peak_step && s < steps; ++s) {
-    if (last_use[s] >= peak_step) {
-      m.activation_bytes = SaturatingAdd(
-          m.activation_bytes, map.AddTensor(p.activation_bytes[schedule[s]]));
+  for (const Live& t : tensors) {
+    if (t.start <= peak_step && t.end >= peak_step) {
+      m.activation_bytes =
+          SaturatingAdd(m.activation_bytes, map.AddTensor(t.bytes));
     }
   }
   for (int32_t node : schedule) {

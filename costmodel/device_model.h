@@ -11,12 +11,13 @@
 //   spans, ceil(largest output bytes / grain) tiles, at least 1, at most all;
 // - not always live: at the step of the IPU's schedule (its nodes in
 //   topological order) where live activations plus the running op's
-//   temporary memory peak. A node's outputs live from its step to the last
-//   step of this IPU that reads them, a graph output to the end of the
-//   schedule; outputs only other IPUs read live at their own step (the
-//   exchange buffers hold them after). Temporary memory of matmul/conv ops is
-//   capped per tile at available_memory_proportion x bytes_per_tile (Poplar's
-//   planner limit);
+//   temporary memory peak. Each output tensor lives from its producer's step
+//   to the last step of this IPU that reads it, a graph output to the end of
+//   the schedule; tensors only other IPUs read live at their own step (the
+//   exchange buffers hold them after). Cut tensors count per tensor: a
+//   multi-output node sends only the outputs other IPUs read. Temporary memory
+//   of matmul/conv ops is capped per tile at available_memory_proportion x
+//   bytes_per_tile (Poplar's planner limit);
 // - mapping: weights, exchange buffers, then the live activations, each
 //   spread linearly over the tiles in grains starting where the last one
 //   ended (Poplar's linear mapping), so G grains over T tiles give every tile

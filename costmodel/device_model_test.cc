@@ -47,6 +47,7 @@ ShardingProblem Chain() {
       testing::MakeTestProblem(3, {{0, 1}, {1, 2}}, {40, 6, 0}, {1e9, 2e9, 0});
   p.activation_bytes = {16, 8, 4};
   p.largest_output_bytes = {16, 8, 4};
+  testing::RefreshTensors(&p);
   return p;
 }
 
@@ -83,6 +84,7 @@ TEST(TileMemoryTest, TensorsWrapAroundTheTiles) {
   p.node_weights = {{0, 1, 2}};
   p.activation_bytes = {0};
   p.largest_output_bytes = {0};
+  testing::RefreshTensors(&p);
   proto::DeviceProfile chip = ToyChip();
   chip.clear_op_classes();
   DeviceModel model(p, chip, Precision::kFp32);
@@ -98,6 +100,7 @@ TEST(TileMemoryTest, GraphOutputsLiveToTheEndEvenWhenReadLocally) {
   // 28): 28 B. Without the flag, n0's output dies after step 1: peak 24.
   ShardingProblem p = Chain();
   p.is_graph_output = {1, 0, 1};
+  testing::RefreshTensors(&p);
   DeviceModel model(p, ToyChip(), Precision::kFp32);
   EXPECT_EQ(
       model.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0).activation_bytes,
@@ -105,6 +108,7 @@ TEST(TileMemoryTest, GraphOutputsLiveToTheEndEvenWhenReadLocally) {
   // An output nothing reads that is not a graph output lives at its step.
   ShardingProblem q = Chain();
   q.is_graph_output = {0, 0, 0};
+  testing::RefreshTensors(&q);
   DeviceModel model_q(q, ToyChip(), Precision::kFp32);
   EXPECT_EQ(
       model_q.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0).activation_bytes,
@@ -138,6 +142,32 @@ TEST(TileMemoryTest, CutTensorsAreExchangeBuffersOnBothIpus) {
   // IPU 0: n1's output is read only on IPU 1, so it lives at its own step:
   // step 0 holds 16 B, step 1 holds 16 + 8 = 24 B.
   EXPECT_EQ(first.activation_bytes, 24);
+}
+
+TEST(TileMemoryTest, CutTensorsCountPerTensorNotPerNode) {
+  // n0 (a Split) has two outputs: slot 0 (100 B) read by n1, slot 1 (8 B)
+  // read by n2. With n0, n1 on IPU 0 and n2 on IPU 1 only the 8-byte tensor
+  // crosses: cut bytes 8 each way, exchange buffers 8 B on each IPU.
+  ShardingProblem p =
+      testing::MakeTestProblem(3, {{0, 1}, {0, 2}}, {0, 0, 0}, {0, 0, 0});
+  p.activation_bytes = {108, 4, 4};
+  testing::RefreshTensors(&p);
+  p.output_bytes[0] = {100, 8};
+  p.output_consumers[0] = {{1}, {2}};
+  p.output_is_graph_output[0] = {0, 0};
+  p.input_tensors[1] = {{0, 0}};
+  p.input_tensors[2] = {{0, 1}};
+  const std::vector<int32_t> split = {0, 0, 1};
+  const CutBytes cut = ComputeCutBytes(p, split, 2);
+  EXPECT_THAT(cut.out_bytes, ElementsAre(8, 0));
+  EXPECT_THAT(cut.in_bytes, ElementsAre(0, 8));
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  EXPECT_EQ(model.EvaluateMemory(split, 0).exchange_bytes, 8);
+  EXPECT_EQ(model.EvaluateMemory(split, 1).exchange_bytes, 8);
+  // IPU 0: step 0 holds both of n0's outputs (108 B; slot 1 is read only on
+  // IPU 1, so it lives at its own step); step 1 holds slot 0 and n1's 4 B
+  // (104 B). Peak 108 B.
+  EXPECT_EQ(model.EvaluateMemory(split, 0).activation_bytes, 108);
 }
 
 TEST(TileMemoryTest, TemporaryMemoryIsCappedByTheAvailableProportion) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "graph/shapes.h"
 
 namespace autoshard {
@@ -21,18 +22,19 @@ CutBytes ComputeCutBytes(const ShardingProblem& problem,
   std::vector<int32_t> receivers;
   for (int32_t node = 0; node < problem.num_nodes(); ++node) {
     const int32_t d = ipu_of_node[node];
-    receivers.clear();
-    for (int32_t c : problem.consumers[node]) {
-      if (ipu_of_node[c] != d) receivers.push_back(ipu_of_node[c]);
-    }
-    std::sort(receivers.begin(), receivers.end());
-    receivers.erase(std::unique(receivers.begin(), receivers.end()),
-                    receivers.end());
-    for (int32_t r : receivers) {
-      cut.out_bytes[d] =
-          SaturatingAdd(cut.out_bytes[d], problem.activation_bytes[node]);
-      cut.in_bytes[r] =
-          SaturatingAdd(cut.in_bytes[r], problem.activation_bytes[node]);
+    for (size_t slot = 0; slot < problem.output_bytes[node].size(); ++slot) {
+      receivers.clear();
+      for (int32_t c : problem.output_consumers[node][slot]) {
+        if (ipu_of_node[c] != d) receivers.push_back(ipu_of_node[c]);
+      }
+      std::sort(receivers.begin(), receivers.end());
+      receivers.erase(std::unique(receivers.begin(), receivers.end()),
+                      receivers.end());
+      const int64_t bytes = problem.output_bytes[node][slot];
+      for (int32_t r : receivers) {
+        cut.out_bytes[d] = SaturatingAdd(cut.out_bytes[d], bytes);
+        cut.in_bytes[r] = SaturatingAdd(cut.in_bytes[r], bytes);
+      }
     }
   }
   return cut;
@@ -53,6 +55,23 @@ void FillProblemDefaults(ShardingProblem* p) {
     p->is_graph_output.assign(n, 0);
     for (size_t i = 0; i < n; ++i)
       p->is_graph_output[i] = p->consumers[i].empty() ? 1 : 0;
+  }
+  if (p->output_bytes.size() != n) {
+    // One tensor per node: its activation bytes, read by every consumer.
+    p->output_bytes.assign(n, {});
+    p->output_consumers.assign(n, {});
+    p->output_is_graph_output.assign(n, {});
+    p->input_tensors.assign(n, {});
+    for (size_t i = 0; i < n; ++i) {
+      p->output_bytes[i] = {p->activation_bytes[i]};
+      p->output_consumers[i] = {p->consumers[i]};
+      p->output_is_graph_output[i] = {p->is_graph_output[i]};
+    }
+    for (size_t i = 0; i < n; ++i) {
+      for (int32_t c : p->consumers[i]) {
+        p->input_tensors[c].emplace_back(static_cast<int32_t>(i), 0);
+      }
+    }
   }
 }
 
@@ -77,6 +96,41 @@ ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs) {
     p.largest_output_bytes.push_back(costs.nodes[id].largest_output_bytes);
     p.is_constant.push_back(costs.nodes[id].is_constant ? 1 : 0);
     p.is_graph_output.push_back(graph.produces_graph_output(id) ? 1 : 0);
+  }
+  // Tensors: each output slot, its readers (explicit and implicit inputs).
+  p.output_bytes.resize(n);
+  p.output_consumers.resize(n);
+  p.output_is_graph_output.resize(n);
+  p.input_tensors.resize(n);
+  absl::flat_hash_map<std::string, std::pair<int32_t, int32_t>> slot_of;
+  for (NodeId id = 0; id < n; ++id) {
+    const onnx::NodeProto& node = graph.node(id);
+    p.output_bytes[id].assign(node.output_size(), 0);
+    p.output_consumers[id].resize(node.output_size());
+    p.output_is_graph_output[id].assign(node.output_size(), 0);
+    for (int slot = 0; slot < node.output_size(); ++slot) {
+      if (static_cast<size_t>(slot) < costs.nodes[id].output_bytes.size()) {
+        p.output_bytes[id][slot] = costs.nodes[id].output_bytes[slot];
+      }
+      if (node.output(slot).empty()) continue;
+      slot_of[node.output(slot)] = {id, slot};
+      p.output_is_graph_output[id][slot] =
+          graph.is_graph_output(node.output(slot)) ? 1 : 0;
+    }
+  }
+  for (NodeId id = 0; id < n; ++id) {
+    auto read = [&](const std::string& name) {
+      auto it = slot_of.find(name);
+      if (it == slot_of.end()) return;
+      p.input_tensors[id].push_back(it->second);
+    };
+    for (const auto& in : graph.node(id).input()) read(in);
+    for (const auto& in : graph.implicit_inputs(id)) read(in);
+    auto& inputs = p.input_tensors[id];
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+    for (auto [producer, slot] : inputs)
+      p.output_consumers[producer][slot].push_back(id);
   }
   auto order = graph.topological_order();
   p.topo_order.assign(order.begin(), order.end());

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costmodel/cost_model.h"
@@ -31,6 +32,14 @@ struct ShardingProblem {
   std::vector<uint8_t> is_constant;           // per node: folded, costs nothing
   std::vector<uint8_t> is_graph_output;  // per node: produces a graph output
   std::vector<int32_t> topo_position;    // node -> index in topo_order
+  // Tensors (a node's output slots): what cut tensors and liveness are
+  // counted in, so a multi-output node sends only what others read.
+  std::vector<std::vector<int64_t>> output_bytes;  // node -> slot -> bytes
+  // node -> slot -> distinct consumer nodes of that tensor
+  std::vector<std::vector<std::vector<int32_t>>> output_consumers;
+  std::vector<std::vector<uint8_t>> output_is_graph_output;  // node -> slot
+  // node -> the (producer, slot) tensors it reads, distinct
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> input_tensors;
 
   int num_nodes() const { return static_cast<int>(topo_order.size()); }
   // Sum of the sizes of the distinct weights node `n` reads (PopRT's
@@ -39,8 +48,8 @@ struct ShardingProblem {
 };
 
 // Bytes of cut tensors per IPU when node i runs on ipu_of_node[i] (IPUs
-// 0..num_ipus-1): a node's outputs (activation_bytes) count once per other
-// IPU that reads them, as sent by its IPU and received by the reader.
+// 0..num_ipus-1): a tensor counts once per other IPU that reads it, as sent
+// by its producer's IPU and received by the reader's.
 struct CutBytes {
   std::vector<int64_t> in_bytes, out_bytes;  // per IPU
 };
@@ -48,7 +57,9 @@ CutBytes ComputeCutBytes(const ShardingProblem& problem,
                          const std::vector<int32_t>& ipu_of_node, int num_ipus);
 
 // Fills topo_position from topo_order, and the per-node vectors a
-// hand-written problem may leave empty (op_class "other", zeros, not constant).
+// hand-written problem may leave empty (op_class "other", zeros, not
+// constant; one output tensor per node, of activation_bytes, read by all its
+// consumers).
 void FillProblemDefaults(ShardingProblem* problem);
 
 // Builds the problem of a model from its DAG and costs.

@@ -84,6 +84,7 @@ absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
 
   g.graph_output_.assign(n, 0);
   for (const auto& out : graph.output()) {
+    g.graph_output_names_.insert(out.name());
     auto it = g.producer_by_tensor_.find(out.name());
     if (it != g.producer_by_tensor_.end()) g.graph_output_[it->second] = 1;
   }

@@ -62,6 +62,10 @@ class Graph {
   }
   // NodeId of the node named `name`, or kNoNode.
   NodeId FindNode(const std::string& name) const;
+  // True when `tensor` is an output of the graph.
+  bool is_graph_output(const std::string& tensor) const {
+    return graph_output_names_.contains(tensor);
+  }
   // True when one of `id`'s outputs is an output of the graph.
   bool produces_graph_output(NodeId id) const { return graph_output_[id] != 0; }
 
@@ -73,6 +77,7 @@ class Graph {
   std::vector<int32_t> topo_position_;
   std::vector<std::vector<std::string>> implicit_inputs_;
   std::vector<uint8_t> graph_output_;
+  absl::flat_hash_set<std::string> graph_output_names_;
   absl::flat_hash_map<std::string, NodeId> producer_by_tensor_;
   absl::flat_hash_map<std::string, NodeId> node_by_name_;
   absl::flat_hash_set<std::string> initializers_;

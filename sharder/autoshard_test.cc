@@ -149,6 +149,26 @@ TEST(AutoshardTest, BatchSizeThatChangesNothingIsWarnedAbout) {
       ::testing::Contains(HasSubstr("--batch-size 8 changed no input")));
 }
 
+TEST(AutoshardTest, AMultiOutputNodeSendsOnlyTheOutputsOthersRead) {
+  // Split x[1,8] into a, b [1,4] (16 B each); Relu(a) stays on IPU 0 with the
+  // Split; Sigmoid(b) and the Add go to IPU 1. Crossing: b (16 B) and c
+  // (16 B) = 32 B; counting the Split's whole output would give 48 B.
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,8] x) => (float[1,4] y) {
+      a, b = Split <axis = 1> (x)
+      c = Relu(a)
+      d = Sigmoid(b)
+      y = Add(c, d)
+    })");
+  Options options;
+  auto plan = PlanFromShardingPoints(model, options, {{"n1", 0, 0}});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(plan->ipu, ElementsAre(0, 0, 1, 1));
+  EXPECT_EQ(plan->proto.ipus(0).cut_tensor_out_bytes(), 32);
+  EXPECT_EQ(plan->proto.ipus(1).cut_tensor_in_bytes(), 32);
+}
+
 TEST(AutoshardTest, BytesOverloadReturnsAnAnnotatedModel) {
   onnx::ModelProto model = testing::ParseModelText(kResidual);
   Options options;

@@ -43,6 +43,13 @@ inline ShardingProblem MakeTestProblem(
   return p;
 }
 
+// Re-derives the one-tensor-per-node vectors after a test changed
+// activation_bytes or is_graph_output.
+inline void RefreshTensors(ShardingProblem* p) {
+  p->output_bytes.clear();
+  FillProblemDefaults(p);
+}
+
 }  // namespace autoshard::testing
 
 #endif  // AUTOSHARD_TESTS_TEST_PROBLEMS_H_
