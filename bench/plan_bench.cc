@@ -123,11 +123,16 @@ BENCHMARK(BM_PlanModelChain)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
 
-void BM_PlanModelFile(benchmark::State& state) {
+// $AUTOSHARD_BENCH_MODEL, else the bundled model.
+std::string BenchModelPath() {
   const char* env = std::getenv("AUTOSHARD_BENCH_MODEL");
-  const std::string path = env != nullptr ? env
-                                          : std::string(AUTOSHARD_SOURCE_DIR) +
-                                                "/models/squeezenet1_1.onnx";
+  return env != nullptr
+             ? env
+             : std::string(AUTOSHARD_SOURCE_DIR) + "/models/squeezenet1_1.onnx";
+}
+
+void BM_PlanModelFile(benchmark::State& state) {
+  const std::string path = BenchModelPath();
   auto loaded = LoadModel(path);
   if (!loaded.ok()) {
     state.SkipWithError(std::string(loaded.status().message()).c_str());
@@ -165,10 +170,7 @@ BENCHMARK(BM_CostIfChain)->Arg(1000)->Arg(8000)->Unit(benchmark::kMillisecond);
 // chip whose tiles hold 80% of the raw split's fullest tile, so the raw split
 // overflows and the search has work to do. Target (issue 4): >= 10,000/s.
 void BM_SearchFile(benchmark::State& state) {
-  const char* env = std::getenv("AUTOSHARD_BENCH_MODEL");
-  const std::string path = env != nullptr ? env
-                                          : std::string(AUTOSHARD_SOURCE_DIR) +
-                                                "/models/squeezenet1_1.onnx";
+  const std::string path = BenchModelPath();
   auto loaded = LoadModel(path);
   if (!loaded.ok()) {
     state.SkipWithError(std::string(loaded.status().message()).c_str());

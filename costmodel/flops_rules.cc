@@ -413,4 +413,8 @@ FlopsEstimate EstimateFlops(const onnx::NodeProto& node,
       node, scope, node.name().empty() ? node.op_type() : node.name());
 }
 
+std::string OpLabel(const onnx::NodeProto& node) {
+  return internal::OpLabel(node);
+}
+
 }  // namespace autoshard

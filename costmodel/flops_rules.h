@@ -81,6 +81,10 @@ FlopsEstimate EstimateFlops(const onnx::NodeProto& node,
                             const TensorInfoMap& tensors,
                             const ScalarConstants& scalars = {});
 
+// "Conv" for default-domain ops, "com.microsoft.Attention" for others: the
+// label ops_without_rule and inspect's per-op-type table use.
+std::string OpLabel(const onnx::NodeProto& node);
+
 }  // namespace autoshard
 
 #endif  // AUTOSHARD_COSTMODEL_FLOPS_RULES_H_

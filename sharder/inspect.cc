@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_model.h"
+#include "costmodel/flops_rules.h"
 #include "graph/status_macros.h"
 #include "sharder/emit.h"
 #include "sharder/plan.h"
@@ -18,12 +19,6 @@ namespace autoshard {
 namespace {
 
 constexpr int kMaxIpus = 64;
-
-std::string OpLabel(const onnx::NodeProto& node) {
-  return IsDefaultDomain(node.domain())
-             ? node.op_type()
-             : absl::StrCat(node.domain(), ".", node.op_type());
-}
 
 // True when the raw split onto `k` IPUs (k = 1: everything on IPU 0) fits.
 bool RawSplitFits(const ShardingProblem& problem, const DeviceModel& model,
@@ -96,16 +91,11 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
   for (const auto& op : p.costs.ops_without_rule) r.add_ops_without_rule(op);
   r.set_nodes_with_unknown_shapes(p.costs.nodes_with_unknown_shapes);
   r.set_heavy_nodes_with_unknown_shapes(heavy_unknown);
-  for (const auto& vi : p.model->graph().input()) {
-    if (!vi.type().has_tensor_type()) continue;
-    const auto& dims = vi.type().tensor_type().shape().dim();
-    for (int i = 0; i < dims.size(); ++i) {
-      if (dims[i].has_dim_value()) continue;
-      proto::UnresolvedDim* u = r.add_unresolved_dims();
-      u->set_input(vi.name());
-      u->set_dim(i);
-      u->set_name(dims[i].dim_param());
-    }
+  for (const internal::UnresolvedDim& d : p.unresolved_dims) {
+    proto::UnresolvedDim* u = r.add_unresolved_dims();
+    u->set_input(d.input);
+    u->set_dim(d.dim);
+    u->set_name(d.name);
   }
 
   DeviceModel device(problem, p.device, options.precision);

@@ -133,6 +133,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
         example.push_back(absl::StrCat(dims[i].dim_value()));
         continue;
       }
+      p.unresolved_dims.push_back({vi.name(), i, dims[i].dim_param()});
       unresolved.push_back(
           dims[i].has_dim_param()
               ? absl::StrCat("'", dims[i].dim_param(), "' (dim ", i, ")")

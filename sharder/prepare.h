@@ -19,6 +19,13 @@
 
 namespace autoshard::internal {
 
+// A graph input dim neither the model nor an option fixes.
+struct UnresolvedDim {
+  std::string input;
+  int dim = 0;
+  std::string name;  // dim_param, if any
+};
+
 // Everything planning derives from a model. `model` (a copy without the data
 // of large initializers, with nodes named and shapes inferred) is heap-held
 // so `graph`, which points into it, stays valid when a Prepared moves.
@@ -29,6 +36,7 @@ struct Prepared {
   ModelCosts costs;
   ShardingProblem problem;
   NamingResult naming;
+  std::vector<UnresolvedDim> unresolved_dims;  // after the options
   int64_t batch = 1;  // samples per step: the first input's first dim, else 1
   std::vector<std::string> warnings;
 };
