@@ -35,8 +35,8 @@ struct ModelOptions {
 
 struct ShardOptions {
   ModelOptions model;
-  int num_ipus = 0;
-  std::string strategy = "raw";
+  std::string num_ipus;  // a count, or "auto"
+  std::string strategy = "auto";
   bool optimal_perf = false;
   int64_t max_candidates = 100000;
   double max_search_s = 60;

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
 
@@ -21,26 +22,32 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
   sub->footer(
       "Examples:\n"
       "  autoshard shard model.onnx --num-ipus 4\n"
+      "  autoshard shard model.onnx --num-ipus auto --strategy optimal\n"
       "  autoshard shard model.onnx --num-ipus 2 -o out.onnx --sharding-config "
       "s.yaml "
       "--plan plan.json\n"
       "  autoshard shard model.onnx --num-ipus 4 --batch-size 8 --precision "
       "fp16");
   AddModelFlags(sub, &o->model);
-  sub->add_option("-n,--num-ipus", o->num_ipus, "number of IPUs (at least 2)")
+  sub->add_option("-n,--num-ipus", o->num_ipus,
+                  "number of IPUs, or auto: the smallest power of two (1, 2, "
+                  "4, ... 64) whose split fits")
       ->required();
   sub->add_option(
          "--strategy", o->strategy,
-         "raw (default): PopRT's bytes-balanced split; search: raw, then move "
-         "boundary subgraphs until every IPU fits the tile-memory model")
-      ->check(CLI::IsMember({"raw", "search"}));
-  sub->add_flag(
-      "--optimal-perf", o->optimal_perf,
-      "search: after a split fits, keep searching for the best bottleneck");
+         "auto (default): the best of raw, search, optimal and search moves "
+         "from optimal's split; optimal: the fastest fitting slicing of a "
+         "topological order (dynamic programming); search: raw, then move "
+         "boundary subgraphs until every IPU fits the tile-memory model; raw: "
+         "PopRT's bytes-balanced split")
+      ->check(CLI::IsMember({"auto", "optimal", "search", "raw"}));
+  sub->add_flag("--optimal-perf", o->optimal_perf,
+                "search (also within auto): after a split fits, keep "
+                "searching for the best bottleneck");
   sub->add_option("--max-candidates", o->max_candidates,
                   "search: splits to evaluate at most (default 100000)");
   sub->add_option("--max-search-seconds", o->max_search_s,
-                  "search: seconds to spend at most (default 60)");
+                  "search, optimal: seconds to spend at most (default 60)");
   sub->add_option(
       "--compile-cmd", o->compile_cmd,
       "search: judge every candidate with a real compiler, e.g. "
@@ -59,7 +66,14 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
 int RunShard(const ShardOptions& o) {
   auto options = ToLibraryOptions(o.model);
   if (!options.ok()) return ReportError(options.status());
-  options->num_ipus = o.num_ipus;
+  if (o.num_ipus == "auto") {
+    options->num_ipus = kAutoIpus;
+  } else if (!absl::SimpleAtoi(o.num_ipus, &options->num_ipus) ||
+             options->num_ipus < 1) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrCat("--num-ipus must be a count of at least 1 or auto, got '",
+                     o.num_ipus, "'")));
+  }
   options->strategy = o.strategy;
   options->optimal_perf = o.optimal_perf;
   options->max_candidates = o.max_candidates;

@@ -1,6 +1,7 @@
 #include "costmodel/device_model.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_profile.h"
@@ -110,6 +111,11 @@ DeviceModel::DeviceModel(const ShardingProblem& problem,
     tiles_spanned_[node] =
         static_cast<int32_t>(std::clamp<int64_t>(grains, 1, tiles));
   }
+  std::vector<double> descending = node_time_s_;
+  std::sort(descending.begin(), descending.end(), std::greater<double>());
+  descending_prefix_s_.assign(n + 1, 0);
+  for (int32_t i = 0; i < n; ++i)
+    descending_prefix_s_[i + 1] = descending_prefix_s_[i] + descending[i];
 }
 
 IpuMemory DeviceModel::EvaluateMemory(absl::Span<const int32_t> ipu_of_node,
@@ -244,11 +250,8 @@ Performance DeviceModel::EvaluatePerformance(
     absl::Span<const int32_t> ipu_of_node, int num_ipus, int64_t batch) const {
   Performance perf;
   perf.stage_time_s.assign(num_ipus, 0);
-  double total = 0, costliest = 0;
   for (int32_t node = 0; node < problem_.num_nodes(); ++node) {
     perf.stage_time_s[ipu_of_node[node]] += node_time_s_[node];
-    total += node_time_s_[node];
-    costliest = std::max(costliest, node_time_s_[node]);
   }
   const CutBytes cut = ComputeCutBytes(
       problem_, std::vector<int32_t>(ipu_of_node.begin(), ipu_of_node.end()),
@@ -264,8 +267,24 @@ Performance DeviceModel::EvaluatePerformance(
       perf.bottleneck_s > 0
           ? static_cast<double>(std::max<int64_t>(batch, 1)) / perf.bottleneck_s
           : 0;
-  perf.lower_bound_s = std::max(total / num_ipus, costliest);
+  perf.lower_bound_s = LowerBound(num_ipus);
   return perf;
+}
+
+double DeviceModel::LowerBound(int num_ipus) const {
+  const int64_t n = static_cast<int64_t>(descending_prefix_s_.size()) - 1;
+  if (num_ipus < 1 || n <= 0) return 0;
+  // Σ of the descending times t[i..j] (0-based, inclusive).
+  auto sum = [&](int64_t i, int64_t j) {
+    return descending_prefix_s_[j + 1] - descending_prefix_s_[i];
+  };
+  double bound = sum(0, n - 1) / num_ipus;
+  // Pigeonhole: of the j*k+1 costliest nodes some IPU runs j+1, so at least
+  // the j+1 cheapest of them, t[j*k-j] + ... + t[j*k] (j = 0: the costliest).
+  for (int64_t j = 0; j * num_ipus < n; ++j) {
+    bound = std::max(bound, sum(j * num_ipus - j, j * num_ipus));
+  }
+  return bound;
 }
 
 std::string DeviceModel::OutOfMemoryMessage(int32_t ipu,

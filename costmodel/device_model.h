@@ -64,8 +64,7 @@ struct Performance {
   double bottleneck_s = 0;           // max stage time
   double throughput_per_s = 0;       // batch / bottleneck (samples/s)
   double latency_s = 0;              // Σ stage times
-  // max(Σ node times / k, the costliest node): no split onto k IPUs can have
-  // a smaller bottleneck (cut-tensor copies only add to it).
+  // LowerBound(k): no split onto k IPUs has a smaller bottleneck.
   double lower_bound_s = 0;
 };
 
@@ -94,6 +93,13 @@ class DeviceModel {
   Performance EvaluatePerformance(absl::Span<const int32_t> ipu_of_node,
                                   int num_ipus, int64_t batch) const;
 
+  // A lower bound on the bottleneck of any split onto `num_ipus` IPUs: the
+  // largest of Σ node times / k (DESIGN.md §3.4), the costliest node, and the
+  // pigeonhole bound — of the j*k+1 costliest nodes some IPU runs j+1, so the
+  // bottleneck is at least the sum of the j+1 cheapest of them, for every j.
+  // Cut-tensor copies only add to stage times, so they are left out. O(n / k).
+  double LowerBound(int num_ipus) const;
+
   // Seconds node `n` takes on its IPU: FLOPs / (peak x class efficiency)
   // plus the per-op overhead; 0 for folded constants.
   double NodeTime(int32_t n) const { return node_time_s_[n]; }
@@ -111,6 +117,8 @@ class DeviceModel {
   std::vector<double> node_time_s_;
   std::vector<int64_t> code_bytes_per_tile_;
   std::vector<int32_t> tiles_spanned_;
+  // Prefix sums of the node times sorted in descending order (n + 1 values).
+  std::vector<double> descending_prefix_s_;
 };
 
 }  // namespace autoshard

@@ -12,33 +12,9 @@
 namespace autoshard {
 namespace {
 
+using ::autoshard::testing::ToyChip;
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
-
-// A toy chip: 4 tiles of 1000 bytes, 4-byte grains, 1 GFLOP/s, 1 GB/s links,
-// no overhead; class "other": efficiency 1, 10 code bytes per tile;
-// "matmul": efficiency 0.5, 0 code bytes.
-proto::DeviceProfile ToyChip(int64_t bytes_per_tile = 1000) {
-  proto::DeviceProfile p;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"pb(
-        name: "toy"
-        tiles_per_ipu: 4
-        bytes_per_tile: 1000
-        peak_fp16_flops_per_s: 2e9
-        peak_fp32_flops_per_s: 1e9
-        link_bytes_per_s: 1e9
-        available_memory_proportion: 0.5
-        op_overhead_s: 0
-        grain_bytes: 4
-        op_classes { op_class: "other" efficiency: 1 code_bytes_per_tile: 10 }
-        op_classes { op_class: "matmul" efficiency: 0.5 code_bytes_per_tile: 0 }
-      )pb",
-      &p));
-  p.set_bytes_per_tile(bytes_per_tile);
-  EXPECT_TRUE(ValidateDeviceProfile(p).ok());
-  return p;
-}
 
 // n0 -> n1 -> n2. n0 reads w0 (40 B) and outputs 16 B; n1 reads w1 (6 B) and
 // outputs 8 B; n2 outputs 4 B (a graph output).
@@ -206,6 +182,47 @@ TEST(PerformanceTest, StageTimesBottleneckAndLowerBound) {
   // fp16 uses the 2 GFLOP/s peak: n1 takes 2 s.
   DeviceModel fp16(p, ToyChip(), Precision::kFp16);
   EXPECT_DOUBLE_EQ(fp16.NodeTime(1), 2.0);
+}
+
+TEST(PerformanceTest, CutTensorsAreCopiedStageByStage) {
+  // n0 -> n1 -> n2 and n0 -> n2, one node per IPU: n0's 16 B output goes
+  // IPU 0 -> 1 -> 2 (PopART copies only between adjacent stages), so IPU 1
+  // receives it and sends it on with n1's 16 B output.
+  ShardingProblem p = testing::MakeTestProblem(3, {{0, 1}, {1, 2}, {0, 2}},
+                                               {0, 0, 0}, {1e9, 1e9, 1e9});
+  const std::vector<int32_t> split = {0, 1, 2};
+  const CutBytes cut = ComputeCutBytes(p, split, 3);
+  EXPECT_THAT(cut.out_bytes, ElementsAre(16, 32, 0));
+  EXPECT_THAT(cut.in_bytes, ElementsAre(0, 16, 32));
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  // 1 s of compute each; IPU 1 moves 48 B at 1 GB/s.
+  Performance perf = model.EvaluatePerformance(split, 3, 1);
+  EXPECT_THAT(perf.stage_time_s, ElementsAre(DoubleNear(1 + 16e-9, 1e-15),
+                                             DoubleNear(1 + 48e-9, 1e-15),
+                                             DoubleNear(1 + 32e-9, 1e-15)));
+  // A reader on an earlier IPU (not monotone) gets its own copy.
+  const CutBytes back = ComputeCutBytes(p, {1, 0, 1}, 2);
+  EXPECT_THAT(back.out_bytes, ElementsAre(16, 16));
+  EXPECT_THAT(back.in_bytes, ElementsAre(16, 16));
+}
+
+TEST(PerformanceTest, LowerBoundTakesThePigeonholeBound) {
+  // Node times 5, 5, 5, 1, 1, 1 s on 2 IPUs: total / 2 = 9 s, the costliest
+  // node 5 s; of the 3 costliest nodes one IPU runs 2: 5 + 5 = 10 s.
+  ShardingProblem p = testing::MakeTestProblem(6, {}, {0, 0, 0, 0, 0, 0},
+                                               {5e9, 1e9, 5e9, 1e9, 5e9, 1e9});
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  EXPECT_DOUBLE_EQ(model.LowerBound(2), 10.0);
+  // 3 IPUs: total / 3 = 6 s; of the 4 costliest (5, 5, 5, 1) one runs 2:
+  // the two cheapest of them, 5 + 1 = 6 s.
+  EXPECT_DOUBLE_EQ(model.LowerBound(3), 6.0);
+  // 1 IPU: everything, 18 s; 6 IPUs: the costliest node, 5 s.
+  EXPECT_DOUBLE_EQ(model.LowerBound(1), 18.0);
+  EXPECT_DOUBLE_EQ(model.LowerBound(6), 5.0);
+  EXPECT_DOUBLE_EQ(
+      model.EvaluatePerformance(std::vector<int32_t>{0, 0, 0, 1, 1, 1}, 2, 1)
+          .lower_bound_s,
+      10.0);
 }
 
 TEST(DeviceProfileTest, BuiltinsLoadAndCustomFilesAreChecked) {

@@ -19,19 +19,25 @@ CutBytes ComputeCutBytes(const ShardingProblem& problem,
   CutBytes cut;
   cut.in_bytes.assign(num_ipus, 0);
   cut.out_bytes.assign(num_ipus, 0);
-  std::vector<int32_t> receivers;
+  std::vector<int32_t> earlier;  // readers on earlier IPUs (not monotone)
   for (int32_t node = 0; node < problem.num_nodes(); ++node) {
     const int32_t d = ipu_of_node[node];
     for (size_t slot = 0; slot < problem.output_bytes[node].size(); ++slot) {
-      receivers.clear();
+      int32_t last = d;
+      earlier.clear();
       for (int32_t c : problem.output_consumers[node][slot]) {
-        if (ipu_of_node[c] != d) receivers.push_back(ipu_of_node[c]);
+        last = std::max(last, ipu_of_node[c]);
+        if (ipu_of_node[c] < d) earlier.push_back(ipu_of_node[c]);
       }
-      std::sort(receivers.begin(), receivers.end());
-      receivers.erase(std::unique(receivers.begin(), receivers.end()),
-                      receivers.end());
       const int64_t bytes = problem.output_bytes[node][slot];
-      for (int32_t r : receivers) {
+      // Copied stage by stage to the last IPU that reads it.
+      for (int32_t x = d; x < last; ++x) {
+        cut.out_bytes[x] = SaturatingAdd(cut.out_bytes[x], bytes);
+        cut.in_bytes[x + 1] = SaturatingAdd(cut.in_bytes[x + 1], bytes);
+      }
+      std::sort(earlier.begin(), earlier.end());
+      earlier.erase(std::unique(earlier.begin(), earlier.end()), earlier.end());
+      for (int32_t r : earlier) {
         cut.out_bytes[d] = SaturatingAdd(cut.out_bytes[d], bytes);
         cut.in_bytes[r] = SaturatingAdd(cut.in_bytes[r], bytes);
       }

@@ -48,8 +48,13 @@ struct ShardingProblem {
 };
 
 // Bytes of cut tensors per IPU when node i runs on ipu_of_node[i] (IPUs
-// 0..num_ipus-1): a tensor counts once per other IPU that reads it, as sent
-// by its producer's IPU and received by the reader's.
+// 0..num_ipus-1), as PopART's pipeline transform copies them: only between
+// adjacent stages ("contiguate IpuCopies", popart/transforms/pipeline.cpp), so
+// a tensor produced on IPU d and last read on IPU e > d is sent by every IPU
+// d..e-1 and received by every IPU d+1..e, once each however many IPUs read
+// it. Hence the bytes crossing a boundary between two IPUs depend only on
+// which nodes lie on either side. A reader on an IPU before d (a plan that is
+// not monotone) gets its own copy from d.
 struct CutBytes {
   std::vector<int64_t> in_bytes, out_bytes;  // per IPU
 };

@@ -15,6 +15,7 @@
 #include "graph/status_macros.h"
 #include "sharder/compile_oracle.h"
 #include "sharder/emit.h"
+#include "sharder/optimal_strategy.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
 #include "sharder/raw_strategy.h"
@@ -240,57 +241,216 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status Options::Validate() const {
-  if (num_ipus < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--num-ipus must be at least 2, got ", num_ipus));
+// Fills the assignment of the optimal strategy and its summary. Falls back
+// to `fallback` (with a warning) when the DPs ran out of time before any
+// found a split.
+absl::Status RunOptimal(const Options& options, Prepared* prepared,
+                        const Assignment& fallback, Assignment* assignment,
+                        proto::OptimalSummary* summary) {
+  Prepared& p = *prepared;
+  const auto optimal_start = std::chrono::steady_clock::now();
+  DeviceModel model(p.problem, p.device, options.precision);
+  OptimalOptions optimal_options;
+  optimal_options.max_seconds = options.max_search_s;
+  absl::StatusOr<OptimalResult> r =
+      OptimalStrategy(p.problem, model, options.num_ipus, optimal_options);
+  if (!r.ok()) {
+    if (!absl::IsDeadlineExceeded(r.status())) return r.status();
+    p.warnings.push_back(absl::StrCat(
+        "the optimal strategy found no split within --max-search-seconds ",
+        options.max_search_s, "; the raw split is used"));
+    *assignment = fallback;
+    summary->set_complete(false);
+    return absl::OkStatus();
   }
-  if (strategy != "raw" && strategy != "search") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--strategy '", strategy, "' is unknown (available: raw, search)"));
+  *assignment = std::move(r->assignment);
+  summary->set_order(r->order);
+  summary->set_units(r->units);
+  summary->set_fits(r->fits);
+  summary->set_complete(r->complete);
+  summary->set_bottleneck_s(r->bottleneck_s);
+  summary->set_fit_evaluations(r->fit_evaluations);
+  for (const OptimalResult::Tried& t : r->tried) {
+    proto::OrderResult* o = summary->add_orders();
+    o->set_order(t.order);
+    o->set_units(t.units);
+    o->set_fits(t.fits);
+    o->set_bottleneck_s(t.bottleneck_s);
   }
-  if (max_candidates <= 0) {
-    return absl::InvalidArgumentError("--max-candidates must be positive");
-  }
-  if (jobs < 1) return absl::InvalidArgumentError("--jobs must be at least 1");
-  if (strategy != "search" &&
-      (optimal_perf || !compile_cmd.empty() || jobs != 1)) {
-    return absl::InvalidArgumentError(
-        "--optimal-perf, --compile-cmd and --jobs need --strategy search");
-  }
-  if (!(max_search_s > 0)) {
-    return absl::InvalidArgumentError("--max-search-seconds must be positive");
-  }
-  if (shapes.batch_size < 0) {
-    return absl::InvalidArgumentError("--batch-size must be positive");
-  }
-  if (available_memory_proportion < 0 || available_memory_proportion > 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
-                     available_memory_proportion));
-  }
+  summary->set_seconds(std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - optimal_start)
+                           .count());
   return absl::OkStatus();
 }
 
-absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
-                               const Options& options) {
-  const auto start = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(options.Validate());
-  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
-  ASSIGN_OR_RETURN(Assignment a, RawStrategy(p.problem, options.num_ipus));
+// A split --strategy auto compares.
+struct Candidate {
+  std::string strategy;
+  Assignment assignment;
+  double available_memory_proportion = 0;  // judged with
+  double seconds = 0;
+  bool fits = false;
+  double bottleneck_s = 0;
+  int64_t max_tile_bytes = 0;
+};
+
+// Costs `c` with the tile-memory and performance models.
+void Judge(const Prepared& p, const Options& options, Candidate* c) {
+  proto::DeviceProfile device = p.device;
+  device.set_available_memory_proportion(c->available_memory_proportion);
+  DeviceModel model(p.problem, device, options.precision);
+  const int k = options.num_ipus;
+  c->fits = true;
+  c->max_tile_bytes = 0;
+  for (int32_t d = 0; d < k; ++d) {
+    const IpuMemory m = model.EvaluateMemory(c->assignment.ipu, d);
+    c->fits &= m.fits;
+    c->max_tile_bytes = std::max(c->max_tile_bytes, m.max_tile_bytes);
+  }
+  c->bottleneck_s =
+      model.EvaluatePerformance(c->assignment.ipu, k, p.batch).bottleneck_s;
+}
+
+// `auto`'s order: a split that fits beats one that does not; then the
+// device's memory proportion beats a lowered one; then the smaller
+// bottleneck; among splits that do not fit, the smaller fullest tile.
+bool Better(const Candidate& a, const Candidate& b) {
+  if (a.fits != b.fits) return a.fits;
+  if (!a.fits) return a.max_tile_bytes < b.max_tile_bytes;
+  if (a.available_memory_proportion != b.available_memory_proportion)
+    return a.available_memory_proportion > b.available_memory_proportion;
+  return a.bottleneck_s < b.bottleneck_s;
+}
+
+// Search moves from the optimal split (DESIGN.md §4.4): one node per
+// subgraph, --optimal-perf style, on a small budget.
+constexpr int64_t kPolishCandidates = 2000;
+constexpr double kPolishSeconds = 3;
+
+absl::StatusOr<std::optional<Assignment>> Polish(const Prepared& p,
+                                                 const Options& options,
+                                                 const Assignment& start,
+                                                 double seconds_left) {
+  if (options.num_ipus < 2 || p.problem.num_nodes() > kMaxNodeGranularity ||
+      seconds_left <= 0) {
+    return std::nullopt;
+  }
+  const SubgraphSet nodes(p.problem,
+                          {.drop_small = false, .every_node_candidate = true});
+  std::vector<int32_t> groups(nodes.size());
+  for (int32_t s = 0; s < nodes.size(); ++s) {
+    groups[s] = start.ipu[nodes.subgraphs()[s].nodes.front()];
+  }
+  SearchOptions search_options;
+  search_options.optimal_perf = true;
+  search_options.max_candidates =
+      std::min<int64_t>(options.max_candidates, kPolishCandidates);
+  search_options.max_seconds = std::min(seconds_left, kPolishSeconds);
+  search_options.batch = p.batch;
+  search_options.retry_lower_proportions = false;
+  ASSIGN_OR_RETURN(
+      SearchResult r,
+      SearchStrategy(p.problem, nodes, std::move(groups), options.num_ipus,
+                     p.device, options.precision, search_options));
+  if (!r.fits) return std::nullopt;
+  return std::move(r.assignment);
+}
+
+// Everything after Prepare for one IPU count: the strategy, sharding points
+// and figures. May lower p's memory proportion (search's retries).
+absl::StatusOr<Plan> PlanPrepared(const onnx::ModelProto& model,
+                                  const Options& options, Prepared& p,
+                                  std::chrono::steady_clock::time_point start) {
+  const int k = options.num_ipus;
+  const int n = p.problem.num_nodes();
+  if (k > n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num-ipus ", k, " exceeds the model's ", n,
+                     " nodes: every IPU needs at least one node"));
+  }
+  Assignment a;
+  if (k == 1) {
+    a.ipu.assign(n, 0);
+    a.pipeline_stage.assign(n, 0);
+  } else {
+    ASSIGN_OR_RETURN(a, RawStrategy(p.problem, k));
+  }
   proto::SearchSummary search;
+  proto::OptimalSummary optimal;
+  std::vector<Candidate> candidates;
   std::string found_message;  // a compiler's failure without a tile
-  if (options.strategy == "search") {
+  int chosen = -1;            // auto: the candidate it chose
+  const std::string& strategy = options.strategy;
+  if (strategy == "search" && k > 1) {
     RETURN_IF_ERROR(RunSearch(model, options, &p, &a, &search, &found_message));
+  } else if (strategy == "optimal") {
+    const Assignment raw = a;
+    RETURN_IF_ERROR(RunOptimal(options, &p, raw, &a, &optimal));
+  } else if (strategy == "auto") {
+    const double amp = p.device.available_memory_proportion();
+    auto elapsed = [](std::chrono::steady_clock::time_point since) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           since)
+          .count();
+    };
+    candidates.push_back({"raw", a, amp, elapsed(start)});
+    if (k > 1) {
+      const auto t = std::chrono::steady_clock::now();
+      Assignment searched = a;
+      RETURN_IF_ERROR(
+          RunSearch(model, options, &p, &searched, &search, &found_message));
+      candidates.push_back({"search", std::move(searched),
+                            p.device.available_memory_proportion(),
+                            elapsed(t)});
+      p.device.set_available_memory_proportion(amp);
+    }
+    const auto t = std::chrono::steady_clock::now();
+    Assignment sliced;
+    RETURN_IF_ERROR(RunOptimal(options, &p, a, &sliced, &optimal));
+    candidates.push_back({"optimal", sliced, amp, elapsed(t)});
+    if (optimal.fits()) {
+      const auto t2 = std::chrono::steady_clock::now();
+      ASSIGN_OR_RETURN(
+          std::optional<Assignment> polished,
+          Polish(p, options, sliced, options.max_search_s - elapsed(start)));
+      if (polished) {
+        candidates.push_back(
+            {"optimal+search", std::move(*polished), amp, elapsed(t2)});
+      }
+    }
+    size_t best = 0;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      Judge(p, options, &candidates[i]);
+      if (i > 0 && Better(candidates[i], candidates[best])) best = i;
+    }
+    a = candidates[best].assignment;
+    p.device.set_available_memory_proportion(
+        candidates[best].available_memory_proportion);
+    if (candidates[best].strategy != "search") found_message.clear();
+    chosen = static_cast<int>(best);
   }
   RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
                    MinimalShardingPoints(p.problem, a));
-  Plan plan = FinishPlan(p, options, a, points, options.strategy, start);
-  if (options.strategy == "search") {
+  Plan plan = FinishPlan(p, options, a, points, strategy, start);
+  if (strategy == "search" || (strategy == "auto" && k > 1)) {
     *plan.proto.mutable_search() = search;
+  }
+  if (strategy == "optimal" || strategy == "auto") {
+    *plan.proto.mutable_optimal() = optimal;
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    proto::StrategyResult* r = plan.proto.add_candidates();
+    r->set_strategy(c.strategy);
+    r->set_fits(c.fits);
+    r->set_bottleneck_s(c.bottleneck_s);
+    r->set_max_tile_bytes(c.max_tile_bytes);
+    r->set_available_memory_proportion(c.available_memory_proportion);
+    r->set_seconds(c.seconds);
+    r->set_chosen(static_cast<int>(i) == chosen);
+  }
+  if (strategy == "search" && k > 1) {
     if (!options.compile_cmd.empty() && search.fits() && !plan.proto.fits()) {
       // The compiler accepted it: its word wins over the model's.
       plan.proto.add_warnings(
@@ -313,6 +473,79 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
     }
   }
   return plan;
+}
+
+}  // namespace
+
+absl::Status Options::Validate() const {
+  if (num_ipus < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--num-ipus must be at least 1 (or auto), got ", num_ipus));
+  }
+  if (max_ipus < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-ipus must be at least 1, got ", max_ipus));
+  }
+  if (strategy != "raw" && strategy != "search" && strategy != "optimal" &&
+      strategy != "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--strategy '", strategy,
+                     "' is unknown (available: auto, optimal, search, raw)"));
+  }
+  if (max_candidates <= 0) {
+    return absl::InvalidArgumentError("--max-candidates must be positive");
+  }
+  if (jobs < 1) return absl::InvalidArgumentError("--jobs must be at least 1");
+  if (strategy != "search" && (!compile_cmd.empty() || jobs != 1)) {
+    return absl::InvalidArgumentError(
+        "--compile-cmd and --jobs need --strategy search");
+  }
+  if (strategy != "search" && strategy != "auto" && optimal_perf) {
+    return absl::InvalidArgumentError(
+        "--optimal-perf needs --strategy search or auto");
+  }
+  if (!(max_search_s > 0)) {
+    return absl::InvalidArgumentError("--max-search-seconds must be positive");
+  }
+  if (shapes.batch_size < 0) {
+    return absl::InvalidArgumentError("--batch-size must be positive");
+  }
+  if (available_memory_proportion < 0 || available_memory_proportion > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
+                     available_memory_proportion));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
+                               const Options& options) {
+  const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(options.Validate());
+  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+  if (options.num_ipus != kAutoIpus) {
+    return PlanPrepared(model, options, p, start);
+  }
+  // --num-ipus auto: powers of two until a split fits.
+  const int most = std::min(options.max_ipus, p.problem.num_nodes());
+  const proto::DeviceProfile device = p.device;
+  std::vector<int> tried;
+  std::optional<Plan> plan;
+  for (int k = 1; k <= most; k *= 2) {
+    Options for_k = options;
+    for_k.num_ipus = k;
+    p.device = device;
+    ASSIGN_OR_RETURN(plan, PlanPrepared(model, for_k, p, start));
+    tried.push_back(k);
+    if (plan->proto.fits()) break;
+  }
+  for (int k : tried) plan->proto.add_num_ipus_tried(k);
+  if (!plan->proto.fits()) {
+    plan->proto.add_warnings(absl::StrCat(
+        "--num-ipus auto: no power-of-two IPU count up to ", tried.back(),
+        " fits; the plan is for ", tried.back(), " IPUs"));
+  }
+  return std::move(*plan);
 }
 
 absl::StatusOr<Plan> PlanFromShardingPoints(

@@ -26,14 +26,26 @@
 
 namespace autoshard {
 
+// Options::num_ipus for "the smallest power of two whose split fits".
+inline constexpr int kAutoIpus = 0;
+
 struct Options {
-  int num_ipus = 0;  // >= 2 and <= the node count
+  // IPUs, 1 .. the node count; kAutoIpus tries 1, 2, 4, ... up to max_ipus
+  // and keeps the first plan that fits (else the last).
+  int num_ipus = kAutoIpus;
+  int max_ipus = 64;  // kAutoIpus: the most IPUs to try
   // "raw": PopRT's bytes-balanced split (DESIGN.md §4.1); "search": raw,
-  // then boundary moves until every IPU fits the tile-memory model (§4.2).
-  std::string strategy = "raw";
+  // then boundary moves until every IPU fits the tile-memory model (§4.2);
+  // "optimal": the fastest fitting contiguous slicing of a few topological
+  // orders, by dynamic programming (§4.3, sharder/optimal_strategy.h);
+  // "auto": raw, search and optimal, then search moves from optimal's split,
+  // and the best of them (§4.4): a split that fits, then the smallest
+  // bottleneck.
+  std::string strategy = "auto";
   bool optimal_perf = false;  // search: keep going for the best bottleneck
   int64_t max_candidates = 100000;  // search: splits to evaluate at most
-  double max_search_s = 60;         // search: seconds to spend at most
+  // search: seconds to spend at most; optimal: for its DPs.
+  double max_search_s = 60;
   // search: called about once a second with candidates tried and the
   // closest split's fullest tile (bytes); may be empty.
   std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;

@@ -1,8 +1,12 @@
 #include "sharder/autoshard.h"
 
+#include <map>
+
+#include "costmodel/device_profile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sharder/emit.h"
+#include "tests/test_graphs.h"
 #include "tests/test_util.h"
 
 namespace autoshard {
@@ -24,6 +28,7 @@ TEST(AutoshardTest, PlanAndApplyAnnotateEveryNode) {
       testing::ParseModelText(kResidual, /*name_nodes=*/false);
   Options options;
   options.num_ipus = 2;
+  options.strategy = "raw";
   auto plan = PlanModel(model, options);
   ASSERT_TRUE(plan.ok()) << plan.status();
   // Unnamed nodes are named <op_type>_<index>.
@@ -191,6 +196,150 @@ TEST(AutoshardTest, Fp16HalvesFloatWeightBytes) {
   auto plan = PlanModel(model, options);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->proto.summary().total_weight_bytes(), 64);  // 2 x 16 x 2 B
+}
+
+// ipu2 with tiles of `bytes_per_tile`.
+proto::DeviceProfile Ipu2WithTiles(int64_t bytes_per_tile) {
+  proto::DeviceProfile device = *LoadDeviceProfile("ipu2");
+  device.set_bytes_per_tile(bytes_per_tile);
+  return device;
+}
+
+int64_t FullestTile(const Plan& plan) {
+  int64_t fullest = 0;
+  for (const auto& ipu : plan.proto.ipus())
+    fullest = std::max(fullest, ipu.memory().max_tile_bytes());
+  return fullest;
+}
+
+TEST(AutoshardTest, AutoIsNeverWorseThanRawOrSearch) {
+  const onnx::ModelProto model = testing::MakeTransformerLike(6, 64, 32);
+  for (int k : {2, 3, 4}) {
+    Options options;
+    options.num_ipus = k;
+    options.strategy = "raw";
+    auto raw_on_ipu2 = PlanModel(model, options);
+    ASSERT_TRUE(raw_on_ipu2.ok()) << raw_on_ipu2.status();
+    // ipu2, then tiles that hold 80% of the raw split's fullest tile.
+    for (int64_t tile_bytes :
+         {int64_t{0}, FullestTile(*raw_on_ipu2) * 8 / 10}) {
+      if (tile_bytes > 0) options.device = Ipu2WithTiles(tile_bytes);
+      std::map<std::string, Plan> plans;
+      for (const char* strategy : {"raw", "search", "optimal", "auto"}) {
+        options.strategy = strategy;
+        auto plan = PlanModel(model, options);
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        plans[strategy] = *std::move(plan);
+      }
+      const Plan& best = plans["auto"];
+      for (const char* other : {"raw", "search", "optimal"}) {
+        SCOPED_TRACE(
+            absl::StrCat(k, " IPUs, tiles of ", tile_bytes, " B, ", other));
+        const Plan& plan = plans[other];
+        if (plan.proto.fits()) {
+          EXPECT_TRUE(best.proto.fits());
+          EXPECT_LE(best.proto.performance().bottleneck_s(),
+                    plan.proto.performance().bottleneck_s() * (1 + 1e-12));
+        } else if (!best.proto.fits()) {
+          EXPECT_LE(FullestTile(best), FullestTile(plan));
+        }
+      }
+      // The plan of the split auto chose is the one it reports.
+      int chosen = 0;
+      for (const auto& c : best.proto.candidates()) {
+        if (!c.chosen()) continue;
+        ++chosen;
+        EXPECT_EQ(c.fits(), best.proto.fits());
+        EXPECT_DOUBLE_EQ(c.bottleneck_s(),
+                         best.proto.performance().bottleneck_s());
+      }
+      EXPECT_EQ(chosen, 1);
+      // Without memory pressure optimal is never slower than PopRT's bytes
+      // balance, and faster when 6 equal layers go onto 4 IPUs.
+      if (tile_bytes == 0) {
+        const double optimal_s =
+            plans["optimal"].proto.performance().bottleneck_s();
+        const double raw_s = plans["raw"].proto.performance().bottleneck_s();
+        EXPECT_LE(optimal_s, raw_s * (1 + 1e-12));
+        if (k == 4) {
+          EXPECT_LT(optimal_s, raw_s * 0.95);
+        }
+      }
+    }
+  }
+}
+
+TEST(AutoshardTest, OptimalReportsItsOrderAndProvesItsBound) {
+  const onnx::ModelProto model = testing::MakeTransformerLike(8, 64, 32);
+  Options options;
+  options.num_ipus = 4;
+  options.strategy = "optimal";
+  auto plan = PlanModel(model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const proto::OptimalSummary& o = plan->proto.optimal();
+  EXPECT_TRUE(o.fits());
+  EXPECT_TRUE(o.complete());
+  EXPECT_FALSE(o.order().empty());
+  EXPECT_EQ(o.orders_size(), 3);  // subgraphs, topological, depth-first
+  EXPECT_NEAR(o.bottleneck_s(), plan->proto.performance().bottleneck_s(),
+              1e-12);
+  for (const auto& order : o.orders())
+    EXPECT_GE(order.bottleneck_s(), o.bottleneck_s() * (1 - 1e-12));
+  // No split beats the lower bound; 8 equal layers on 4 IPUs come close.
+  const auto& perf = plan->proto.performance();
+  EXPECT_GE(perf.bottleneck_s(), perf.lower_bound_s());
+  EXPECT_LT(perf.gap_percent(), 10);
+}
+
+TEST(AutoshardTest, NumIpusAutoTakesTheSmallestPowerOfTwoThatFits) {
+  const onnx::ModelProto model = testing::MakeTransformerLike(8, 64, 32);
+  Options options;  // num_ipus = kAutoIpus, strategy auto
+  auto one = PlanModel(model, options);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->proto.num_ipus(), 1);  // it fits one ipu2
+  EXPECT_THAT(one->proto.num_ipus_tried(), ElementsAre(1));
+  // Tiles between the 2-IPU and the 1-IPU plans' fullest tiles.
+  options.num_ipus = 2;
+  auto two = PlanModel(model, options);
+  ASSERT_TRUE(two.ok()) << two.status();
+  ASSERT_LT(FullestTile(*two), FullestTile(*one));
+  options.device = Ipu2WithTiles((FullestTile(*two) + FullestTile(*one)) / 2);
+  options.num_ipus = kAutoIpus;
+  auto fitted = PlanModel(model, options);
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  EXPECT_EQ(fitted->proto.num_ipus(), 2);
+  EXPECT_TRUE(fitted->proto.fits());
+  EXPECT_THAT(fitted->proto.num_ipus_tried(), ElementsAre(1, 2));
+  // Tiles too small for anything: every power of two up to max_ipus is
+  // tried, and the last plan is returned with a warning.
+  options.device = Ipu2WithTiles(1000);
+  options.max_ipus = 8;
+  auto none = PlanModel(model, options);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->proto.fits());
+  EXPECT_THAT(none->proto.num_ipus_tried(), ElementsAre(1, 2, 4, 8));
+  EXPECT_THAT(
+      none->proto.warnings(),
+      ::testing::Contains(HasSubstr("no power-of-two IPU count up to 8")));
+}
+
+TEST(AutoshardTest, StrategyOptionsAreChecked) {
+  Options options;
+  options.strategy = "greedy";
+  EXPECT_THAT(options.Validate().message(),
+              HasSubstr("available: auto, optimal, search, raw"));
+  options.strategy = "raw";
+  options.optimal_perf = true;
+  EXPECT_THAT(options.Validate().message(),
+              HasSubstr("--optimal-perf needs --strategy search or auto"));
+  options.strategy = "auto";
+  EXPECT_TRUE(options.Validate().ok());
+  options.compile_cmd = "true";
+  EXPECT_THAT(options.Validate().message(),
+              HasSubstr("--compile-cmd and --jobs need --strategy search"));
+  options = Options();
+  options.num_ipus = -1;
+  EXPECT_THAT(options.Validate().message(), HasSubstr("at least 1 (or auto)"));
 }
 
 }  // namespace

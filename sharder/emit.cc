@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
@@ -246,7 +247,10 @@ std::string ReportText(const proto::Plan& plan) {
                           search.optimal_perf() && search.fits()
                               ? "; best bottleneck of the fitting splits"
                               : "");
-    if (search.lowered_memory_proportion()) {
+    bool search_chosen = plan.candidates_size() == 0;
+    for (const auto& c : plan.candidates())
+      search_chosen |= c.chosen() && c.strategy() == "search";
+    if (search.lowered_memory_proportion() && search_chosen) {
       absl::StrAppendFormat(
           &out,
           "fits only with available memory proportion %.1f: compile with "
@@ -254,6 +258,41 @@ std::string ReportText(const proto::Plan& plan) {
           search.available_memory_proportion(),
           search.available_memory_proportion());
     }
+  }
+  if (plan.has_optimal() && !plan.optimal().order().empty()) {
+    const proto::OptimalSummary& o = plan.optimal();
+    std::vector<std::string> orders;
+    for (const auto& t : o.orders()) {
+      orders.push_back(absl::StrCat(
+          t.order(), " (", t.units(), " units) ",
+          t.fits() ? HumanSeconds(t.bottleneck_s()) : "none fits"));
+    }
+    absl::StrAppendFormat(
+        &out,
+        "optimal: %s slicing of %s: bottleneck %s; orders: %s; %d "
+        "tile-memory evaluations in %.3f s%s\n",
+        o.fits() ? "the fastest fitting" : "no slicing fits; the fastest",
+        o.order(), HumanSeconds(o.bottleneck_s()), absl::StrJoin(orders, ", "),
+        o.fit_evaluations(), o.seconds(),
+        o.complete() ? "" : " (time limit: not proven optimal)");
+  }
+  if (plan.candidates_size() > 0) {
+    std::vector<std::string> parts;
+    std::string chosen;
+    for (const auto& c : plan.candidates()) {
+      parts.push_back(absl::StrCat(
+          c.strategy(), " ", HumanSeconds(c.bottleneck_s()),
+          c.fits() ? ""
+                   : absl::StrCat(" (does not fit: fullest tile ",
+                                  TileBytes(c.max_tile_bytes()), ")")));
+      if (c.chosen()) chosen = c.strategy();
+    }
+    absl::StrAppend(&out, "auto: bottlenecks ", absl::StrJoin(parts, ", "),
+                    "; chose ", chosen, "\n");
+  }
+  if (plan.num_ipus_tried_size() > 0) {
+    absl::StrAppend(&out, "--num-ipus auto: tried ",
+                    absl::StrJoin(plan.num_ipus_tried(), ", "), " IPUs\n");
   }
   if (!plan.fits())
     absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");

@@ -27,6 +27,10 @@ expect() {
 stderr_has() {
   if grep -qF -- "$1" "$TMP/err"; then ok; else bad "$2: stderr lacks '$1'"; cat "$TMP/err"; fi
 }
+# stdout_has TEXT DESCRIPTION: the last command's stdout contains TEXT.
+stdout_has() {
+  if grep -qF -- "$1" "$TMP/out"; then ok; else bad "$2: stdout lacks '$1'"; cat "$TMP/out"; fi
+}
 
 cp "$MODEL" "$TMP/model.onnx"
 before=$(sha256sum "$TMP/model.onnx")
@@ -62,8 +66,10 @@ stderr_has "not an ONNX model" "not ONNX"
 head -c 100000 "$MODEL" >"$TMP/trunc.onnx"
 expect 2 "truncated" -- "$BIN" shard "$TMP/trunc.onnx" --num-ipus 2 -o "$TMP/o3.onnx"
 stderr_has "$TMP/trunc.onnx: not an ONNX model" "truncated"
-expect 2 "one IPU" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 1 -o "$TMP/o4.onnx"
-stderr_has "at least 2" "one IPU"
+expect 2 "zero IPUs" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 0 -o "$TMP/o4.onnx"
+stderr_has "at least 1 or auto, got '0'" "zero IPUs"
+expect 2 "IPUs not a number" -- "$BIN" shard "$TMP/model.onnx" --num-ipus two -o "$TMP/o4.onnx"
+stderr_has "at least 1 or auto, got 'two'" "IPUs not a number"
 expect 2 "more IPUs than nodes" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 1000 -o "$TMP/o5.onnx"
 stderr_has "every IPU needs at least one node" "more IPUs than nodes"
 expect 2 "unwritable output" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 2 -o "$TMP/no/dir/o.onnx"
@@ -147,7 +153,20 @@ grep -q '"parameters": "1235496"' "$TMP/out" && ok || bad "inspect --json: Squee
 # The search: on ipu2 with 65,753-byte tiles (80% of the raw 2-IPU split's
 # fullest tile, 82,192 B) raw overflows and one move fits.
 printf 'base: "ipu2"\nbytes_per_tile: 65753\n' >"$TMP/small.textproto"
-expect 3 "raw overflows the small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" -o "$TMP/raw-small.onnx"
+expect 3 "raw overflows the small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" --strategy raw -o "$TMP/raw-small.onnx"
+expect 0 "optimal fits the small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" --strategy optimal -o "$TMP/optimal-small.onnx"
+stdout_has "optimal: the fastest fitting slicing of" "optimal report line"
+expect 0 "auto fits the small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" -o "$TMP/auto-small.onnx" --plan "$TMP/auto.json"
+stdout_has "strategy: auto" "auto is the default strategy"
+stdout_has "auto: bottlenecks raw" "auto report line"
+grep -q '"chosen": true' "$TMP/auto.json" && ok || bad "auto plan marks the chosen split"
+# --num-ipus auto: SqueezeNet fits one ipu2, and needs 2 of the small ones.
+expect 0 "num-ipus auto" -- "$BIN" shard "$TMP/model.onnx" -n auto --batch-size 1 -o "$TMP/auto-n.onnx"
+stdout_has "IPUs: 1 " "num-ipus auto picks 1 IPU"
+stdout_has "--num-ipus auto: tried 1 IPUs" "num-ipus auto report line"
+expect 0 "num-ipus auto, small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n auto --batch-size 1 --device "$TMP/small.textproto" -o "$TMP/auto-n2.onnx"
+stdout_has "IPUs: 2 " "num-ipus auto picks 2 small IPUs"
+stdout_has "tried 1, 2 IPUs" "num-ipus auto tried 1 then 2"
 expect 0 "search fits the small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" --strategy search -o "$TMP/search-small.onnx" --plan "$TMP/search.json"
 grep -q '"fits": true' "$TMP/search.json" && ok || bad "search plan fits"
 grep -q '"raw_max_tile_bytes": "82192"' "$TMP/search.json" && ok || bad "search plan records the raw split's 82,192-byte tile"

@@ -7,7 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "costmodel/device_profile.h"
 #include "costmodel/problem.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "proto/device.pb.h"
 
 namespace autoshard::testing {
 
@@ -40,6 +44,31 @@ inline ShardingProblem MakeTestProblem(
     }
   }
   FillProblemDefaults(&p);
+  return p;
+}
+
+// A toy chip: 4 tiles of 1000 bytes, 4-byte grains, 1 GFLOP/s, 1 GB/s links,
+// no overhead; class "other": efficiency 1, 10 code bytes per tile;
+// "matmul": efficiency 0.5, 0 code bytes.
+inline proto::DeviceProfile ToyChip(int64_t bytes_per_tile = 1000) {
+  proto::DeviceProfile p;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        name: "toy"
+        tiles_per_ipu: 4
+        bytes_per_tile: 1000
+        peak_fp16_flops_per_s: 2e9
+        peak_fp32_flops_per_s: 1e9
+        link_bytes_per_s: 1e9
+        available_memory_proportion: 0.5
+        op_overhead_s: 0
+        grain_bytes: 4
+        op_classes { op_class: "other" efficiency: 1 code_bytes_per_tile: 10 }
+        op_classes { op_class: "matmul" efficiency: 0.5 code_bytes_per_tile: 0 }
+      )pb",
+      &p));
+  p.set_bytes_per_tile(bytes_per_tile);
+  EXPECT_TRUE(ValidateDeviceProfile(p).ok());
   return p;
 }
 
