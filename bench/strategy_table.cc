@@ -1,0 +1,110 @@
+// Compares the strategies on real models: for each model and IPU count, plans
+// with raw, search, optimal and auto (ipu2, batch 1, every other option at
+// its default) and prints a Markdown row: each strategy's bottleneck divided
+// by the lower bound (DeviceModel::LowerBound), "*" where the split does not
+// fit, and planning seconds; then the median and worst gap of auto.
+// Usage: autoshard_strategy_table [--ipus 2,4,8] MODEL.onnx...
+// bench/strategies_corpus.sh runs it over a folder.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "graph/model_io.h"
+#include "sharder/autoshard.h"
+
+int main(int argc, char** argv) {
+  std::vector<int> ipus = {2, 4, 8};
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--ipus" && i + 1 < argc) {
+      ipus.clear();
+      for (absl::string_view part : absl::StrSplit(argv[++i], ',')) {
+        int k = 0;
+        if (!absl::SimpleAtoi(part, &k) || k < 1) {
+          std::fprintf(stderr, "bad --ipus value '%s'\n", argv[i]);
+          return 2;
+        }
+        ipus.push_back(k);
+      }
+    } else {
+      models.push_back(arg);
+    }
+  }
+  if (models.empty()) {
+    std::fprintf(stderr,
+                 "usage: autoshard_strategy_table [--ipus 2,4,8] MODEL...\n");
+    return 2;
+  }
+  const char* strategies[] = {"raw", "search", "optimal", "auto"};
+  std::printf(
+      "| model | IPUs | lower bound | raw | search | optimal | auto | auto "
+      "chose | optimal order | seconds raw / search / optimal / auto |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<double> auto_gaps;
+  int failures = 0;
+  for (const std::string& path : models) {
+    auto loaded = autoshard::LoadModel(path);
+    if (!loaded.ok()) {
+      std::printf("| %s | | %s |\n", path.c_str(),
+                  std::string(loaded.status().message()).c_str());
+      ++failures;
+      continue;
+    }
+    std::string name = path;
+    if (size_t slash = name.rfind("/models/"); slash != std::string::npos)
+      name = name.substr(slash + 8);
+    for (int k : ipus) {
+      std::string row;
+      std::string seconds, chose, order;
+      double bound = 0;
+      bool ok = true;
+      for (const char* strategy : strategies) {
+        autoshard::Options options;
+        options.num_ipus = k;
+        options.strategy = strategy;
+        options.shapes.batch_size = 1;
+        options.model_dir = loaded->path.parent_path();
+        options.external_files = loaded->external_files;
+        auto plan = autoshard::PlanModel(loaded->model, options);
+        if (!plan.ok()) {
+          row += " " + std::string(plan.status().message()) + " |";
+          ok = false;
+          continue;
+        }
+        const auto& perf = plan->proto.performance();
+        bound = perf.lower_bound_s();
+        const double ratio = perf.bottleneck_s() / perf.lower_bound_s();
+        char cell[64];
+        std::snprintf(cell, sizeof cell, " %.3f%s |", ratio,
+                      plan->proto.fits() ? "" : "*");
+        row += cell;
+        std::snprintf(cell, sizeof cell, "%s%.2f", seconds.empty() ? "" : " / ",
+                      plan->proto.summary().planning_s());
+        seconds += cell;
+        if (std::string(strategy) == "auto") {
+          auto_gaps.push_back((ratio - 1) * 100);
+          for (const auto& c : plan->proto.candidates())
+            if (c.chosen()) chose = c.strategy();
+          order = plan->proto.optimal().order();
+        }
+      }
+      if (!ok) ++failures;
+      std::printf("| %s | %d | %.1f us |%s %s | %s | %s |\n", name.c_str(), k,
+                  bound * 1e6, row.c_str(), chose.c_str(), order.c_str(),
+                  seconds.c_str());
+      std::fflush(stdout);
+    }
+  }
+  if (!auto_gaps.empty()) {
+    std::sort(auto_gaps.begin(), auto_gaps.end());
+    std::printf(
+        "\nauto over %zu rows: median gap to the lower bound %.1f%%, worst "
+        "%.1f%%\n",
+        auto_gaps.size(), auto_gaps[auto_gaps.size() / 2], auto_gaps.back());
+  }
+  return failures == 0 ? 0 : 1;
+}
