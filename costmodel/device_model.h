@@ -100,6 +100,13 @@ class DeviceModel {
   // Cut-tensor copies only add to stage times, so they are left out. O(n / k).
   double LowerBound(int num_ipus) const;
 
+  // Code and vertex state node `n` puts on its IPU, over all the tiles it
+  // spans (0 for folded constants). With the IPU's weights it is a lower
+  // bound on what any IPU running `n` places: see SliceOptimally's pruning.
+  int64_t CodeBytes(int32_t n) const {
+    return code_bytes_per_tile_[n] * tiles_spanned_[n];
+  }
+
   // Seconds node `n` takes on its IPU: FLOPs / (peak x class efficiency)
   // plus the per-op overhead; 0 for folded constants.
   double NodeTime(int32_t n) const { return node_time_s_[n]; }

@@ -155,16 +155,16 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
   const auto search_start = std::chrono::steady_clock::now();
   // Every weight is stored on at least one IPU: when they alone exceed the
   // memory of all the IPUs, no split fits and there is nothing to search.
-  const double all_memory_bytes = static_cast<double>(options.num_ipus) *
-                                  p.device.tiles_per_ipu() *
-                                  static_cast<double>(p.device.bytes_per_tile());
+  const double all_memory_bytes =
+      static_cast<double>(options.num_ipus) * p.device.tiles_per_ipu() *
+      static_cast<double>(p.device.bytes_per_tile());
   if (options.compile_cmd.empty() &&
       static_cast<double>(p.costs.total_weight_bytes) > all_memory_bytes) {
     DeviceModel model(p.problem, p.device, options.precision);
     int64_t fullest = 0;
     for (int32_t d = 0; d < options.num_ipus; ++d) {
-      fullest = std::max(fullest,
-                         model.EvaluateMemory(assignment->ipu, d).max_tile_bytes);
+      fullest = std::max(
+          fullest, model.EvaluateMemory(assignment->ipu, d).max_tile_bytes);
     }
     summary->set_candidates(1);
     summary->set_raw_max_tile_bytes(fullest);

@@ -271,10 +271,15 @@ std::string ReportText(const proto::Plan& plan) {
         &out,
         "optimal: %s slicing of %s: bottleneck %s; orders: %s; %d "
         "tile-memory evaluations in %.3f s%s\n",
-        o.fits() ? "the fastest fitting" : "no slicing fits; the fastest",
+        o.fits()       ? "the fastest fitting"
+        : o.complete() ? "no slicing fits; the fastest"
+                       : "no fitting slicing found within its budget; the "
+                         "fastest",
         o.order(), HumanSeconds(o.bottleneck_s()), absl::StrJoin(orders, ", "),
         o.fit_evaluations(), o.seconds(),
-        o.complete() ? "" : " (time limit: not proven optimal)");
+        o.complete() ? ""
+                     : " (stopped by --max-search-seconds or its budget of "
+                       "evaluations: not proven optimal)");
   }
   if (plan.candidates_size() > 0) {
     std::vector<std::string> parts;

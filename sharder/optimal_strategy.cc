@@ -21,8 +21,10 @@ class SliceDp {
  public:
   SliceDp(const ShardingProblem& problem, const DeviceModel& model,
           const SliceOrder& order, int num_ipus,
-          std::chrono::steady_clock::time_point deadline)
-      : problem_(problem),
+          std::chrono::steady_clock::time_point deadline,
+          int64_t max_fit_evaluations)
+      : max_fit_evaluations_(max_fit_evaluations),
+        problem_(problem),
         model_(model),
         order_(order),
         k_(num_ipus),
@@ -74,11 +76,16 @@ class SliceDp {
            (boundary_bytes_[a] + boundary_bytes_[b]) / link_bytes_per_s_;
   }
 
-  // Whether units [a, b) fit one IPU (remembered).
+  // Whether units [a, b) fit one IPU (remembered). Past the budget of
+  // evaluations, answers "no" and marks the DP incomplete.
   bool Fits(int32_t a, int32_t b) {
     const int64_t key = static_cast<int64_t>(a) * (m_ + 1) + b;
     auto it = fit_memo_.find(key);
     if (it != fit_memo_.end()) return it->second;
+    if (fit_evaluations_ >= max_fit_evaluations_) {
+      complete_ = false;
+      return false;
+    }
     schedule_.clear();
     for (int32_t u = a; u < b; ++u) {
       schedule_.insert(schedule_.end(), order_.units[u].begin(),
@@ -109,12 +116,14 @@ class SliceDp {
     while (true) {
       double next_cap = kInf;
       const double value = Round(cap, ignore_memory, &next_cap);
-      if (!complete_) break;
+      // Past the evaluation budget a found slicing fits but is not proven
+      // the fastest; past the deadline the round did not finish.
       if (value <= cap) {
         result.found = true;
         result.bottleneck_s = value;
         break;
       }
+      if (!complete_) break;
       if (cap >= cap_all) break;  // nothing was skipped: no slicing
       cap = std::min(cap_all,
                      std::max(cap * 1.25, next_cap == kInf ? 0.0 : next_cap));
@@ -176,24 +185,26 @@ class SliceDp {
       if (jmin > jmax) continue;
       candidates.clear();
       ++stamp;
-      double weight_bytes = 0;
+      double placed_bytes = 0;  // weights and code: see the header
       for (int32_t a = b - 1; a >= 0; --a) {
         if (prefix_s_[b] - prefix_s_[a] > cap) {
           *next_cap = std::min(*next_cap, prefix_s_[b] - prefix_s_[a]);
           break;
         }
         if (!ignore_memory) {
-          // Weights alone are a lower bound on the memory a slice needs, and
-          // they only grow as the slice does.
+          // The slice's weights and code are placed whatever else it holds,
+          // and only grow as the slice does: past the IPU's memory, no
+          // longer slice fits either.
           for (int32_t node : order_.units[a]) {
+            placed_bytes += static_cast<double>(model_.CodeBytes(node));
             for (int32_t w : problem_.node_weights[node]) {
               if (weight_stamp_[w] == stamp) continue;
               weight_stamp_[w] = stamp;
-              weight_bytes +=
+              placed_bytes +=
                   static_cast<double>(problem_.weight_size_bytes[w]);
             }
           }
-          if (weight_bytes > capacity_bytes_) break;
+          if (placed_bytes > capacity_bytes_) break;
         }
         const double t = Time(a, b);
         if (t > cap) {
@@ -223,6 +234,7 @@ class SliceDp {
     return best_[Index(k_, m_)];
   }
 
+  const int64_t max_fit_evaluations_;
   const ShardingProblem& problem_;
   const DeviceModel& model_;
   const SliceOrder& order_;
@@ -279,8 +291,9 @@ Assignment FromCuts(const SliceOrder& order, const std::vector<int32_t>& cuts,
 SliceResult SliceOptimally(const ShardingProblem& problem,
                            const DeviceModel& model, const SliceOrder& order,
                            int num_ipus, bool ignore_memory,
-                           std::chrono::steady_clock::time_point deadline) {
-  SliceDp dp(problem, model, order, num_ipus, deadline);
+                           std::chrono::steady_clock::time_point deadline,
+                           int64_t max_fit_evaluations) {
+  SliceDp dp(problem, model, order, num_ipus, deadline, max_fit_evaluations);
   SliceResult fastest = dp.Solve(/*ignore_memory=*/true);
   if (ignore_memory || !fastest.found || fastest.fits || !fastest.complete) {
     if (!ignore_memory && fastest.found && !fastest.fits) fastest.found = false;
@@ -355,7 +368,8 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
   for (const SliceOrder& order : orders) {
     if (static_cast<int>(order.units.size()) < num_ipus) continue;
     SliceResult r = SliceOptimally(problem, model, order, num_ipus,
-                                   /*ignore_memory=*/false, deadline);
+                                   /*ignore_memory=*/false, deadline,
+                                   options.max_fit_evaluations);
     out.complete &= r.complete;
     out.fit_evaluations += r.fit_evaluations;
     out.tried.push_back({order.name, static_cast<int32_t>(order.units.size()),
@@ -372,6 +386,7 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
       if (static_cast<int>(order.units.size()) < num_ipus) continue;
       SliceResult r = SliceOptimally(problem, model, order, num_ipus,
                                      /*ignore_memory=*/true, deadline);
+      out.complete = false;  // unproven: no fitting slicing was found
       if (!r.found) continue;
       best = std::move(r);
       best_order = &order;

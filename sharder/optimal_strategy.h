@@ -19,11 +19,14 @@
 // and f[k][m] is the optimum. The DP runs in rounds with a cap U on stage
 // times (slices and states above U are skipped; a slice whose compute time
 // alone exceeds U ends the scan towards smaller a, as does one whose weights
-// alone exceed the IPU's memory): a round that finds a split within U has
-// found the optimum, else U grows until it covers every slice. fits(a, b) is
-// evaluated lazily, in order of the value a candidate would give, and
-// remembered. A first pass without the memory constraint settles the common
-// case: when its optimum fits, it is the optimum.
+// and code alone exceed the IPU's memory — both only grow with the slice): a
+// round that finds a split within U has found the optimum, else U grows
+// until it covers every slice. fits(a, b) is evaluated lazily, in order of
+// the value a candidate would give, and remembered. A first pass without the
+// memory constraint settles the common case: when its optimum fits, it is
+// the optimum. When memory rules out most slices the evaluations can number
+// units^2; a budget bounds them, and a DP that hits it (or the deadline)
+// says it is not complete: its answer is then not proven.
 #ifndef AUTOSHARD_SHARDER_OPTIMAL_STRATEGY_H_
 #define AUTOSHARD_SHARDER_OPTIMAL_STRATEGY_H_
 
@@ -60,11 +63,13 @@ struct SliceResult {
 // least one unit; requires 1 <= num_ipus <= units). With `ignore_memory`,
 // every slice counts as fitting (result.fits still tells the truth).
 // Returns found = false when no slicing fits, complete = false when
-// `deadline` passed first.
+// `deadline` passed or `max_fit_evaluations` ran out first (slices not
+// evaluated count as not fitting).
 SliceResult SliceOptimally(const ShardingProblem& problem,
                            const DeviceModel& model, const SliceOrder& order,
                            int num_ipus, bool ignore_memory,
-                           std::chrono::steady_clock::time_point deadline);
+                           std::chrono::steady_clock::time_point deadline,
+                           int64_t max_fit_evaluations = 50000);
 
 // Orders the optimal strategy tries. Topological orders of the nodes:
 // "topological" (the graph's, Kahn's in file order) and "depth-first" (each
@@ -80,6 +85,7 @@ SliceOrder SubgraphOrder(const ShardingProblem& problem, int num_ipus);
 struct OptimalOptions {
   double max_seconds = 60;  // for all orders together (> 0)
   int max_units = 6000;     // per order; longer orders are cut into blocks
+  int64_t max_fit_evaluations = 50000;  // per order
 };
 
 // What the optimal strategy found.

@@ -6,6 +6,7 @@
 // reproducing the same assignment through `apply`.
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,31 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
     auto applied = PlanFromShardingPoints(loaded->model, options, *points);
     ASSERT_TRUE(applied.ok()) << applied.status();
     EXPECT_EQ(applied->ipu, plan->ipu);
+  }
+}
+
+// DESIGN.md §4.4: auto is never worse than raw, search or optimal, on ipu2 and
+// on an ipu2 whose tiles hold 80% of the raw split's fullest tile (so raw
+// overflows), for 2, 4 and 8 IPUs.
+TEST_P(CorpusTest, AutoIsNeverWorseThanRawSearchOrOptimal) {
+  auto loaded = LoadModel(GetParam());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  for (int k : {2, 4, 8}) {
+    if (loaded->model.graph().node_size() < k) continue;
+    Options options;
+    options.num_ipus = k;
+    options.shapes.batch_size = 1;
+    // A candidate budget, not a time limit, so both searches stop at the
+    // same split whatever the machine's load.
+    options.max_candidates = 3000;
+    options.max_search_s = 600;
+    std::map<std::string, Plan> on_ipu2 =
+        testing::ExpectAutoNoWorse(loaded->model, options);
+    ASSERT_EQ(on_ipu2.size(), 4u);
+    options.device =
+        testing::Ipu2WithTiles(testing::FullestTile(on_ipu2["raw"]) * 8 / 10);
+    SCOPED_TRACE("num_ipus=" + std::to_string(k) + ", tiles at 80%");
+    testing::ExpectAutoNoWorse(loaded->model, options);
   }
 }
 

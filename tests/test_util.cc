@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "costmodel/device_profile.h"
 #include "gtest/gtest.h"
 #include "onnx/defs/parser.h"
 
@@ -33,6 +35,54 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+int64_t FullestTile(const Plan& plan) {
+  int64_t fullest = 0;
+  for (const auto& ipu : plan.proto.ipus())
+    fullest = std::max(fullest, ipu.memory().max_tile_bytes());
+  return fullest;
+}
+
+proto::DeviceProfile Ipu2WithTiles(int64_t bytes_per_tile) {
+  proto::DeviceProfile device = *LoadDeviceProfile("ipu2");
+  device.set_bytes_per_tile(bytes_per_tile);
+  return device;
+}
+
+std::map<std::string, Plan> ExpectAutoNoWorse(const onnx::ModelProto& model,
+                                              Options options) {
+  std::map<std::string, Plan> plans;
+  for (const char* strategy : {"raw", "search", "optimal", "auto"}) {
+    options.strategy = strategy;
+    auto plan = PlanModel(model, options);
+    if (!plan.ok()) {
+      ADD_FAILURE() << strategy << ": " << plan.status();
+      return {};
+    }
+    plans[strategy] = *std::move(plan);
+  }
+  const Plan& best = plans["auto"];
+  for (const char* other : {"raw", "search", "optimal"}) {
+    SCOPED_TRACE(other);
+    const Plan& plan = plans[other];
+    if (plan.proto.fits()) {
+      EXPECT_TRUE(best.proto.fits());
+      EXPECT_LE(best.proto.performance().bottleneck_s(),
+                plan.proto.performance().bottleneck_s() * (1 + 1e-12));
+    } else if (!best.proto.fits()) {
+      EXPECT_LE(FullestTile(best), FullestTile(plan));
+    }
+  }
+  int chosen = 0;
+  for (const auto& c : best.proto.candidates()) {
+    if (!c.chosen()) continue;
+    ++chosen;
+    EXPECT_EQ(c.fits(), best.proto.fits());
+    EXPECT_DOUBLE_EQ(c.bottleneck_s(), best.proto.performance().bottleneck_s());
+  }
+  EXPECT_EQ(chosen, 1);
+  return plans;
 }
 
 }  // namespace autoshard::testing

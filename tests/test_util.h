@@ -2,11 +2,14 @@
 #ifndef AUTOSHARD_TESTS_TEST_UTIL_H_
 #define AUTOSHARD_TESTS_TEST_UTIL_H_
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 
 #include "onnx/onnx_pb.h"
+#include "sharder/autoshard.h"
 
 namespace autoshard::testing {
 
@@ -42,6 +45,20 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The fullest tile of any IPU of `plan` (bytes).
+int64_t FullestTile(const Plan& plan);
+
+// ipu2 with tiles of `bytes_per_tile`.
+proto::DeviceProfile Ipu2WithTiles(int64_t bytes_per_tile);
+
+// Plans `model` with raw, search, optimal and auto under `options` (its
+// strategy is replaced) and expects auto to be no worse than each (DESIGN.md
+// §4.4): when another fits, auto fits with a bottleneck no larger; when none
+// fits, auto's fullest tile is no larger. Also expects exactly one of auto's
+// candidates to be marked chosen, with the plan's figures. Returns the plans
+// by strategy (empty when planning failed, which fails the test).
+std::map<std::string, Plan> ExpectAutoNoWorse(const onnx::ModelProto& model,
+                                              Options options);
 }  // namespace autoshard::testing
 
 #endif  // AUTOSHARD_TESTS_TEST_UTIL_H_
