@@ -44,7 +44,8 @@ struct Options {
   std::string strategy = "auto";
   bool optimal_perf = false;  // search: keep going for the best bottleneck
   int64_t max_candidates = 100000;  // search: splits to evaluate at most
-  // search: seconds to spend at most; optimal: for its DPs.
+  // Seconds the search may spend at most, and the optimal strategy's DPs
+  // again (auto runs both).
   double max_search_s = 60;
   // search: called about once a second with candidates tried and the
   // closest split's fullest tile (bytes); may be empty.
