@@ -17,10 +17,12 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
       "  autoshard inspect model.onnx --batch-size 1\n"
       "  autoshard inspect model.onnx --json --device ipu21 --precision fp16\n"
       "JSON schema: proto/inspect.proto (InspectReport), protobuf's JSON "
-      "mapping.");
+      "mapping.\n" +
+      std::string(kExitCodesHelp));
   AddModelFlags(sub, &o->model, /*writes_outputs=*/false);
   sub->add_flag("--json", o->json,
-                "print the report as JSON (proto/inspect.proto)");
+                "print the report as JSON (proto/inspect.proto); the same "
+                "as --report json");
   return sub;
 }
 
@@ -36,13 +38,15 @@ int RunInspect(const InspectOptions& o) {
         absl::StrCat(o.model.model, ": ", report.status().message())));
   }
   report->set_model(o.model.model);
-  if (o.json) {
-    std::cout << ProtoJson(*report);
+  Console& console = CurrentConsole();
+  if (o.json || o.model.report == "json") {
+    *console.out << ProtoJson(*report);
   } else {
-    std::cout << InspectText(*report);
+    *console.out << InspectText(*report);
   }
-  for (const auto& w : report->warnings())
-    std::cerr << "autoshard: warning: " << w << "\n";
+  if (!o.model.quiet) {
+    for (const auto& w : report->warnings()) ReportWarning(w);
+  }
   return kExitOk;
 }
 
