@@ -44,7 +44,7 @@ namespace {
 struct BatchModel {
   std::string path;  // as given, or as found below a folder
   fs::path absolute;  // lexically normal absolute path, for naming
-  fs::path name;  // output name below --out-dir, without extension
+  fs::path name;  // its name below --out-dir (the extension is dropped)
   absl::Status error;  // set when the model cannot even be tried
 };
 
@@ -291,7 +291,7 @@ int RunShardBatch(const ShardOptions& o) {
   // No output may be an input: the summary stops the batch, a model's own
   // outputs fail that model.
   auto stem_of = [&o](const BatchModel& m) {
-    return (fs::path(o.out_dir) / m.name).string();
+    return (fs::path(o.out_dir) / WithoutExtension(m.name)).string();
   };
   for (BatchModel& m : models) {
     for (const char* ext : {".sharded.onnx", ".sharding.yaml", ".plan.json"}) {
