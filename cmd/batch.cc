@@ -42,9 +42,9 @@ namespace {
 
 // One model of the batch.
 struct BatchModel {
-  std::string path;  // as given, or as found below a folder
-  fs::path absolute;  // lexically normal absolute path, for naming
-  fs::path name;  // its name below --out-dir (the extension is dropped)
+  std::string path;    // as given, or as found below a folder
+  fs::path absolute;   // lexically normal absolute path, for naming
+  fs::path name;       // its name below --out-dir (the extension is dropped)
   absl::Status error;  // set when the model cannot even be tried
 };
 
@@ -174,14 +174,13 @@ std::string SummaryCsv(const proto::BatchSummary& summary) {
       "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error\n";
   for (const proto::BatchRow& r : summary.models()) {
     const bool planned = r.ipus() > 0;
-    absl::StrAppend(
-        &out, CsvField(r.model()), ",", CsvField(r.output()), ",",
-        planned ? absl::StrCat(r.nodes()) : "", ",",
-        planned ? absl::StrCat(r.ipus()) : "", ",",
-        planned ? (r.fits() ? "true" : "false") : "", ",",
-        planned ? absl::StrFormat("%.6g", r.bottleneck_s()) : "", ",",
-        absl::StrFormat("%.3f", r.seconds()), ",", r.exit_code(), ",",
-        CsvField(r.error()), "\n");
+    absl::StrAppend(&out, CsvField(r.model()), ",", CsvField(r.output()), ",",
+                    planned ? absl::StrCat(r.nodes()) : "", ",",
+                    planned ? absl::StrCat(r.ipus()) : "", ",",
+                    planned ? (r.fits() ? "true" : "false") : "", ",",
+                    planned ? absl::StrFormat("%.6g", r.bottleneck_s()) : "",
+                    ",", absl::StrFormat("%.3f", r.seconds()), ",",
+                    r.exit_code(), ",", CsvField(r.error()), "\n");
   }
   return out;
 }
@@ -311,8 +310,8 @@ int RunShardBatch(const ShardOptions& o) {
     }
     if (!o.summary_path.empty() && fs::equivalent(m.path, o.summary_path, ec)) {
       return ReportError(absl::InvalidArgumentError(
-          absl::StrCat("--summary ", o.summary_path, ": is an input (",
-                       m.path, "); refusing to overwrite it")));
+          absl::StrCat("--summary ", o.summary_path, ": is an input (", m.path,
+                       "); refusing to overwrite it")));
     }
   }
 
@@ -368,9 +367,9 @@ int RunShardBatch(const ShardOptions& o) {
       row.set_fits(console.fits);
       row.set_bottleneck_s(console.bottleneck_s);
     }
-    row.set_seconds(std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
+    row.set_seconds(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
     row.set_exit_code(code);
     row.set_error(console.error);
     std::lock_guard<std::mutex> lock(mutex);

@@ -41,7 +41,7 @@ struct Console {
   std::string label;          // prefixes warnings: "autoshard: warning: L: "
   std::mutex* write_mutex = nullptr;  // when set, held while writing outputs
   // Filled as the run goes, for a batch's summary row:
-  std::string error;  // the first error reported
+  std::string error;     // the first error reported
   bool planned = false;  // the figures below are set
   int64_t num_nodes = 0;
   int num_ipus = 0;
@@ -84,7 +84,7 @@ struct ShardOptions {
   int64_t max_candidates = 100000;
   double max_search_s = 60;
   std::string compile_cmd;
-  int jobs = 1;  // models at once in batch mode; else compiles at once
+  int jobs = 1;        // models at once in batch mode; else compiles at once
   std::string output;  // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml

@@ -248,10 +248,10 @@ void ReportStep(const ModelOptions& options, const std::string& what,
   *console.err << "autoshard: "
                << (console.label.empty() ? "" : console.label + ": ") << what
                << " in "
-               << absl::StrFormat("%.3f", std::chrono::duration<double>(
-                                              std::chrono::steady_clock::now() -
-                                              start)
-                                              .count())
+               << absl::StrFormat("%.3f",
+                                  std::chrono::duration<double>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count())
                << " s\n";
 }
 
@@ -354,10 +354,9 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     for (const auto& w : warnings) ReportWarning(w);
   }
   if (!plan.proto.fits()) {
-    const std::string message =
-        absl::StrCat(options.model, ": the plan does not fit ",
-                     plan.proto.device(), ": ", plan.proto.out_of_memory(),
-                     " (outputs written; exit code 3)");
+    const std::string message = absl::StrCat(
+        options.model, ": the plan does not fit ", plan.proto.device(), ": ",
+        plan.proto.out_of_memory(), " (outputs written; exit code 3)");
     *console.err << "autoshard: error: " << message << "\n";
     if (console.error.empty()) console.error = message;
     return kExitNoFit;

@@ -97,10 +97,9 @@ int RunShard(const ShardOptions& o) {
       return ReportError(absl::InvalidArgumentError(
           absl::StrCat("--out-dir ", o.out_dir, ": cannot make the folder")));
     }
-    const std::string stem =
-        (std::filesystem::path(o.out_dir) /
-         std::filesystem::path(one.model.model).stem())
-            .string();
+    const std::string stem = (std::filesystem::path(o.out_dir) /
+                              std::filesystem::path(one.model.model).stem())
+                                 .string();
     one.output = stem + ".sharded.onnx";
     one.sharding_config = stem + ".sharding.yaml";
     one.model.plan_path = stem + ".plan.json";

@@ -55,9 +55,10 @@ int main(int argc, char** argv) {
     if (Placement(node) == "1/1") ++on_ipu1;
   }
   std::cout << "PlanModel: " << model.graph().node_size() << " nodes, "
-            << on_ipu1 << " on IPU 1, fits: "
-            << (plan->proto.fits() ? "yes" : "no") << ", bottleneck "
-            << plan->proto.performance().bottleneck_s() * 1e3 << " ms\n";
+            << on_ipu1
+            << " on IPU 1, fits: " << (plan->proto.fits() ? "yes" : "no")
+            << ", bottleneck " << plan->proto.performance().bottleneck_s() * 1e3
+            << " ms\n";
 
   // The same through serialized bytes: the same annotations.
   autoshard::Plan bytes_plan;
