@@ -11,8 +11,8 @@
 // - Each model runs with its own Console: its report, warnings and errors
 //   are buffered and printed, in command-line order, with its row.
 // - A model that fails leaves nothing of its own behind (WriteOutputs) and
-//   touches no other model's files: outputs are distinct, writes happen one
-//   model at a time (two models may hard-link the same external data file),
+//   touches no other model's files: outputs are distinct, models with
+//   external data write one at a time (two may hard-link the same data file),
 //   and a termination signal waits for the write in progress (OutputWriteLock)
 //   before it ends the process.
 #include <pthread.h>

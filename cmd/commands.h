@@ -39,7 +39,8 @@ struct Console {
   std::ostream* err = &std::cerr;
   bool show_progress = true;  // the search's progress line (not in batches)
   std::string label;          // prefixes warnings: "autoshard: warning: L: "
-  std::mutex* write_mutex = nullptr;  // when set, held while writing outputs
+  // When set, held while writing the outputs of a model with external data.
+  std::mutex* write_mutex = nullptr;
   // Filled as the run goes, for a batch's summary row:
   std::string error;     // the first error reported
   bool planned = false;  // the figures below are set

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <shared_mutex>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -221,7 +222,12 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
 
 int ReportError(const absl::Status& status) {
   Console& console = CurrentConsole();
-  *console.err << "autoshard: error: " << status.message() << "\n";
+  // In a batch, say which model (unless the message starts with it).
+  const bool named = console.label.empty() ||
+                     absl::StartsWith(status.message(), console.label);
+  *console.err << "autoshard: error: "
+               << (named ? "" : console.label + ": ") << status.message()
+               << "\n";
   if (console.error.empty()) console.error = std::string(status.message());
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
@@ -298,10 +304,10 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
         output, ": the annotated model fails the ", out.message()));
   };
   // Everything is computed; now write, each file atomically. If one fails,
-  // the files this run wrote are removed again. In a batch, one model writes
-  // at a time: two models may link the same external data file.
+  // the files this run wrote are removed again. In a batch, models with
+  // external data write one at a time: two may link the same data file.
   std::unique_lock<std::mutex> one_writer;
-  if (console.write_mutex != nullptr) {
+  if (console.write_mutex != nullptr && !loaded->external_files.empty()) {
     one_writer = std::unique_lock<std::mutex>(*console.write_mutex);
   }
   const auto write_start = std::chrono::steady_clock::now();

@@ -104,7 +104,7 @@ mkdir -p "$TMP/blocked/a.sharded.onnx"
 cp "$SRC/models/squeezenet1_1.onnx" "$TMP/a.onnx"
 cp "$SRC/models/squeezenet1_1.onnx" "$TMP/z.onnx"
 expect 2 "one output blocked" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/blocked" --jobs 2
-stderr_has "a.sharded.onnx: is a folder" "blocked output reported"
+stderr_has "autoshard: error: $TMP/a.onnx: $TMP/blocked/a.sharded.onnx: is a folder" "blocked output reported with its model"
 [ -f "$TMP/blocked/z.sharded.onnx" ] && [ -f "$TMP/blocked/z.plan.json" ] && [ -f "$TMP/blocked/z.sharding.yaml" ] && ok || bad "the other model's outputs"
 [ ! -e "$TMP/blocked/a.plan.json" ] && [ ! -e "$TMP/blocked/a.sharding.yaml" ] && ok || bad "the failed model left files"
 
