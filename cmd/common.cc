@@ -225,9 +225,8 @@ int ReportError(const absl::Status& status) {
   // In a batch, say which model (unless the message starts with it).
   const bool named = console.label.empty() ||
                      absl::StartsWith(status.message(), console.label);
-  *console.err << "autoshard: error: "
-               << (named ? "" : console.label + ": ") << status.message()
-               << "\n";
+  *console.err << "autoshard: error: " << (named ? "" : console.label + ": ")
+               << status.message() << "\n";
   if (console.error.empty()) console.error = std::string(status.message());
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:

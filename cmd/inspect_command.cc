@@ -1,3 +1,4 @@
+#include <chrono>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -29,14 +30,21 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
 int RunInspect(const InspectOptions& o) {
   auto options = ToLibraryOptions(o.model);
   if (!options.ok()) return ReportError(options.status());
+  auto start = std::chrono::steady_clock::now();
   auto loaded = LoadModel(o.model.model);
   if (!loaded.ok()) return ReportError(loaded.status());
+  ReportStep(o.model,
+             absl::StrCat("loaded ", o.model.model, " (",
+                          loaded->model.graph().node_size(), " nodes)"),
+             start);
+  start = std::chrono::steady_clock::now();
   auto report = InspectModel(loaded->model, *options);
   if (!report.ok()) {
     return ReportError(absl::Status(
         report.status().code(),
         absl::StrCat(o.model.model, ": ", report.status().message())));
   }
+  ReportStep(o.model, "inspected", start);
   report->set_model(o.model.model);
   Console& console = CurrentConsole();
   if (o.json || o.model.report == "json") {

@@ -69,6 +69,8 @@ expect 0 "-v" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o "$TMP/c.onnx" --batch-si
 has "$TMP/err" "autoshard: loaded $TMP/model.onnx (65 nodes) in" "-v: load"
 has "$TMP/err" "autoshard: planned (raw, 2 IPUs) in" "-v: plan"
 has "$TMP/err" "autoshard: wrote 1 files in" "-v: write"
+expect 0 "inspect -v" -- "$BIN" inspect "$TMP/model.onnx" --batch-size 1 -v
+has "$TMP/err" "autoshard: inspected in" "inspect -v"
 
 # --report json: the plan without its per-node placements, alone on stdout.
 expect 0 "--report json" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o "$TMP/d.onnx" --report json
