@@ -17,6 +17,7 @@
 //   before it ends the process.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -292,6 +293,31 @@ int RunShardBatch(const ShardOptions& o) {
   auto stem_of = [&o](const BatchModel& m) {
     return (fs::path(o.out_dir) / WithoutExtension(m.name)).string();
   };
+  std::map<std::pair<dev_t, ino_t>, std::string> inputs;  // file -> model
+  for (const BatchModel& m : models) {
+    struct stat st;
+    if (::stat(m.path.c_str(), &st) == 0)
+      inputs[{st.st_dev, st.st_ino}] = m.path;
+  }
+  auto input_at = [&inputs](const std::string& path) -> const std::string* {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return nullptr;
+    auto it = inputs.find({st.st_dev, st.st_ino});
+    return it == inputs.end() ? nullptr : &it->second;
+  };
+  if (!o.summary_path.empty()) {
+    if (const std::string* input = input_at(o.summary_path)) {
+      return ReportError(absl::InvalidArgumentError(
+          absl::StrCat("--summary ", o.summary_path, ": is an input (", *input,
+                       "); refusing to overwrite it")));
+    }
+    const fs::path dir = fs::path(o.summary_path).parent_path();
+    if (!dir.empty() && !fs::is_directory(dir, ec)) {
+      return ReportError(absl::InvalidArgumentError(
+          absl::StrCat("--summary ", o.summary_path, ": folder '", dir.string(),
+                       "' does not exist")));
+    }
+  }
   for (BatchModel& m : models) {
     for (const char* ext : {".sharded.onnx", ".sharding.yaml", ".plan.json"}) {
       const std::string out = stem_of(m) + ext;
@@ -300,18 +326,10 @@ int RunShardBatch(const ShardOptions& o) {
         return ReportError(absl::InvalidArgumentError(absl::StrCat(
             "--summary ", o.summary_path, ": is also an output of ", m.path)));
       }
-      for (const BatchModel& input : models) {
-        if (fs::equivalent(input.path, out, ec)) {
-          m.error = absl::InvalidArgumentError(
-              absl::StrCat(out, ": is an input (", input.path,
-                           "); refusing to overwrite it"));
-        }
+      if (const std::string* input = input_at(out)) {
+        m.error = absl::InvalidArgumentError(absl::StrCat(
+            out, ": is an input (", *input, "); refusing to overwrite it"));
       }
-    }
-    if (!o.summary_path.empty() && fs::equivalent(m.path, o.summary_path, ec)) {
-      return ReportError(absl::InvalidArgumentError(
-          absl::StrCat("--summary ", o.summary_path, ": is an input (", m.path,
-                       "); refusing to overwrite it")));
     }
   }
 

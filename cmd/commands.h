@@ -38,7 +38,7 @@ struct Console {
   std::ostream* out = &std::cout;
   std::ostream* err = &std::cerr;
   bool show_progress = true;  // the search's progress line (not in batches)
-  std::string label;          // prefixes warnings: "autoshard: warning: L: "
+  std::string label;          // the model, before its warnings and errors
   // When set, held while writing the outputs of a model with external data.
   std::mutex* write_mutex = nullptr;
   // Filled as the run goes, for a batch's summary row:

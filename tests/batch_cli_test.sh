@@ -128,6 +128,20 @@ expect 2 "-o with several models" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n
 expect 2 "-o with --out-dir" -- "$BIN" shard "$TMP/a.onnx" -n 2 -o "$TMP/x.onnx" --out-dir "$TMP/u1"
 expect 2 "--summary of another kind" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/u2" --summary "$TMP/u2/s.txt"
 stderr_has "name a .json or a .csv file" "--summary of another kind"
+expect 2 "--summary in a missing folder" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/u6" --summary "$TMP/nowhere/s.csv"
+stderr_has "does not exist" "--summary in a missing folder"
+[ ! -e "$TMP/u6/a.sharded.onnx" ] && ok || bad "--summary checked before any work"
+printf 'not a model' >"$TMP/model.json"
+expect 2 "--summary is an input" -- "$BIN" shard "$TMP/a.onnx" "$TMP/model.json" -n 2 --out-dir "$TMP/u7" --summary "$TMP/model.json"
+stderr_has "is an input" "--summary is an input"
+# An output that is another model's input fails that model only.
+cp "$SRC/models/squeezenet1_1.onnx" "$TMP/a/a.onnx"
+ln -f "$TMP/a/other.onnx" "$TMP/a/a.sharded.onnx"
+expect 2 "an output is an input" -- "$BIN" shard "$TMP/a/a.onnx" "$TMP/a/other.onnx" "$TMP/a/a.sharded.onnx" -n 2 --out-dir "$TMP/a"
+stderr_has "$TMP/a/a.sharded.onnx: is an input" "an output is an input"
+stdout_has "3 models, 1 failed" "an output is an input fails one model"
+cmp -s "$TMP/a/other.onnx" "$SRC/models/squeezenet1_1.onnx" && ok || bad "the input is intact"
+rm "$TMP/a/a.onnx" "$TMP/a/a.sharded.onnx" "$TMP/a/other.sharded.onnx" "$TMP/a/"*.yaml "$TMP/a/"*.json
 expect 2 "--summary without --out-dir" -- "$BIN" shard "$TMP/a.onnx" -n 2 --summary "$TMP/s.csv"
 expect 2 "--jobs 0" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/u3" --jobs 0
 expect 2 "a bad option is one error" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 1 --out-dir "$TMP/u4"
