@@ -1,3 +1,4 @@
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,7 +17,8 @@ CLI::App* SetupApply(CLI::App& app, ApplyOptions* o) {
       "Examples:\n"
       "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx\n"
       "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx "
-      "--plan plan.json");
+      "--plan plan.json\n" +
+      std::string(kExitCodesHelp));
   AddModelFlags(sub, &o->model);
   sub->add_option("--sharding-config", o->sharding_config,
                   "YAML list of {node: NAME, device: I, stage: S}")
@@ -46,8 +48,14 @@ int RunApply(const ApplyOptions& o) {
   text << in.rdbuf();
   auto points = ParseShardingConfigYaml(text.str(), o.sharding_config);
   if (!points.ok()) return ReportError(points.status());
+  auto start = std::chrono::steady_clock::now();
   auto loaded = LoadModel(o.model.model);
   if (!loaded.ok()) return ReportError(loaded.status());
+  ReportStep(o.model,
+             absl::StrCat("loaded ", o.model.model, " (",
+                          loaded->model.graph().node_size(), " nodes)"),
+             start);
+  start = std::chrono::steady_clock::now();
   auto plan = PlanFromShardingPoints(loaded->model, *options, *points);
   if (!plan.ok()) {
     return ReportError(
@@ -55,6 +63,7 @@ int RunApply(const ApplyOptions& o) {
                      absl::StrCat(o.model.model, " with ", o.sharding_config,
                                   ": ", plan.status().message())));
   }
+  ReportStep(o.model, "applied the sharding config", start);
   plan->proto.set_model(o.model.model);
   return WriteOutputs(o.model, &*loaded, o.output, /*sharding_config_out=*/"",
                       /*inputs=*/{o.sharding_config}, *plan);

@@ -4,6 +4,10 @@
 #ifndef AUTOSHARD_CMD_COMMANDS_H_
 #define AUTOSHARD_CMD_COMMANDS_H_
 
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,39 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;  // a bug or an I/O failure
 inline constexpr int kExitBadInput = 2;  // bad usage, bad model or config
 inline constexpr int kExitNoFit = 3;  // outputs written, but an IPU overflows
+// The exit codes as --help and README state them.
+inline constexpr char kExitCodesHelp[] =
+    "Exit codes: 0 ok; 1 internal error; 2 bad usage or input (missing or "
+    "corrupt model, bad option, unwritable output); 3 the plan does not fit "
+    "(outputs written). With several models: the most serious of theirs "
+    "(1, then 2, then 3).";
+
+// Where a command's text goes: results on `out` (stdout), warnings and
+// errors on `err` (stderr). Batch mode gives each model's run its own
+// Console with buffers, printed in order when the model is done, and reads
+// the figures of its summary row from it.
+struct Console {
+  std::ostream* out = &std::cout;
+  std::ostream* err = &std::cerr;
+  bool show_progress = true;  // the search's progress line (not in batches)
+  std::string label;          // the model, before its warnings and errors
+  // When set, held while writing the outputs of a model with external data.
+  std::mutex* write_mutex = nullptr;
+  // Filled as the run goes, for a batch's summary row:
+  std::string error;     // the first error reported
+  bool planned = false;  // the figures below are set
+  int64_t num_nodes = 0;
+  int num_ipus = 0;
+  bool fits = false;
+  double bottleneck_s = 0;
+  std::string output;  // the annotated model, once written
+};
+// The calling thread's Console (by default stdout and stderr).
+Console& CurrentConsole();
+// Held shared while a command writes its outputs (termination signals
+// deferred meanwhile); batch mode's signal thread takes it exclusively before
+// it ends the process, so a signal never cuts a model's outputs in half.
+std::shared_mutex& OutputWriteLock();
 
 // Options shared by the subcommands that cost a model.
 struct ModelOptions {
@@ -30,18 +67,25 @@ struct ModelOptions {
   double available_memory_proportion = -1;  // -1: the profile's
   bool strict_names = false;
   bool quiet = false;
-  std::string plan_path;  // --plan OUT.json
+  bool verbose = false;
+  std::string report = "text";  // --report text|json
+  std::string plan_path;        // --plan OUT.json
 };
 
 struct ShardOptions {
   ModelOptions model;
-  std::string num_ipus;  // a count, or "auto"
+  // MODEL...: files or folders (every *.onnx below). One file without
+  // --out-dir is the single-model mode; else batch mode (cmd/batch.cc).
+  std::vector<std::string> models;
+  std::string out_dir;       // --out-dir: <stem>.sharded.onnx, ... in DIR
+  std::string summary_path;  // --summary FILE.json|.csv (batch)
+  std::string num_ipus;      // a count, or "auto"
   std::string strategy = "auto";
   bool optimal_perf = false;
   int64_t max_candidates = 100000;
   double max_search_s = 60;
   std::string compile_cmd;
-  int jobs = 1;
+  int jobs = 1;        // models at once in batch mode; else compiles at once
   std::string output;  // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml
@@ -62,19 +106,38 @@ struct InspectOptions {
 // one was given after parsing.
 CLI::App* SetupShard(CLI::App& app, ShardOptions* options);
 int RunShard(const ShardOptions& options);
+// The library options of a shard command, validated.
+absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& options);
+// Shards the one model options.model.model into options.output (and
+// options.sharding_config, options.model.plan_path when set), printing
+// through CurrentConsole(). Batch mode calls it once per model.
+int ShardOneModel(const ShardOptions& options);
+// Several models or folders (cmd/batch.cc): each through ShardOneModel, at
+// most options.jobs at once, one summary row per model.
+int RunShardBatch(const ShardOptions& options);
 CLI::App* SetupApply(CLI::App& app, ApplyOptions* options);
 int RunApply(const ApplyOptions& options);
 CLI::App* SetupInspect(CLI::App& app, InspectOptions* options);
 int RunInspect(const InspectOptions& options);
 
 // Internals shared by the commands (cmd/common.cc).
-// Adds MODEL and the shape, precision, device and naming flags; with
-// `writes_outputs`, also --plan and --quiet.
+// Adds MODEL (into options->model, or one or more into *models when given)
+// and the shape, precision, device, naming, --quiet, --verbose and --report
+// flags; with `writes_outputs`, also --plan.
 void AddModelFlags(CLI::App* sub, ModelOptions* options,
-                   bool writes_outputs = true);
+                   bool writes_outputs = true,
+                   std::vector<std::string>* models = nullptr);
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& options);
-// Prints "autoshard: <message>" on stderr and returns the exit code for it.
+// Prints "autoshard: error: <message>" on stderr and returns the exit code
+// for it.
 int ReportError(const absl::Status& status);
+// Prints "autoshard: warning: <message>" on stderr (the Console's label
+// first).
+void ReportWarning(const std::string& message);
+// With --verbose, prints "autoshard: <what> in S s" (S since `start`) on
+// stderr.
+void ReportStep(const ModelOptions& options, const std::string& what,
+                std::chrono::steady_clock::time_point start);
 // Writes the annotated model, the plan and the sharding config (when asked),
 // the report on stdout and warnings on stderr. Never overwrites the model, its
 // external data or any of `inputs`; checks every output path first.

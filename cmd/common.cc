@@ -2,12 +2,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <filesystem>
 #include <iostream>
+#include <shared_mutex>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cmd/commands.h"
 #include "costmodel/device_profile.h"
@@ -107,16 +111,21 @@ absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
 
 // Blocks the signals that would end the process while outputs are being
 // written, so a kill never leaves a temporary file; they are delivered when
-// the object goes out of scope.
+// the object goes out of scope. Also holds OutputWriteLock() shared, for
+// batch mode's signal thread (cmd/batch.cc).
 class DeferTerminationSignals {
  public:
   DeferTerminationSignals() {
     sigset_t set;
     sigemptyset(&set);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
-    sigprocmask(SIG_BLOCK, &set, &old_);
+    pthread_sigmask(SIG_BLOCK, &set, &old_);
+    OutputWriteLock().lock_shared();
   }
-  ~DeferTerminationSignals() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+  ~DeferTerminationSignals() {
+    OutputWriteLock().unlock_shared();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
 
  private:
   sigset_t old_;
@@ -124,10 +133,28 @@ class DeferTerminationSignals {
 
 }  // namespace
 
-void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs) {
-  sub->add_option("model", o->model,
-                  "the .onnx model (external data beside it)")
-      ->required();
+Console& CurrentConsole() {
+  thread_local Console console;
+  return console;
+}
+
+std::shared_mutex& OutputWriteLock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+
+void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
+                   std::vector<std::string>* models) {
+  if (models != nullptr) {
+    sub->add_option("model", *models,
+                    "one or more .onnx models (external data beside each), or "
+                    "folders: every *.onnx below them")
+        ->required();
+  } else {
+    sub->add_option("model", o->model,
+                    "the .onnx model (external data beside it)")
+        ->required();
+  }
   sub->add_option("--input-shape", o->input_shapes,
                   "fix a graph input's shape, NAME:D1,D2,... (repeatable; wins "
                   "over --batch-size for that input)")
@@ -150,10 +177,21 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs) {
       "--strict-names", o->strict_names,
       "refuse nodes with empty or repeated names (PopRT's rule) instead "
       "of naming them <op_type>_<index>");
+  CLI::Option* quiet =
+      sub->add_flag("-q,--quiet", o->quiet,
+                    writes_outputs ? "print no report and no warnings (errors "
+                                     "still go to stderr)"
+                                   : "print no warnings");
+  sub->add_flag("-v,--verbose", o->verbose,
+                "also print each step's time and each file written on stderr")
+      ->excludes(quiet);
+  sub->add_option("--report", o->report,
+                  "text (default), or json: the report as JSON on stdout, "
+                  "for piping")
+      ->check(CLI::IsMember({"text", "json"}));
   if (!writes_outputs) return;
   sub->add_option("--plan", o->plan_path,
                   "also write the plan as JSON to this file");
-  sub->add_flag("-q,--quiet", o->quiet, "print no report and no warnings");
 }
 
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
@@ -183,7 +221,13 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
 }
 
 int ReportError(const absl::Status& status) {
-  std::cerr << "autoshard: error: " << status.message() << "\n";
+  Console& console = CurrentConsole();
+  // In a batch, say which model (unless the message starts with it).
+  const bool named = console.label.empty() ||
+                     absl::StartsWith(status.message(), console.label);
+  *console.err << "autoshard: error: " << (named ? "" : console.label + ": ")
+               << status.message() << "\n";
+  if (console.error.empty()) console.error = std::string(status.message());
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kNotFound:
@@ -195,10 +239,37 @@ int ReportError(const absl::Status& status) {
   }
 }
 
+void ReportWarning(const std::string& message) {
+  Console& console = CurrentConsole();
+  *console.err << "autoshard: warning: "
+               << (console.label.empty() ? "" : console.label + ": ") << message
+               << "\n";
+}
+
+void ReportStep(const ModelOptions& options, const std::string& what,
+                std::chrono::steady_clock::time_point start) {
+  if (!options.verbose) return;
+  Console& console = CurrentConsole();
+  *console.err << "autoshard: "
+               << (console.label.empty() ? "" : console.label + ": ") << what
+               << " in "
+               << absl::StrFormat("%.3f",
+                                  std::chrono::duration<double>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count())
+               << " s\n";
+}
+
 int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::string& output,
                  const std::string& sharding_config_out,
                  const std::vector<std::string>& inputs, const Plan& plan) {
+  Console& console = CurrentConsole();
+  console.planned = true;
+  console.num_nodes = plan.proto.summary().num_nodes();
+  console.num_ipus = plan.proto.num_ipus();
+  console.fits = plan.proto.fits();
+  console.bottleneck_s = plan.proto.performance().bottleneck_s();
   std::vector<std::string> outputs = {output};
   if (!options.plan_path.empty()) outputs.push_back(options.plan_path);
   if (!sharding_config_out.empty()) outputs.push_back(sharding_config_out);
@@ -232,7 +303,13 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
         output, ": the annotated model fails the ", out.message()));
   };
   // Everything is computed; now write, each file atomically. If one fails,
-  // the files this run wrote are removed again.
+  // the files this run wrote are removed again. In a batch, models with
+  // external data write one at a time: two may link the same data file.
+  std::unique_lock<std::mutex> one_writer;
+  if (console.write_mutex != nullptr && !loaded->external_files.empty()) {
+    one_writer = std::unique_lock<std::mutex>(*console.write_mutex);
+  }
+  const auto write_start = std::chrono::steady_clock::now();
   DeferTerminationSignals defer_signals;
   std::vector<std::string> written;
   auto fail = [&](const absl::Status& s) {
@@ -262,17 +339,31 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     }
     written.push_back(sharding_config_out);
   }
+  console.output = output;
+  ReportStep(options, absl::StrCat("wrote ", written.size(), " files"),
+             write_start);
   if (!options.quiet) {
-    std::cout << ReportText(plan.proto);
-    for (const auto& out : written) std::cout << "wrote " << out << "\n";
-    for (const auto& w : warnings)
-      std::cerr << "autoshard: warning: " << w << "\n";
+    if (options.report == "json") {
+      // The plan without its per-node placements (--plan has them).
+      proto::Plan summary = plan.proto;
+      summary.clear_nodes();
+      *console.out << ProtoJson(summary);
+      if (options.verbose) {
+        for (const auto& out : written)
+          *console.err << "autoshard: wrote " << out << "\n";
+      }
+    } else {
+      *console.out << ReportText(plan.proto);
+      for (const auto& out : written) *console.out << "wrote " << out << "\n";
+    }
+    for (const auto& w : warnings) ReportWarning(w);
   }
   if (!plan.proto.fits()) {
-    std::cerr << "autoshard: error: " << options.model
-              << ": the plan does not fit " << plan.proto.device() << ": "
-              << plan.proto.out_of_memory()
-              << " (outputs written; exit code 3)\n";
+    const std::string message = absl::StrCat(
+        options.model, ": the plan does not fit ", plan.proto.device(), ": ",
+        plan.proto.out_of_memory(), " (outputs written; exit code 3)");
+    *console.err << "autoshard: error: " << message << "\n";
+    if (console.error.empty()) console.error = message;
     return kExitNoFit;
   }
   return kExitOk;

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -17,32 +18,43 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
       "  autoshard inspect model.onnx --batch-size 1\n"
       "  autoshard inspect model.onnx --json --device ipu21 --precision fp16\n"
       "JSON schema: proto/inspect.proto (InspectReport), protobuf's JSON "
-      "mapping.");
+      "mapping.\n" +
+      std::string(kExitCodesHelp));
   AddModelFlags(sub, &o->model, /*writes_outputs=*/false);
   sub->add_flag("--json", o->json,
-                "print the report as JSON (proto/inspect.proto)");
+                "print the report as JSON (proto/inspect.proto); the same "
+                "as --report json");
   return sub;
 }
 
 int RunInspect(const InspectOptions& o) {
   auto options = ToLibraryOptions(o.model);
   if (!options.ok()) return ReportError(options.status());
+  auto start = std::chrono::steady_clock::now();
   auto loaded = LoadModel(o.model.model);
   if (!loaded.ok()) return ReportError(loaded.status());
+  ReportStep(o.model,
+             absl::StrCat("loaded ", o.model.model, " (",
+                          loaded->model.graph().node_size(), " nodes)"),
+             start);
+  start = std::chrono::steady_clock::now();
   auto report = InspectModel(loaded->model, *options);
   if (!report.ok()) {
     return ReportError(absl::Status(
         report.status().code(),
         absl::StrCat(o.model.model, ": ", report.status().message())));
   }
+  ReportStep(o.model, "inspected", start);
   report->set_model(o.model.model);
-  if (o.json) {
-    std::cout << ProtoJson(*report);
+  Console& console = CurrentConsole();
+  if (o.json || o.model.report == "json") {
+    *console.out << ProtoJson(*report);
   } else {
-    std::cout << InspectText(*report);
+    *console.out << InspectText(*report);
   }
-  for (const auto& w : report->warnings())
-    std::cerr << "autoshard: warning: " << w << "\n";
+  if (!o.model.quiet) {
+    for (const auto& w : report->warnings()) ReportWarning(w);
+  }
   return kExitOk;
 }
 

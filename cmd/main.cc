@@ -8,11 +8,17 @@ int main(int argc, char** argv) {
   using namespace autoshard::cmd;
   CLI::App app(
       "autoshard: split an ONNX model over several IPUs so each part fits and "
-      "the pipeline runs fast.\nExit codes: 0 ok, 1 internal error, 2 bad "
-      "usage "
-      "or input, 3 does not fit.",
+      "the pipeline runs fast.\n" +
+          std::string(kExitCodesHelp),
       "autoshard");
-  app.set_version_flag("--version", "autoshard 0.1.0");
+  app.set_version_flag("--version", "autoshard " AUTOSHARD_VERSION);
+  app.footer(
+      "Examples:\n"
+      "  autoshard shard model.onnx --num-ipus 4\n"
+      "  autoshard shard models/ --num-ipus 2 --out-dir out --jobs 2 "
+      "--summary out/summary.csv\n"
+      "  autoshard inspect model.onnx --batch-size 1\n"
+      "Run 'autoshard SUBCOMMAND --help' for a subcommand's options.");
   app.require_subcommand(1);
   ShardOptions shard;
   ApplyOptions apply;

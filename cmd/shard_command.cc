@@ -1,3 +1,4 @@
+#include <chrono>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -27,8 +28,20 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "s.yaml "
       "--plan plan.json\n"
       "  autoshard shard model.onnx --num-ipus 4 --batch-size 8 --precision "
-      "fp16");
-  AddModelFlags(sub, &o->model);
+      "fp16\n"
+      "  autoshard shard model.onnx --num-ipus 2 --report json > "
+      "summary.json\n"
+      "  autoshard shard models/ more/a.onnx --num-ipus 2 --out-dir out "
+      "--jobs 2 --summary out/summary.csv\n"
+      "Several models, or a folder (every *.onnx below it, in path order, "
+      "except *.sharded.onnx and files in --out-dir), need --out-dir: each "
+      "model gets <stem>.sharded.onnx, <stem>.sharding.yaml and "
+      "<stem>.plan.json there (under its folder's path relative to the "
+      "models' common folder when names clash), and one summary row "
+      "(model, nodes, IPUs, fits, bottleneck, seconds, error) on stdout. A "
+      "failing model never stops the others.\n" +
+      std::string(kExitCodesHelp));
+  AddModelFlags(sub, &o->model, /*writes_outputs=*/true, &o->models);
   sub->add_option("-n,--num-ipus", o->num_ipus,
                   "number of IPUs, or auto: the smallest power of two (1, 2, "
                   "4, ... 64) whose split fits")
@@ -54,25 +67,66 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "'my_compile.sh {model}' ({model}: the annotated candidate; the "
       "command sees $AUTOSHARD_AVAILABLE_MEMORY_PROPORTION)");
   sub->add_option("--jobs", o->jobs,
-                  "search with --compile-cmd: compiles at once (default 1)");
+                  "how many at once (default 1): with several models, models "
+                  "(each --compile-cmd then compiles one candidate at a "
+                  "time); with one, --compile-cmd compiles");
   o->output_option = sub->add_option(
       "-o,--output", o->output,
       "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
-  sub->add_option("--sharding-config", o->sharding_config,
-                  "also write the PopRT manual-sharding YAML to this file");
+  CLI::Option* config =
+      sub->add_option("--sharding-config", o->sharding_config,
+                      "also write the PopRT manual-sharding YAML to this file");
+  sub->add_option("--out-dir", o->out_dir,
+                  "write <stem>.sharded.onnx, <stem>.sharding.yaml and "
+                  "<stem>.plan.json for each model into this folder (made if "
+                  "missing); needed for several models")
+      ->excludes(o->output_option)
+      ->excludes(config)
+      ->excludes(sub->get_option("--plan"));
+  sub->add_option("--summary", o->summary_path,
+                  "several models: also write the summary rows to this file, "
+                  "as JSON (.json) or CSV (.csv)")
+      ->needs("--out-dir");
   return sub;
 }
 
 int RunShard(const ShardOptions& o) {
+  std::error_code ec;
+  if (o.models.size() != 1 || !o.summary_path.empty() ||
+      std::filesystem::is_directory(o.models[0], ec)) {
+    return RunShardBatch(o);
+  }
+  ShardOptions one = o;
+  one.model.model = o.models[0];
+  if (!o.out_dir.empty()) {
+    // The names batch mode gives.
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (!std::filesystem::is_directory(o.out_dir, ec)) {
+      return ReportError(absl::InvalidArgumentError(
+          absl::StrCat("--out-dir ", o.out_dir, ": cannot make the folder")));
+    }
+    const std::string stem = (std::filesystem::path(o.out_dir) /
+                              std::filesystem::path(one.model.model).stem())
+                                 .string();
+    one.output = stem + ".sharded.onnx";
+    one.sharding_config = stem + ".sharding.yaml";
+    one.model.plan_path = stem + ".plan.json";
+  } else if (o.output_option == nullptr || o.output_option->count() == 0) {
+    one.output = DefaultOutputPath(one.model.model);
+  }
+  return ShardOneModel(one);
+}
+
+absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
   auto options = ToLibraryOptions(o.model);
-  if (!options.ok()) return ReportError(options.status());
+  if (!options.ok()) return options.status();
   if (o.num_ipus == "auto") {
     options->num_ipus = kAutoIpus;
   } else if (!absl::SimpleAtoi(o.num_ipus, &options->num_ipus) ||
              options->num_ipus < 1) {
-    return ReportError(absl::InvalidArgumentError(
+    return absl::InvalidArgumentError(
         absl::StrCat("--num-ipus must be a count of at least 1 or auto, got '",
-                     o.num_ipus, "'")));
+                     o.num_ipus, "'"));
   }
   options->strategy = o.strategy;
   options->optimal_perf = o.optimal_perf;
@@ -80,8 +134,16 @@ int RunShard(const ShardOptions& o) {
   options->max_search_s = o.max_search_s;
   options->compile_cmd = o.compile_cmd;
   options->jobs = o.jobs;
+  if (absl::Status s = options->Validate(); !s.ok()) return s;
+  return options;
+}
+
+int ShardOneModel(const ShardOptions& o) {
+  Console& console = CurrentConsole();
+  auto options = ShardLibraryOptions(o);
+  if (!options.ok()) return ReportError(options.status());
   bool progress_shown = false;
-  if (!o.model.quiet) {
+  if (!o.model.quiet && console.show_progress) {
     options->progress = [&progress_shown](int64_t candidates,
                                           int64_t best_max_tile_bytes) {
       std::cerr << "\rsearch: " << candidates
@@ -93,9 +155,14 @@ int RunShard(const ShardOptions& o) {
       progress_shown = true;
     };
   }
-  if (absl::Status s = options->Validate(); !s.ok()) return ReportError(s);
+  auto start = std::chrono::steady_clock::now();
   auto loaded = LoadModel(o.model.model);
   if (!loaded.ok()) return ReportError(loaded.status());
+  ReportStep(o.model,
+             absl::StrCat("loaded ", o.model.model, " (",
+                          loaded->model.graph().node_size(), " nodes)"),
+             start);
+  start = std::chrono::steady_clock::now();
   options->model_dir = loaded->path.parent_path();
   options->external_files = loaded->external_files;
   auto plan = PlanModel(loaded->model, *options);
@@ -105,11 +172,12 @@ int RunShard(const ShardOptions& o) {
         plan.status().code(),
         absl::StrCat(o.model.model, ": ", plan.status().message())));
   }
+  ReportStep(o.model,
+             absl::StrCat("planned (", plan->proto.strategy(), ", ",
+                          plan->proto.num_ipus(), " IPUs)"),
+             start);
   plan->proto.set_model(o.model.model);
-  const std::string output = o.output_option->count() > 0
-                                 ? o.output
-                                 : DefaultOutputPath(o.model.model);
-  return WriteOutputs(o.model, &*loaded, output, o.sharding_config,
+  return WriteOutputs(o.model, &*loaded, o.output, o.sharding_config,
                       /*inputs=*/{}, *plan);
 }
 

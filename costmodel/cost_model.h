@@ -15,12 +15,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "costmodel/precision.h"
 #include "graph/graph.h"
 #include "graph/shapes.h"
 
 namespace autoshard {
-
-enum class Precision { kFp32, kFp16 };
 
 struct CostOptions {
   // kFp16: FLOAT (and DOUBLE) tensors are costed at 2 bytes an element, as

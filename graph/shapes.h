@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/shape_options.h"
 #include "onnx/onnx_pb.h"
 
 namespace autoshard {
@@ -38,16 +39,6 @@ int64_t SaturatingAdd(int64_t a, int64_t b);
 // Size in bytes of one element of an ONNX data type (0 for STRING/UNDEFINED;
 // 1 for BOOL and 8-bit types; sub-byte types round up to 1).
 int64_t ElementSizeBytes(int32_t elem_type);
-
-// Options that fix symbolic dims before inference.
-struct ShapeOptions {
-  // Graph input name -> full shape. Every listed input must exist and the
-  // rank must match the model's, else InvalidArgument.
-  std::map<std::string, std::vector<int64_t>> input_shapes;
-  // When > 0, the first dim of every graph input whose first dim is symbolic
-  // or unknown is set to this value.
-  int64_t batch_size = 0;
-};
 
 // Rewrites the main graph's input types per `options` and returns how many
 // inputs --batch-size changed. Errors (InvalidArgument, naming the input): an

@@ -5,7 +5,16 @@
 // Apply a plan: writes `__ipu_number` and `__pipeline_stage` (INT attributes,
 // what PopART/PopRT read) on every node of the main graph.
 // Nothing here throws, keeps global state or prints: errors are absl::Status
-// with the node and reason, warnings go into Plan::proto.warnings.
+// with the node and reason, warnings go into Plan::proto.warnings, and the
+// search's progress goes to Options::progress when set (else nowhere).
+// Calls may run on several threads at once, each on its own arguments
+// (sharder/library_test.cc runs 8 at once).
+//
+// Installed (`cmake --install`) as <autoshard/autoshard.h>, with the headers
+// it includes beside it, for a CMake client of find_package(autoshard) and
+// target autoshard::autoshard (README.md, tests/install_client/). So it
+// includes only public headers: standard, Abseil, ONNX, the generated
+// proto/*.pb.h and the two small option headers below.
 #ifndef AUTOSHARD_SHARDER_AUTOSHARD_H_
 #define AUTOSHARD_SHARDER_AUTOSHARD_H_
 
@@ -18,8 +27,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "costmodel/cost_model.h"
-#include "graph/shapes.h"
+#include "costmodel/precision.h"
+#include "graph/shape_options.h"
 #include "onnx/onnx_pb.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"

@@ -1,0 +1,451 @@
+// Batch mode of `autoshard shard`: several models or folders, each sharded by
+// ShardOneModel (so every flag of a single run applies), at most --jobs at
+// once, into --out-dir, with one summary row per model.
+//
+// Note [Batch outputs and failures]
+// - Names: a model found in folder D is named by its path relative to D, a
+//   model given as a file by its file name. Models whose names (without the
+//   extension) clash are named by their paths relative to their common
+//   folder instead, repeated until no two clash; each model writes
+//   DIR/<name>.sharded.onnx, .sharding.yaml and .plan.json.
+// - Each model runs with its own Console: its report, warnings and errors
+//   are buffered and printed, in command-line order, with its row.
+// - A model that fails leaves nothing of its own behind (WriteOutputs) and
+//   touches no other model's files: outputs are distinct, models with
+//   external data write one at a time (two may hard-link the same data file),
+//   and a termination signal waits for the write in progress (OutputWriteLock)
+//   before it ends the process.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cmd/commands.h"
+#include "graph/model_io.h"
+#include "proto/batch.pb.h"
+#include "sharder/emit.h"
+
+namespace autoshard::cmd {
+namespace fs = std::filesystem;
+namespace {
+
+// One model of the batch.
+struct BatchModel {
+  std::string path;    // as given, or as found below a folder
+  fs::path absolute;   // lexically normal absolute path, for naming
+  fs::path name;       // its name below --out-dir (the extension is dropped)
+  absl::Status error;  // set when the model cannot even be tried
+};
+
+bool IsInside(const fs::path& path, const fs::path& dir) {
+  auto [d, p] = std::mismatch(dir.begin(), dir.end(), path.begin(), path.end());
+  return d == dir.end();
+}
+
+fs::path NormalAbsolute(const fs::path& p) {
+  std::error_code ec;
+  return fs::absolute(p, ec).lexically_normal();
+}
+
+// The models named on the command line, folders expanded (sorted by path),
+// each file once.
+std::vector<BatchModel> CollectModels(const std::vector<std::string>& args,
+                                      const fs::path& out_dir) {
+  std::vector<BatchModel> models;
+  std::error_code ec;
+  const fs::path out_canonical = fs::weakly_canonical(out_dir, ec);
+  std::vector<fs::path> seen;  // canonical paths
+  auto add = [&](BatchModel m) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(m.absolute, ec);
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) return;
+    seen.push_back(canonical);
+    models.push_back(std::move(m));
+  };
+  for (const std::string& arg : args) {
+    if (!fs::is_directory(arg, ec)) {
+      add({arg, NormalAbsolute(arg), fs::path(arg).filename(), {}});
+      continue;
+    }
+    std::vector<std::string> found;
+    fs::recursive_directory_iterator it(
+        arg, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const fs::path& p = it->path();
+      if (it->is_directory(ec) &&
+          fs::weakly_canonical(p, ec) == out_canonical) {
+        it.disable_recursion_pending();  // earlier outputs are not inputs
+        continue;
+      }
+      const std::string file = p.filename().string();
+      if (p.extension() == ".onnx" && it->is_regular_file(ec) &&
+          !absl::EndsWith(file, ".sharded.onnx")) {
+        found.push_back(p.string());
+      }
+    }
+    if (ec) {
+      add({arg, NormalAbsolute(arg), fs::path(arg).filename(),
+           absl::InvalidArgumentError(
+               absl::StrCat(arg, ": cannot list the folder: ", ec.message()))});
+      ec.clear();
+      continue;
+    }
+    if (found.empty()) {
+      add({arg, NormalAbsolute(arg), fs::path(arg).filename(),
+           absl::InvalidArgumentError(
+               absl::StrCat(arg, ": no .onnx model below this folder"))});
+      continue;
+    }
+    std::sort(found.begin(), found.end());
+    for (const std::string& f : found) {
+      add({f, NormalAbsolute(f), fs::path(f).lexically_relative(arg), {}});
+    }
+  }
+  return models;
+}
+
+fs::path WithoutExtension(const fs::path& name) {
+  return name.parent_path() / name.stem();
+}
+
+// Note [Batch outputs and failures]: names that clash become paths relative
+// to the clashing models' common folder, until none clash. Each round makes
+// every clashing name strictly longer, so it ends (at worst with absolute
+// paths, which differ).
+void NameOutputs(std::vector<BatchModel>* models) {
+  for (bool clash = true; clash;) {
+    clash = false;
+    std::map<fs::path, std::vector<BatchModel*>> by_name;
+    for (BatchModel& m : *models) {
+      by_name[WithoutExtension(m.name)].push_back(&m);
+    }
+    for (auto& [name, group] : by_name) {
+      if (group.size() < 2) continue;
+      clash = true;
+      fs::path common = group[0]->absolute.parent_path();
+      for (const BatchModel* m : group) {
+        while (!IsInside(m->absolute, common)) common = common.parent_path();
+      }
+      for (BatchModel* m : group) {
+        m->name = m->absolute.lexically_relative(common);
+      }
+    }
+  }
+}
+
+// How serious an exit code is: 1 (internal) before 2 (bad input) before 3
+// (does not fit) before 0.
+int Severity(int code) {
+  switch (code) {
+    case kExitOk:
+      return 0;
+    case kExitNoFit:
+      return 1;
+    case kExitBadInput:
+      return 2;
+    default:
+      return 3;
+  }
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string SummaryCsv(const proto::BatchSummary& summary) {
+  std::string out =
+      "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error\n";
+  for (const proto::BatchRow& r : summary.models()) {
+    const bool planned = r.ipus() > 0;
+    absl::StrAppend(&out, CsvField(r.model()), ",", CsvField(r.output()), ",",
+                    planned ? absl::StrCat(r.nodes()) : "", ",",
+                    planned ? absl::StrCat(r.ipus()) : "", ",",
+                    planned ? (r.fits() ? "true" : "false") : "", ",",
+                    planned ? absl::StrFormat("%.6g", r.bottleneck_s()) : "",
+                    ",", absl::StrFormat("%.3f", r.seconds()), ",",
+                    r.exit_code(), ",", CsvField(r.error()), "\n");
+  }
+  return out;
+}
+
+// The summary table on stdout: a header, then one row per model.
+std::string TableHeader(size_t model_width) {
+  return absl::StrFormat("%-*s %7s %4s %4s %12s %8s  %s\n", model_width,
+                         "model", "nodes", "ipus", "fits", "bottleneck",
+                         "seconds", "error");
+}
+
+std::string TableRow(const proto::BatchRow& r, size_t model_width) {
+  const bool planned = r.ipus() > 0;
+  std::string error = r.error();
+  if (const size_t eol = error.find('\n'); eol != std::string::npos) {
+    error = error.substr(0, eol) + " ...";
+  }
+  return absl::StrFormat(
+      "%-*s %7s %4s %4s %12s %8.2f  %s\n", model_width, r.model(),
+      planned ? absl::StrCat(r.nodes()) : "-",
+      planned ? absl::StrCat(r.ipus()) : "-",
+      planned ? (r.fits() ? "yes" : "no") : "-",
+      planned ? absl::StrFormat("%.3f ms", r.bottleneck_s() * 1e3) : "-",
+      r.seconds(), error);
+}
+
+// Batch mode's handling of SIGINT, SIGTERM, SIGHUP and SIGQUIT: every thread
+// blocks them (threads started later inherit that); this thread waits for
+// one, lets the output write in progress finish, then ends the process with
+// the signal's default action. Stop() ends the thread when the batch is done.
+class SignalThread {
+ public:
+  SignalThread() {
+    sigemptyset(&set_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set_, sig);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~SignalThread() { Stop(); }
+  // True once a signal came: start no more models.
+  bool stopping() const { return stopping_.load(); }
+  void Stop() {
+    if (!thread_.joinable()) return;
+    done_ = true;
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);  // pending ones arrive now
+  }
+
+ private:
+  void Run() {
+    const timespec tick = {0, 100 * 1000 * 1000};
+    while (!done_.load()) {
+      const int sig = sigtimedwait(&set_, nullptr, &tick);
+      if (sig <= 0) continue;
+      stopping_ = true;
+      OutputWriteLock().lock();  // no write is in progress from here on
+      signal(sig, SIG_DFL);
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, sig);
+      pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+      raise(sig);
+    }
+  }
+
+  sigset_t set_, old_;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+int RunShardBatch(const ShardOptions& o) {
+  const auto batch_start = std::chrono::steady_clock::now();
+  if (o.out_dir.empty()) {
+    return ReportError(absl::InvalidArgumentError(
+        "several models (or a folder) need --out-dir DIR for their outputs "
+        "(-o, --sharding-config and --plan name one model's files)"));
+  }
+  if (o.jobs < 1) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrCat("--jobs must be at least 1, got ", o.jobs)));
+  }
+  if (!o.summary_path.empty()) {
+    const std::string ext = fs::path(o.summary_path).extension().string();
+    if (ext != ".json" && ext != ".csv") {
+      return ReportError(absl::InvalidArgumentError(absl::StrCat(
+          "--summary ", o.summary_path, ": name a .json or a .csv file")));
+    }
+  }
+  // Every model runs with these options, so bad ones are one error, not one
+  // per model.
+  ShardOptions each = o;
+  each.jobs = 1;  // models, not compiles, run at once
+  if (auto options = ShardLibraryOptions(each); !options.ok()) {
+    return ReportError(options.status());
+  }
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (!fs::is_directory(o.out_dir, ec)) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrCat("--out-dir ", o.out_dir, ": cannot make the folder")));
+  }
+  std::vector<BatchModel> models = CollectModels(o.models, o.out_dir);
+  NameOutputs(&models);
+  // No output may be an input: the summary stops the batch, a model's own
+  // outputs fail that model.
+  auto stem_of = [&o](const BatchModel& m) {
+    return (fs::path(o.out_dir) / WithoutExtension(m.name)).string();
+  };
+  std::map<std::pair<dev_t, ino_t>, std::string> inputs;  // file -> model
+  for (const BatchModel& m : models) {
+    struct stat st;
+    if (::stat(m.path.c_str(), &st) == 0)
+      inputs[{st.st_dev, st.st_ino}] = m.path;
+  }
+  auto input_at = [&inputs](const std::string& path) -> const std::string* {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return nullptr;
+    auto it = inputs.find({st.st_dev, st.st_ino});
+    return it == inputs.end() ? nullptr : &it->second;
+  };
+  if (!o.summary_path.empty()) {
+    if (const std::string* input = input_at(o.summary_path)) {
+      return ReportError(absl::InvalidArgumentError(
+          absl::StrCat("--summary ", o.summary_path, ": is an input (", *input,
+                       "); refusing to overwrite it")));
+    }
+    const fs::path dir = fs::path(o.summary_path).parent_path();
+    if (!dir.empty() && !fs::is_directory(dir, ec)) {
+      return ReportError(absl::InvalidArgumentError(
+          absl::StrCat("--summary ", o.summary_path, ": folder '", dir.string(),
+                       "' does not exist")));
+    }
+  }
+  for (BatchModel& m : models) {
+    for (const char* ext : {".sharded.onnx", ".sharding.yaml", ".plan.json"}) {
+      const std::string out = stem_of(m) + ext;
+      if (!o.summary_path.empty() &&
+          NormalAbsolute(o.summary_path) == NormalAbsolute(out)) {
+        return ReportError(absl::InvalidArgumentError(absl::StrCat(
+            "--summary ", o.summary_path, ": is also an output of ", m.path)));
+      }
+      if (const std::string* input = input_at(out)) {
+        m.error = absl::InvalidArgumentError(absl::StrCat(
+            out, ": is an input (", *input, "); refusing to overwrite it"));
+      }
+    }
+  }
+
+  // Each model's run: its options, its Console's text and its row.
+  const int n = static_cast<int>(models.size());
+  struct Result {
+    std::ostringstream out, err;
+    proto::BatchRow row;
+    bool done = false;
+  };
+  std::vector<Result> results(n);
+  std::mutex mutex;  // guards Result::done
+  std::condition_variable finished;
+  std::mutex write_mutex;
+  std::atomic<int> next{0};
+  SignalThread signals;
+  auto run = [&](int i) {
+    const BatchModel& m = models[i];
+    Result& r = results[i];
+    Console& console = CurrentConsole();
+    console = Console();
+    console.out = &r.out;
+    console.err = &r.err;
+    console.show_progress = false;
+    console.label = m.path;
+    console.write_mutex = &write_mutex;
+    const auto start = std::chrono::steady_clock::now();
+    int code = kExitInternal;
+    if (!m.error.ok()) {
+      code = ReportError(m.error);
+    } else {
+      ShardOptions one = each;
+      one.model.model = m.path;
+      const std::string stem = stem_of(m);
+      one.output = stem + ".sharded.onnx";
+      one.sharding_config = stem + ".sharding.yaml";
+      one.model.plan_path = stem + ".plan.json";
+      std::error_code ec;
+      fs::create_directories(fs::path(stem).parent_path(), ec);
+      try {
+        code = ShardOneModel(one);
+      } catch (const std::exception& e) {
+        code = ReportError(absl::InternalError(
+            absl::StrCat(m.path, ": internal error: ", e.what())));
+      }
+    }
+    proto::BatchRow& row = r.row;
+    row.set_model(m.path);
+    row.set_output(console.output);
+    if (console.planned) {
+      row.set_nodes(static_cast<int32_t>(console.num_nodes));
+      row.set_ipus(console.num_ipus);
+      row.set_fits(console.fits);
+      row.set_bottleneck_s(console.bottleneck_s);
+    }
+    row.set_seconds(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+    row.set_exit_code(code);
+    row.set_error(console.error);
+    std::lock_guard<std::mutex> lock(mutex);
+    r.done = true;
+    finished.notify_all();
+  };
+  auto worker = [&] {
+    for (int i = next++; i < n && !signals.stopping(); i = next++) run(i);
+  };
+  std::vector<std::thread> threads;
+  for (int j = 0; j < std::min(o.jobs, n); ++j) threads.emplace_back(worker);
+
+  // Rows in command-line order, each as soon as it and those before are done.
+  size_t width = 5;
+  for (const BatchModel& m : models) width = std::max(width, m.path.size());
+  const bool table = !o.model.quiet && o.model.report == "text";
+  if (table) std::cout << TableHeader(width) << std::flush;
+  proto::BatchSummary summary;
+  int exit_code = kExitOk;
+  for (int i = 0; i < n; ++i) {
+    Result& r = results[i];
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      finished.wait(lock, [&r] { return r.done; });
+    }
+    std::cerr << r.err.str() << std::flush;
+    if (o.model.verbose) std::cout << r.out.str();
+    if (table) std::cout << TableRow(r.row, width) << std::flush;
+    *summary.add_models() = r.row;
+    if (r.row.exit_code() != kExitOk) summary.set_failed(summary.failed() + 1);
+    if (Severity(r.row.exit_code()) > Severity(exit_code)) {
+      exit_code = r.row.exit_code();
+    }
+  }
+  for (auto& t : threads) t.join();
+  summary.set_jobs(std::min(o.jobs, n));
+  summary.set_seconds(std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - batch_start)
+                          .count());
+  if (!o.model.quiet && o.model.report == "json") {
+    std::cout << ProtoJson(summary);
+  }
+  if (table) {
+    std::cout << absl::StrFormat("%d models, %d failed, %.2f s\n", n,
+                                 summary.failed(), summary.seconds());
+  }
+  if (!o.summary_path.empty()) {
+    std::shared_lock<std::shared_mutex> writing(OutputWriteLock());
+    const std::string text = fs::path(o.summary_path).extension() == ".csv"
+                                 ? SummaryCsv(summary)
+                                 : ProtoJson(summary);
+    if (absl::Status s = WriteFileAtomically(o.summary_path, text); !s.ok()) {
+      const int code = ReportError(s);
+      if (Severity(code) > Severity(exit_code)) exit_code = code;
+    }
+  }
+  signals.Stop();
+  return exit_code;
+}
+
+}  // namespace autoshard::cmd

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# README.md's examples work as written: every ```sh block runs (in order, with
+# bash -e, from a scratch folder laid out like the repository's root: build/
+# linked to BUILD_DIR, models/ and tests/install_client/ copied), unless the
+# line before it says "<!-- not run by tests/readme_test.sh: REASON -->";
+# every ```cmake and ```cpp block must appear, line by line, in a file of
+# tests/install_client/ (which tests/install_test.sh builds); a block of any
+# other kind is an error, so no example escapes the test.
+# Usage: tests/readme_test.sh BUILD_DIR SOURCE_DIR. Prints "N passed, M failed".
+set -u
+BUILD=$(cd "$1" && pwd)
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# Split README.md into blocks: $TMP/blocks/NNN.<lang>[.skip], starting line.
+mkdir -p "$TMP/blocks"
+awk -v dir="$TMP/blocks" '
+  !inside && /^```[a-z]*$/ {
+    inside = 1; n++; lang = substr($0, 4); if (lang == "") lang = "none";
+    file = sprintf("%s/%03d.%s%s", dir, n, lang, skip ? ".skip" : "");
+    printf "" > file; start[n] = NR; print NR > (file ".line"); next
+  }
+  inside && /^```$/ { inside = 0; close(file); next }
+  inside { print > file; next }
+  NF { skip = ($0 ~ /^<!-- not run by tests\/readme_test.sh: /) }
+' "$SRC/README.md"
+
+mkdir -p "$TMP/root/tests"
+ln -s "$BUILD" "$TMP/root/build"
+cp -r "$SRC/models" "$TMP/root/models"
+cp -r "$SRC/tests/install_client" "$TMP/root/tests/install_client"
+# One line per non-empty line, whitespace trimmed, for "appears in" checks.
+squeeze() { sed 's/^[[:space:]]*//; s/[[:space:]]*$//' "$1" | grep -v '^$' | tr '\n' '\001'; }
+ran=0
+for block in "$TMP"/blocks/*; do
+  case "$block" in *.line) continue ;; esac
+  name=$(basename "$block")
+  line=$(cat "$block.line")
+  case "$name" in
+    *.sh.skip) ok ;;
+    *.sh)
+      if (cd "$TMP/root" && bash -eo pipefail "$block") >"$TMP/log" 2>&1; then
+        ok
+        ran=$((ran + 1))
+      else
+        bad "README.md:$line: the example fails"
+        sed 's/^/    /' "$block"
+        tail -20 "$TMP/log"
+      fi
+      ;;
+    *.cmake | *.cpp)
+      text=$(squeeze "$block")
+      found=0
+      for f in "$SRC"/tests/install_client/*; do
+        [[ "$(squeeze "$f")" == *"$text"* ]] && found=1
+      done
+      [ "$found" -eq 1 ] && ok || bad "README.md:$line: this ${name#*.} block is not in tests/install_client/"
+      ;;
+    *) bad "README.md:$line: a \`\`\` block without sh, cmake or cpp (or a not-run note)" ;;
+  esac
+done
+# The examples did run: the one-model, batch and library blocks at least.
+[ "$ran" -ge 3 ] && ok || bad "only $ran sh blocks ran"
+[ -f "$TMP/root/out/batch/summary.csv" ] && ok || bad "the batch example wrote its summary"
+[ -x "$TMP/root/out/client/autoshard_client" ] && ok || bad "the library example built its client"
+echo "$pass passed, $fail failed ($ran examples run)"
+[ "$fail" -eq 0 ]
