@@ -53,6 +53,9 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
   sub->add_option("--sharding-config", o->sharding_config,
                   "also write the PopRT manual-sharding YAML to this file");
+  sub->add_option("--split-dir", o->split_dir,
+                  "also write one ONNX model per pipeline stage and "
+                  "manifest.json into this folder (see 'autoshard split')");
   return sub;
 }
 
@@ -96,7 +99,7 @@ int RunShard(const ShardOptions& o) {
                                  ? o.output
                                  : DefaultOutputPath(o.model.model);
   return WriteOutputs(o.model, &*loaded, output, o.sharding_config,
-                      /*inputs=*/{}, *plan);
+                      /*inputs=*/{}, *plan, o.split_dir);
 }
 
 }  // namespace autoshard::cmd

@@ -48,6 +48,11 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
 
 std::string PrecisionName(Precision precision);
 
+// A copy of `model` for shape inference: every field it needs, with the data
+// of initializers of more than 1024 elements left out (dims and type kept).
+std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
+    const onnx::ModelProto& model);
+
 }  // namespace autoshard::internal
 
 #endif  // AUTOSHARD_SHARDER_PREPARE_H_
