@@ -70,6 +70,7 @@ class Splitter {
     RETURN_IF_ERROR(Validate());
     AssignNodesToStages();
     Split split;
+    warnings_ = &split.warnings;
     types_ = InferTensorTypes(model_, dag_, &split.warnings);
     for (const auto& t : g_.initializer()) initializers_[t.name()] = &t;
     for (const auto& t : g_.sparse_initializer()) {
@@ -278,6 +279,12 @@ class Splitter {
     auto it = cut_types_.find(t);
     if (it == cut_types_.end()) {
       ASSIGN_OR_RETURN(CutType c, CutTypeFor(t));
+      if (!c.type.has_tensor_type()) {
+        warnings_->push_back(absl::StrCat(
+            "cut tensor '", t, "' is a ", TypeName(c.type),
+            ", not a tensor: runtimes that pass only tensors between stages "
+            "(onnxruntime-node, PopART) cannot chain these stages"));
+      }
       it = cut_types_.emplace(t, std::move(c)).first;
     }
     return &it->second;
@@ -569,6 +576,7 @@ class Splitter {
   absl::flat_hash_map<std::string, std::set<int>> readers_;
   absl::flat_hash_map<std::string, CutType> cut_types_;
   absl::flat_hash_set<std::string> names_;  // FreshName's, once used
+  std::vector<std::string>* warnings_ = nullptr;
 };
 
 }  // namespace

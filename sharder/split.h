@@ -71,8 +71,9 @@ std::string StageFileName(int stage);
 // Checks, before anything is written, that `dir` can receive a split: its
 // parent folder exists and is writable; `dir` does not exist, or is an empty
 // folder, or holds an earlier split (a manifest.json of format
-// "autoshard-split" and nothing it does not list); no path of `inputs` is
-// `dir` or inside it. InvalidArgument/PermissionDenied naming `dir`.
+// "autoshard-split" and nothing it does not list); no path of `inputs` (the
+// run's inputs and other outputs) is `dir` or inside it. InvalidArgument or
+// PermissionDenied naming `dir`.
 absl::Status CheckSplitDir(const std::filesystem::path& dir,
                            const std::vector<std::filesystem::path>& inputs);
 

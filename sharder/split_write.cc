@@ -183,8 +183,9 @@ class OriginalChecks {
 
 absl::Status CheckSplitDir(const fs::path& dir,
                            const std::vector<fs::path>& inputs) {
-  if (dir.empty())
-    return absl::InvalidArgumentError("the split folder is empty");
+  if (dir.empty()) {
+    return absl::InvalidArgumentError("the split folder's name is empty");
+  }
   std::error_code ec;
   const fs::path parent =
       dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
@@ -203,9 +204,9 @@ absl::Status CheckSplitDir(const fs::path& dir,
         std::mismatch(normal.begin(), normal.end(), p.begin(), p.end());
     if (d == normal.end()) {
       return DirError(
-          dir,
-          absl::StrCat(p == normal ? "is" : "contains", " an input (",
-                       in.string(), "); refusing to write the split there"));
+          dir, absl::StrCat(p == normal ? "is" : "contains",
+                            " an input or output of this run (", in.string(),
+                            "); refusing to write the split there"));
     }
   }
   const fs::file_status st = fs::symlink_status(dir, ec);

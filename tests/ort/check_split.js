@@ -226,7 +226,8 @@ async function main() {
     }
     const got = output.source === 'graph_input' ? feeds[output.name] : values[output.source];
     const c = compare(want[output.name], got, opts);
-    result.outputs.push({ name: output.name, ok: c.ok, max_abs: c.maxAbs, note: c.reason });
+    result.outputs.push({ name: output.name, dims: want[output.name].dims, ok: c.ok,
+                          max_abs: c.maxAbs, note: c.reason });
     if (!c.ok) result.ok = false;
   }
   return finish(result, opts, result.ok ? 0 : 1);
@@ -239,7 +240,8 @@ function finish(result, opts, code) {
     if (result.original_error) console.log(`onnxruntime cannot run ${result.model}: ${result.original_error}`);
     if (result.stage_error) console.log(`FAIL ${result.stage_error}`);
     for (const o of result.outputs) {
-      console.log(`${o.ok ? 'ok  ' : 'FAIL'} ${o.name}: max abs difference ${o.max_abs}${o.note ? ` (${o.note})` : ''}`);
+      const dims = o.dims ? ` [${o.dims.join(',')}]` : '';
+      console.log(`${o.ok ? 'ok  ' : 'FAIL'} ${o.name}${dims}: max abs difference ${o.max_abs}${o.note ? ` (${o.note})` : ''}`);
     }
     console.log(`${result.ok ? 'PASS' : 'FAIL'} ${result.model}: ${result.stages} stages`);
   }

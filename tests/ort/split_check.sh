@@ -6,8 +6,8 @@
 # Models: the arguments, else SOURCE_DIR/models/squeezenet1_1.onnx and, when
 # $AUTOSHARD_CORPUS_DIR is set, every .onnx below it. Per-model options and
 # the models onnxruntime-node cannot check (with the reason) are in
-# tests/ort/models.tsv. Prints a table (model, IPUs, stages, max abs
-# difference per output, result) and the seconds taken; exits non-zero when a
+# tests/ort/models.tsv. Prints a table (model, IPUs, stages, per output its
+# shape and max abs difference, result) and the seconds taken; exits non-zero when a
 # split does not match, or a model fails that models.tsv does not list.
 # Needs node and tests/ort/node_modules (scripts/setup_ort.sh installs them).
 set -u
@@ -79,7 +79,8 @@ for model in "${models[@]}"; do
       try { r = JSON.parse(fs.readFileSync(file, "utf8").split("\n").find((l) => l.startsWith("{"))); }
       catch (e) { r = { ok: false, stages: "-", outputs: [], stage_error: "check_split.js printed no result" }; }
       const fmt = (v) => v === null ? "-" : v === 0 ? "0" : Number(v).toPrecision(2);
-      const diffs = r.outputs.map((o) => `${o.name}: ${fmt(o.max_abs)}${o.note && o.ok ? ` (${o.note})` : ""}`).join("; ") || "-";
+      const diffs = r.outputs.map((o) => `${o.name}${o.dims ? ` [${o.dims.join(",")}]` : ""}: ${fmt(o.max_abs)}` +
+                                         `${o.note && o.ok ? ` (${o.note})` : ""}`).join("; ") || "-";
       let result = r.ok ? "pass" : `FAIL: ${r.original_error ? "onnxruntime cannot run the model: " + r.original_error
                                          : r.stage_error || r.outputs.filter((o) => !o.ok).map((o) => `${o.name}: ${o.note}`).join("; ")}`;
       if (!r.ok && expect) result = `${expect} (${r.original_error || r.stage_error || "mismatch"})`;
