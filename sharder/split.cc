@@ -241,6 +241,14 @@ class Splitter {
     }
     if (it != types_.end() && it->second.has_tensor_type() &&
         it->second.tensor_type().elem_type() != 0) {
+      if (DefaultOpset() < 5) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cut tensor '", t,
+            "' has a rank known only at run time, so it is sent flattened "
+            "with its shape, which needs Reshape of opset 5 or later; the "
+            "model imports opset ",
+            DefaultOpset()));
+      }
       c.type = it->second;
       c.type.mutable_tensor_type()->clear_shape();
       c.reshaped = true;
@@ -486,12 +494,19 @@ class Splitter {
         continue;
       }
       if (minus_one.empty()) {
-        minus_one = FreshName("__autoshard_flat_shape");
-        onnx::TensorProto* init = g->add_initializer();
-        init->set_name(minus_one);
-        init->set_data_type(onnx::TensorProto::INT64);
-        init->add_dims(1);
-        init->add_int64_data(-1);
+        // A Constant node, not an initializer (IR version 3 would want every
+        // initializer among the inputs).
+        minus_one = FreshName("autoshard_flat_shape");
+        onnx::NodeProto* constant = g->add_node();
+        constant->set_name(minus_one);
+        constant->set_op_type("Constant");
+        constant->add_output(minus_one);
+        onnx::AttributeProto* value = constant->add_attribute();
+        value->set_name("value");
+        value->set_type(onnx::AttributeProto::TENSOR);
+        value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+        value->mutable_t()->add_dims(1);
+        value->mutable_t()->add_int64_data(-1);
       }
       onnx::NodeProto* shape = g->add_node();
       shape->set_name(FreshName("autoshard_shape_" + t));

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// Runs an ONNX model and its autoshard split (DIR/manifest.json) in
-// onnxruntime on the same random inputs, chains the stages as the manifest
-// says, and compares every output of the model: exact for integers, booleans
-// and strings; |got - want| <= atol + rtol * |want| for floats.
+// Runs an ONNX model and its autoshard splits (DIR/manifest.json) in
+// onnxruntime on the same random inputs, chains each split's stages as its
+// manifest says, and compares every output of the model: exact for integers,
+// booleans and strings; |got - want| <= atol + rtol * |want| for floats. The
+// model runs once for all the splits given.
 //
-// Usage: node check_split.js MODEL.onnx SPLIT_DIR [options]
+// Usage: node check_split.js MODEL.onnx SPLIT_DIR... [options]
 //   --dim NAME=V      value of the symbolic dim NAME (repeatable)
 //   --shape NAME=D,D  the full shape of input NAME (repeatable)
 //   --default-dim V   value of every other symbolic or unknown dim (1)
@@ -12,7 +13,7 @@
 //   --int-max N       random integers are drawn from [0, N) (4)
 //   --seed N          seed of the random inputs (1)
 //   --rtol R --atol A tolerances for floats (1e-4, 1e-5)
-//   --json            print one JSON object (the result) instead of text
+//   --json            print one JSON object per split instead of text
 // Exit: 0 every output matches; 1 a mismatch or a stage that does not run;
 // 2 bad usage; 3 onnxruntime cannot run the original model (reason printed).
 'use strict';
@@ -21,7 +22,7 @@ const path = require('path');
 const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
 
 function usage(msg) {
-  console.error(`check_split: ${msg}\nusage: node check_split.js MODEL.onnx SPLIT_DIR ` +
+  console.error(`check_split: ${msg}\nusage: node check_split.js MODEL.onnx SPLIT_DIR... ` +
                 '[--dim NAME=V]... [--shape NAME=D,D,...]... [--default-dim V] [--value NAME=V]... [--int-max N] ' +
                 '[--seed N] [--rtol R] [--atol A] [--json]');
   process.exit(2);
@@ -55,7 +56,7 @@ function parseArgs(argv) {
     else if (a.startsWith('--')) usage(`unknown option ${a}`);
     else o.positional.push(a);
   }
-  if (o.positional.length !== 2) usage('expected MODEL.onnx and SPLIT_DIR');
+  if (o.positional.length < 2) usage('expected MODEL.onnx and SPLIT_DIR...');
   return o;
 }
 
@@ -168,32 +169,10 @@ function compare(want, got, opts) {
 
 const SESSION_OPTIONS = { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3 };
 
-async function main() {
-  const opts = parseArgs(process.argv.slice(2));
-  const [modelPath, dir] = opts.positional;
-  const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
-  const result = { model: modelPath, stages: manifest.stages.length, outputs: [], ok: true };
-  const rnd = random(opts.seed);
-  const feeds = {};
-  for (const spec of manifest.inputs) feeds[spec.name] = makeTensor(spec, opts, rnd);
-
-  // The original; outputs onnxruntime-node cannot return (not tensors) are
-  // listed, not compared.
-  let want;
-  const notTensor = new Set();
-  try {
-    const session = await ort.InferenceSession.create(modelPath, SESSION_OPTIONS);
-    const meta = session.outputMetadata || [];
-    for (const m of meta) if (m.isTensor === false) notTensor.add(m.name);
-    const fetch = session.outputNames.filter((n) => !notTensor.has(n));
-    want = await session.run(feeds, fetch);
-  } catch (e) {
-    result.ok = false;
-    result.original_error = String(e.message || e).split('\n')[0];
-    return finish(result, opts, 3);
-  }
-
-  // The stages, in order, each fed from the graph inputs and earlier stages.
+// Chains the stages of the split in `dir` on `feeds` and compares with
+// `want` (the original's outputs). Returns the result object.
+async function checkSplit(modelPath, dir, manifest, feeds, want, notTensor, opts) {
+  const result = { model: modelPath, split: dir, stages: manifest.stages.length, outputs: [], ok: true };
   const values = {};  // "<stage>:<name>" -> tensor
   for (const stage of manifest.stages) {
     const stageFeeds = {};
@@ -202,7 +181,7 @@ async function main() {
       if (v === undefined) {
         result.ok = false;
         result.stage_error = `stage ${stage.stage}: input '${input.name}' from '${input.source}' was not computed`;
-        return finish(result, opts, 1);
+        return result;
       }
       stageFeeds[input.name] = v;
     }
@@ -214,10 +193,9 @@ async function main() {
     } catch (e) {
       result.ok = false;
       result.stage_error = `stage ${stage.stage} (${stage.file}): ${String(e.message || e).split('\n')[0]}`;
-      return finish(result, opts, 1);
+      return result;
     }
   }
-
   for (const output of manifest.outputs) {
     if (notTensor.has(output.name)) {
       result.outputs.push({ name: output.name, ok: true, max_abs: null,
@@ -230,22 +208,57 @@ async function main() {
                           max_abs: c.maxAbs, note: c.reason });
     if (!c.ok) result.ok = false;
   }
-  return finish(result, opts, result.ok ? 0 : 1);
+  return result;
 }
 
-function finish(result, opts, code) {
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const [modelPath, ...dirs] = opts.positional;
+  const manifests = dirs.map((d) => JSON.parse(fs.readFileSync(path.join(d, 'manifest.json'), 'utf8')));
+  const inputs = JSON.stringify(manifests[0].inputs);
+  if (manifests.some((m) => JSON.stringify(m.inputs) !== inputs)) usage('the splits are of models with different inputs');
+  const rnd = random(opts.seed);
+  const feeds = {};
+  for (const spec of manifests[0].inputs) feeds[spec.name] = makeTensor(spec, opts, rnd);
+
+  // The original, once; outputs onnxruntime-node cannot return (not
+  // tensors) are listed, not compared.
+  let want;
+  const notTensor = new Set();
+  try {
+    const session = await ort.InferenceSession.create(modelPath, SESSION_OPTIONS);
+    for (const m of session.outputMetadata || []) if (m.isTensor === false) notTensor.add(m.name);
+    want = await session.run(feeds, session.outputNames.filter((n) => !notTensor.has(n)));
+  } catch (e) {
+    const error = String(e.message || e).split('\n')[0];
+    for (let i = 0; i < dirs.length; ++i) {
+      report({ model: modelPath, split: dirs[i], stages: manifests[i].stages.length, outputs: [],
+               ok: false, original_error: error }, opts);
+    }
+    process.exitCode = 3;
+    return;
+  }
+  let ok = true;
+  for (let i = 0; i < dirs.length; ++i) {
+    const result = await checkSplit(modelPath, dirs[i], manifests[i], feeds, want, notTensor, opts);
+    report(result, opts);
+    ok = ok && result.ok;
+  }
+  process.exitCode = ok ? 0 : 1;
+}
+
+function report(result, opts) {
   if (opts.json) {
     console.log(JSON.stringify(result));
-  } else {
-    if (result.original_error) console.log(`onnxruntime cannot run ${result.model}: ${result.original_error}`);
-    if (result.stage_error) console.log(`FAIL ${result.stage_error}`);
-    for (const o of result.outputs) {
-      const dims = o.dims ? ` [${o.dims.join(',')}]` : '';
-      console.log(`${o.ok ? 'ok  ' : 'FAIL'} ${o.name}${dims}: max abs difference ${o.max_abs}${o.note ? ` (${o.note})` : ''}`);
-    }
-    console.log(`${result.ok ? 'PASS' : 'FAIL'} ${result.model}: ${result.stages} stages`);
+    return;
   }
-  process.exitCode = code;
+  if (result.original_error) console.log(`onnxruntime cannot run ${result.model}: ${result.original_error}`);
+  if (result.stage_error) console.log(`FAIL ${result.stage_error}`);
+  for (const o of result.outputs) {
+    const dims = o.dims ? ` [${o.dims.join(',')}]` : '';
+    console.log(`${o.ok ? 'ok  ' : 'FAIL'} ${o.name}${dims}: max abs difference ${o.max_abs}${o.note ? ` (${o.note})` : ''}`);
+  }
+  console.log(`${result.ok ? 'PASS' : 'FAIL'} ${result.split}: ${result.stages} stages of ${result.model}`);
 }
 
 main().catch((e) => { console.error(`check_split: ${e.stack || e}`); process.exitCode = 1; });

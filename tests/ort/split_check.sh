@@ -55,29 +55,34 @@ for model in "${models[@]}"; do
   fi
   read -r -a opts <<<"$(options_of "$key")"
   expect=$(expectation_of "$key")
+  # Split for 2 and 4 IPUs; onnxruntime runs the model once for both.
+  dirs=()
   for k in 2 4; do
     work="$TMP/$(echo "$key" | tr '/' '_').$k"
     mkdir -p "$work"
     "$BIN" shard "$model" -n "$k" --batch-size 1 -o "$work/annotated.onnx" \
       --split-dir "$work/split" -q 2>"$work/shard.err"
     rc=$?
-    if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
-      if grep -q "every IPU needs" "$work/shard.err"; then
-        echo "| $key | $k | - | - | not split: fewer nodes than IPUs |"
-        continue
-      fi
+    if [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; then
+      dirs+=("$work/split")
+    elif grep -q "every IPU needs" "$work/shard.err"; then
+      echo "| $key | $k | - | - | not split: fewer nodes than IPUs |"
+    else
       echo "| $key | $k | - | - | FAIL: shard exit $rc: $(head -c 300 "$work/shard.err" | tr '\n|' ' /') |"
       failed=$((failed + 1))
-      continue
     fi
-    node "$HERE/check_split.js" "$model" "$work/split" --json "${opts[@]}" >"$work/check.json" 2>"$work/check.err"
-    rc=$?
-    node -e '
-      const fs = require("fs");
-      const [file, key, k, rc, expect] = process.argv.slice(1);
-      let r;
-      try { r = JSON.parse(fs.readFileSync(file, "utf8").split("\n").find((l) => l.startsWith("{"))); }
-      catch (e) { r = { ok: false, stages: "-", outputs: [], stage_error: "check_split.js printed no result" }; }
+  done
+  [ ${#dirs[@]} -eq 0 ] && continue
+  node "$HERE/check_split.js" "$model" "${dirs[@]}" --json "${opts[@]}" >"$TMP/check.json" 2>"$TMP/check.err"
+  rc=$?
+  node -e '
+    const fs = require("fs");
+    const [file, key, rc, expect, ...dirs] = process.argv.slice(1);
+    const results = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    for (const dir of dirs) {
+      const k = dir.replace(/.*\.([0-9]+)\/split$/, "$1");
+      const r = results.find((x) => x.split === dir) ||
+                { ok: false, stages: "-", outputs: [], stage_error: `check_split.js exit ${rc}, no result` };
       const fmt = (v) => v === null ? "-" : v === 0 ? "0" : Number(v).toPrecision(2);
       const diffs = r.outputs.map((o) => `${o.name}${o.dims ? ` [${o.dims.join(",")}]` : ""}: ${fmt(o.max_abs)}` +
                                          `${o.note && o.ok ? ` (${o.note})` : ""}`).join("; ") || "-";
@@ -85,9 +90,9 @@ for model in "${models[@]}"; do
                                          : r.stage_error || r.outputs.filter((o) => !o.ok).map((o) => `${o.name}: ${o.note}`).join("; ")}`;
       if (!r.ok && expect) result = `${expect} (${r.original_error || r.stage_error || "mismatch"})`;
       console.log(`| ${key} | ${k} | ${r.stages} | ${diffs} | ${result.replace(/\|/g, "/").slice(0, 400)} |`);
-    ' "$work/check.json" "$key" "$k" "$rc" "$expect"
-    if [ "$rc" -ne 0 ] && [ -z "$expect" ]; then failed=$((failed + 1)); fi
-  done
+    }
+  ' "$TMP/check.json" "$key" "$rc" "$expect" "${dirs[@]}"
+  if [ "$rc" -ne 0 ] && [ -z "$expect" ]; then failed=$((failed + ${#dirs[@]})); fi
 done
 echo
 echo "split_check: ${#models[@]} models, $failed failures, $((SECONDS - start)) s"
