@@ -42,11 +42,15 @@ bool IsCompleteType(const onnx::TypeProto& type);
 TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
                          std::vector<std::string>* warnings);
 
-// The rules alone: in topological order, gives the outputs of `graph`'s nodes
-// that `types` does not have complete an element type and rank where a rule
-// applies. `graph` must be built from `graph_proto` (for constant axes).
+// The rules alone (sharder/split_type_rules.cc): in topological order, gives
+// the outputs of `graph`'s nodes that `types` does not have complete an
+// element type and rank where a rule applies. `graph` must be built from
+// `graph_proto` (for constant axes). `inferred[id]`, when given and not null,
+// is node id as ONNX's inference left it: If/Loop bodies are typed from its
+// bodies, which hold the inferred value_info.
 void ApplyTypeRules(const onnx::GraphProto& graph_proto, const Graph& graph,
-                    TypeMap* types);
+                    TypeMap* types,
+                    const std::vector<const onnx::NodeProto*>& inferred = {});
 
 // "float32", "int64", "sequence(float32)", ... (proto/split.proto).
 std::string TypeName(const onnx::TypeProto& type);
