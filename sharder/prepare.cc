@@ -15,10 +15,6 @@ namespace {
 // into the model used for shape inference: it needs their dims only.
 constexpr int64_t kMaxCopiedInitializerElements = 1024;
 
-// What Debian 12's ONNX 1.12 knows (DESIGN.md §8).
-constexpr int64_t kNewestKnownOpset = 17;
-constexpr int64_t kNewestKnownIrVersion = 8;
-
 // The options' device profile, the built-in default when none was given,
 // with the available memory proportion override applied.
 absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {

@@ -19,6 +19,10 @@
 
 namespace autoshard::internal {
 
+// What Debian 12's ONNX 1.12 knows (DESIGN.md §8).
+inline constexpr int64_t kNewestKnownOpset = 17;
+inline constexpr int64_t kNewestKnownIrVersion = 8;
+
 // A graph input dim neither the model nor an option fixes.
 struct UnresolvedDim {
   std::string input;

@@ -330,6 +330,24 @@ TEST(SplitTest, TypeRulesGiveRankWhereOnnxInferenceCannot) {
             onnx::TensorProto::FLOAT);
 }
 
+TEST(SplitTest, NewerOpsetRanksComeFromTheRulesNotOnnx112) {
+  // Opset 18 moved ReduceMean's axes to an input. ONNX 1.12 applies the
+  // opset-13 schema, ignores the input and reduces every axis (rank 0); the
+  // rules read the axes input: one axis of a rank-2 tensor, rank 1.
+  const Split split = *SplitModel(Annotated(R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2,3] x) => (float[2] y) {
+      axes = Constant <value = int64[1] {1}> ()
+      r = ReduceMean <keepdims = 0> (x, axes)
+      y = Relu(r)
+    })",
+                                            {0, 0, 1}),
+                                  "");
+  const auto& type = split.stages[1].model.graph().input(0).type();
+  EXPECT_EQ(type.tensor_type().shape().dim_size(), 1);
+  EXPECT_THAT(split.warnings, ElementsAre(HasSubstr("imports opset 18")));
+}
+
 // A model whose two weights live in m.onnx.data (128 bytes) in `dir`.
 void WriteExternalModel(const fs::path& dir, const std::vector<int>& stages) {
   onnx::ModelProto m = Annotated(R"(

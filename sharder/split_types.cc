@@ -102,6 +102,30 @@ TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
   for (size_t i = 0; i < index.size(); ++i) {
     twin[index[i]] = &inferred.graph().node(static_cast<int>(i));
   }
+  // DESIGN.md §8: for opsets newer than ONNX 1.12 knows, its inference uses
+  // older schemas (ReduceMean's axes input is ignored...), so its shapes are
+  // not trusted: what the file records stays, inferred tensors keep their
+  // element type and the rules, which read the inputs the new opsets added,
+  // give the rank.
+  int64_t opset = 0;
+  for (const auto& o : model.opset_import()) {
+    if (IsDefaultDomain(o.domain())) opset = o.version();
+  }
+  if (opset > internal::kNewestKnownOpset) {
+    TypeMap recorded;
+    CollectTypes(model.graph(), &recorded);
+    for (auto& [name, type] : types) {
+      if (!recorded.contains(name) && type.has_tensor_type()) {
+        type.mutable_tensor_type()->clear_shape();
+      }
+    }
+    twin.assign(twin.size(), nullptr);
+    warnings->push_back(absl::StrCat(
+        "the model imports opset ", opset, ", newer than ONNX 1.12 knows (",
+        internal::kNewestKnownOpset,
+        "): cut tensors take their rank from the file's records and "
+        "autoshard's rules, not from ONNX's inference"));
+  }
   ApplyTypeRules(model.graph(), graph, &types, twin);
   return types;
 }
