@@ -24,7 +24,10 @@
 //   imports, IR version, functions, producer and metadata as the model's.
 // A control-flow node is one node: its bodies are never cut, and the names
 // they read from the outer scope are inputs like any other. Types of cut
-// tensors come from sharder/split_types.h (ONNX's inference, then rules).
+// tensors come from sharder/split_types.h (ONNX's inference, then rules); a
+// cut tensor whose rank shows only at run time (no model input could declare
+// it) travels as "<t>__autoshard_data" (flattened to 1-D) and
+// "<t>__autoshard_shape", and the reading stage reshapes them back into t.
 // A graph output that is a graph input is sourced as "graph_input"; one that
 // is an initializer comes out of stage 0.
 #ifndef AUTOSHARD_SHARDER_SPLIT_H_
