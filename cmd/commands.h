@@ -4,6 +4,8 @@
 #ifndef AUTOSHARD_CMD_COMMANDS_H_
 #define AUTOSHARD_CMD_COMMANDS_H_
 
+#include <signal.h>
+
 #include <chrono>
 #include <iostream>
 #include <mutex>
@@ -89,12 +91,19 @@ struct ShardOptions {
   std::string output;  // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml
+  std::string split_dir;                 // --split-dir DIR: per-stage models
 };
 
 struct ApplyOptions {
   ModelOptions model;
   std::string sharding_config;  // --sharding-config IN.yaml
   std::string output;           // -o
+};
+
+struct SplitOptions {
+  std::string model;    // an annotated model
+  std::string out_dir;  // --out-dir DIR
+  bool quiet = false;
 };
 
 struct InspectOptions {
@@ -119,6 +128,8 @@ CLI::App* SetupApply(CLI::App& app, ApplyOptions* options);
 int RunApply(const ApplyOptions& options);
 CLI::App* SetupInspect(CLI::App& app, InspectOptions* options);
 int RunInspect(const InspectOptions& options);
+CLI::App* SetupSplit(CLI::App& app, SplitOptions* options);
+int RunSplit(const SplitOptions& options);
 
 // Internals shared by the commands (cmd/common.cc).
 // Adds MODEL (into options->model, or one or more into *models when given)
@@ -138,13 +149,27 @@ void ReportWarning(const std::string& message);
 // stderr.
 void ReportStep(const ModelOptions& options, const std::string& what,
                 std::chrono::steady_clock::time_point start);
-// Writes the annotated model, the plan and the sharding config (when asked),
-// the report on stdout and warnings on stderr. Never overwrites the model, its
-// external data or any of `inputs`; checks every output path first.
+// Writes the annotated model, the plan, the sharding config and the split
+// folder (when asked), the report on stdout and warnings on stderr. Never
+// overwrites the model, its external data or any of `inputs`; checks every
+// output path first.
 int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::string& output,
                  const std::string& sharding_config_out,
-                 const std::vector<std::string>& inputs, const Plan& plan);
+                 const std::vector<std::string>& inputs, const Plan& plan,
+                 const std::string& split_dir = "");
+
+// Blocks the signals that would end the process while outputs are being
+// written, so a kill never leaves a temporary file; they are delivered when
+// the object goes out of scope.
+class DeferTerminationSignals {
+ public:
+  DeferTerminationSignals();
+  ~DeferTerminationSignals();
+
+ private:
+  sigset_t old_;
+};
 
 }  // namespace autoshard::cmd
 

@@ -6,6 +6,7 @@
 #include <climits>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <shared_mutex>
 
 #include "absl/strings/match.h"
@@ -17,6 +18,7 @@
 #include "costmodel/device_profile.h"
 #include "graph/status_macros.h"
 #include "sharder/emit.h"
+#include "sharder/split.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;
@@ -108,28 +110,6 @@ absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
   }
   return absl::OkStatus();
 }
-
-// Blocks the signals that would end the process while outputs are being
-// written, so a kill never leaves a temporary file; they are delivered when
-// the object goes out of scope. Also holds OutputWriteLock() shared, for
-// batch mode's signal thread (cmd/batch.cc).
-class DeferTerminationSignals {
- public:
-  DeferTerminationSignals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
-    pthread_sigmask(SIG_BLOCK, &set, &old_);
-    OutputWriteLock().lock_shared();
-  }
-  ~DeferTerminationSignals() {
-    OutputWriteLock().unlock_shared();
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-
- private:
-  sigset_t old_;
-};
 
 }  // namespace
 
@@ -260,10 +240,26 @@ void ReportStep(const ModelOptions& options, const std::string& what,
                << " s\n";
 }
 
+// Also holds OutputWriteLock() shared, for batch mode's signal thread
+// (cmd/batch.cc).
+DeferTerminationSignals::DeferTerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  pthread_sigmask(SIG_BLOCK, &set, &old_);
+  OutputWriteLock().lock_shared();
+}
+
+DeferTerminationSignals::~DeferTerminationSignals() {
+  OutputWriteLock().unlock_shared();
+  pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+}
+
 int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::string& output,
                  const std::string& sharding_config_out,
-                 const std::vector<std::string>& inputs, const Plan& plan) {
+                 const std::vector<std::string>& inputs, const Plan& plan,
+                 const std::string& split_dir) {
   Console& console = CurrentConsole();
   console.planned = true;
   console.num_nodes = plan.proto.summary().num_nodes();
@@ -284,9 +280,28 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   if (absl::Status s = CheckOutputPaths(outputs, input_paths); !s.ok()) {
     return ReportError(s);
   }
+  if (!split_dir.empty()) {
+    // Nothing written may land in the folder the split replaces.
+    std::vector<fs::path> kept = input_paths;
+    kept.insert(kept.end(), outputs.begin(), outputs.end());
+    if (absl::Status s = CheckSplitDir(split_dir, kept); !s.ok()) {
+      return ReportError(s);
+    }
+  }
   if (absl::Status s = ApplyPlan(plan, &loaded->model); !s.ok())
     return ReportError(s);
   const fs::path source_dir = loaded->path.parent_path();
+  std::optional<Split> split;
+  if (!split_dir.empty()) {
+    auto made = SplitModel(loaded->model, source_dir);
+    if (!made.ok()) {
+      return ReportError(absl::Status(
+          made.status().code(),
+          absl::StrCat(options.model, ": split: ", made.status().message())));
+    }
+    split = *std::move(made);
+    split->manifest.set_model(output);
+  }
   std::vector<std::string> warnings(plan.proto.warnings().begin(),
                                     plan.proto.warnings().end());
   // The written model must pass the ONNX checker unless the input fails it
@@ -338,6 +353,17 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
       return fail(s);
     }
     written.push_back(sharding_config_out);
+  }
+  if (split) {
+    std::vector<std::string> split_warnings = split->warnings;
+    if (absl::Status s = WriteSplit(*split, split_dir, source_dir, loaded->path,
+                                    &split_warnings);
+        !s.ok()) {
+      return fail(s);
+    }
+    for (auto& w : split_warnings) warnings.push_back("split: " + w);
+    written.push_back(absl::StrCat(split_dir, " (", split->stages.size(),
+                                   " stage models and manifest.json)"));
   }
   console.output = output;
   ReportStep(options, absl::StrCat("wrote ", written.size(), " files"),

@@ -23,9 +23,11 @@ int main(int argc, char** argv) {
   ShardOptions shard;
   ApplyOptions apply;
   InspectOptions inspect;
+  SplitOptions split;
   CLI::App* shard_cmd = SetupShard(app, &shard);
   CLI::App* apply_cmd = SetupApply(app, &apply);
   CLI::App* inspect_cmd = SetupInspect(app, &inspect);
+  CLI::App* split_cmd = SetupSplit(app, &split);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -43,5 +45,6 @@ int main(int argc, char** argv) {
   if (shard_cmd->parsed()) return RunShard(shard);
   if (apply_cmd->parsed()) return RunApply(apply);
   if (inspect_cmd->parsed()) return RunInspect(inspect);
+  if (split_cmd->parsed()) return RunSplit(split);
   return kExitBadInput;
 }

@@ -87,6 +87,10 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
                   "several models: also write the summary rows to this file, "
                   "as JSON (.json) or CSV (.csv)")
       ->needs("--out-dir");
+  sub->add_option("--split-dir", o->split_dir,
+                  "one model: also write one ONNX model per pipeline stage and "
+                  "manifest.json into this folder (see 'autoshard split')")
+      ->excludes("--out-dir");
   return sub;
 }
 
@@ -178,7 +182,7 @@ int ShardOneModel(const ShardOptions& o) {
              start);
   plan->proto.set_model(o.model.model);
   return WriteOutputs(o.model, &*loaded, o.output, o.sharding_config,
-                      /*inputs=*/{}, *plan);
+                      /*inputs=*/{}, *plan, o.split_dir);
 }
 
 }  // namespace autoshard::cmd

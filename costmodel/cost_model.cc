@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/flops_rules.h"
@@ -56,15 +57,6 @@ ConstantTensor FromDims(int32_t elem_type, const Dims& dims) {
 
 int64_t Bytes(const ConstantTensor& c, Precision precision) {
   return SaturatingMul(c.elements, ElementSizeBytesAt(c.elem_type, precision));
-}
-
-// Ops that never fold even with constant inputs: random ops, and
-// DequantizeLinear (Note [Constants and weights]).
-bool NeverFolds(const std::string& op_type) {
-  return op_type == "RandomNormal" || op_type == "RandomUniform" ||
-         op_type == "RandomNormalLike" || op_type == "RandomUniformLike" ||
-         op_type == "Multinomial" || op_type == "Bernoulli" ||
-         op_type == "DequantizeLinear";
 }
 
 // The value of a Constant node, from its attribute's dims.
@@ -137,8 +129,10 @@ class CostBuilder {
       constants_[t.values().name()] =
           FromDims(t.values().data_type(), t.dims());
     }
+    const std::vector<uint8_t> is_constant =
+        FindConstantNodes(graph_proto_, graph_);
     for (NodeId id : graph_.topological_order()) {
-      if (IsConstantNode(graph_.node(id))) {
+      if (is_constant[id]) {
         AddConstantNode(id);
       } else {
         AddNode(id);
@@ -160,17 +154,6 @@ class CostBuilder {
  private:
   bool IsConstant(const std::string& name) const {
     return constants_.contains(name);
-  }
-
-  // Note [Constants and weights].
-  bool IsConstantNode(const onnx::NodeProto& node) const {
-    if (!IsDefaultDomain(node.domain())) return false;
-    if (node.op_type() == "Constant") return true;
-    if (HasBody(node) || NeverFolds(node.op_type())) return false;
-    for (const auto& in : node.input()) {
-      if (!in.empty() && !IsConstant(in)) return false;
-    }
-    return true;
   }
 
   void AddConstantNode(NodeId id) {
@@ -316,7 +299,42 @@ class CostBuilder {
   std::set<std::string> ops_without_rule_;
 };
 
+// Ops that never fold even with constant inputs: random ops, and
+// DequantizeLinear (Note [Constants and weights]).
+bool NeverFolds(const std::string& op_type) {
+  return op_type == "RandomNormal" || op_type == "RandomUniform" ||
+         op_type == "RandomNormalLike" || op_type == "RandomUniformLike" ||
+         op_type == "Multinomial" || op_type == "Bernoulli" ||
+         op_type == "DequantizeLinear";
+}
+
 }  // namespace
+
+std::vector<uint8_t> FindConstantNodes(const onnx::GraphProto& graph_proto,
+                                       const Graph& graph) {
+  absl::flat_hash_set<std::string> constants;
+  for (const auto& t : graph_proto.initializer()) constants.insert(t.name());
+  for (const auto& t : graph_proto.sparse_initializer()) {
+    constants.insert(t.values().name());
+  }
+  std::vector<uint8_t> is_constant(graph.num_nodes(), 0);
+  for (NodeId id : graph.topological_order()) {
+    const onnx::NodeProto& node = graph.node(id);
+    bool constant = IsDefaultDomain(node.domain());
+    if (constant && node.op_type() != "Constant") {
+      constant = !HasBody(node) && !NeverFolds(node.op_type());
+      for (const auto& in : node.input()) {
+        if (!in.empty() && !constants.contains(in)) constant = false;
+      }
+    }
+    if (!constant) continue;
+    is_constant[id] = 1;
+    for (const auto& out : node.output()) {
+      if (!out.empty()) constants.insert(out);
+    }
+  }
+  return is_constant;
+}
 
 int64_t ElementSizeBytesAt(int32_t elem_type, Precision precision) {
   if (precision == Precision::kFp16 &&

@@ -96,6 +96,13 @@ absl::StatusOr<ModelCosts> ComputeCosts(const onnx::GraphProto& graph_proto,
                                         const TensorInfoMap& tensors,
                                         const CostOptions& options);
 
+// Per node of `graph` (built from `graph_proto`): 1 when it is a constant
+// node under Note [Constants and weights] (cost_model.cc): a Constant, or a
+// default-domain node without bodies, not random, not DequantizeLinear, all
+// of whose inputs are initializers or outputs of constant nodes.
+std::vector<uint8_t> FindConstantNodes(const onnx::GraphProto& graph_proto,
+                                       const Graph& graph);
+
 // Element size under `precision`: FLOAT and DOUBLE become 2 bytes with kFp16.
 int64_t ElementSizeBytesAt(int32_t elem_type, Precision precision);
 

@@ -15,9 +15,21 @@ namespace {
 // into the model used for shape inference: it needs their dims only.
 constexpr int64_t kMaxCopiedInitializerElements = 1024;
 
-// What Debian 12's ONNX 1.12 knows (DESIGN.md §8).
-constexpr int64_t kNewestKnownOpset = 17;
-constexpr int64_t kNewestKnownIrVersion = 8;
+// The options' device profile, the built-in default when none was given,
+// with the available memory proportion override applied.
+absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {
+  proto::DeviceProfile device = options.device;
+  if (device.tiles_per_ipu() == 0) {
+    ASSIGN_OR_RETURN(device, LoadDeviceProfile("ipu2"));
+  }
+  if (options.available_memory_proportion > 0) {
+    device.set_available_memory_proportion(options.available_memory_proportion);
+  }
+  RETURN_IF_ERROR(ValidateDeviceProfile(device));
+  return device;
+}
+
+}  // namespace
 
 std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
     const onnx::ModelProto& in) {
@@ -47,22 +59,6 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
   }
   return m;
 }
-
-// The options' device profile, the built-in default when none was given,
-// with the available memory proportion override applied.
-absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {
-  proto::DeviceProfile device = options.device;
-  if (device.tiles_per_ipu() == 0) {
-    ASSIGN_OR_RETURN(device, LoadDeviceProfile("ipu2"));
-  }
-  if (options.available_memory_proportion > 0) {
-    device.set_available_memory_proportion(options.available_memory_proportion);
-  }
-  RETURN_IF_ERROR(ValidateDeviceProfile(device));
-  return device;
-}
-
-}  // namespace
 
 absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                  const Options& options) {

@@ -19,6 +19,10 @@
 
 namespace autoshard::internal {
 
+// What Debian 12's ONNX 1.12 knows (DESIGN.md §8).
+inline constexpr int64_t kNewestKnownOpset = 17;
+inline constexpr int64_t kNewestKnownIrVersion = 8;
+
 // A graph input dim neither the model nor an option fixes.
 struct UnresolvedDim {
   std::string input;
@@ -47,6 +51,11 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                  const Options& options);
 
 std::string PrecisionName(Precision precision);
+
+// A copy of `model` for shape inference: every field it needs, with the data
+// of initializers of more than 1024 elements left out (dims and type kept).
+std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
+    const onnx::ModelProto& model);
 
 }  // namespace autoshard::internal
 

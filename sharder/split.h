@@ -1,0 +1,98 @@
+// Per-stage sub-models (DESIGN.md §5): one ONNX model per pipeline stage of
+// an annotated model, and a manifest that chains them back to the original.
+//
+// Note [Splitting an annotated model]
+// The input is a model whose main-graph nodes carry the INT attributes
+// `__ipu_number` and `__pipeline_stage` (written by `shard`/`apply`, or by
+// hand). Stages are numbered from 0 without gaps; every node of a stage has
+// one IPU; no edge (implicit inputs of If/Loop/Scan bodies included) goes
+// to an earlier stage. Stage s holds:
+// - nodes: its nodes, in topological order, without the two attributes (a
+//   stage runs on its own), plus a copy of every constant node (Note
+//   [Constants and weights] in costmodel/cost_model.cc: Constant, or a
+//   constant-foldable chain such as ConstantOfShape of a constant shape)
+//   whose output it reads. A constant node placed on a stage that neither
+//   reads it nor outputs it is left out there (no dangling nodes);
+// - weights: every initializer its nodes (and their bodies) read; a weight
+//   read on two stages is in both;
+// - inputs: the graph inputs it reads, then the cut tensors it reads (outputs
+//   of non-constant nodes of earlier stages), in topological order of their
+//   producers;
+// - outputs: the graph outputs it produces, in the model's order, then the
+//   cut tensors later stages read;
+// - value_info: the model's entries for the tensors it computes; opset
+//   imports, IR version, functions, producer and metadata as the model's.
+// A control-flow node is one node: its bodies are never cut, and the names
+// they read from the outer scope are inputs like any other. Types of cut
+// tensors come from sharder/split_types.h (ONNX's inference, then rules); a
+// cut tensor whose rank shows only at run time (no model input could declare
+// it) travels as "<t>__autoshard_data" (flattened to 1-D) and
+// "<t>__autoshard_shape", and the reading stage reshapes them back into t.
+// A graph output that is a graph input is sourced as "graph_input"; one that
+// is an initializer comes out of stage 0.
+#ifndef AUTOSHARD_SHARDER_SPLIT_H_
+#define AUTOSHARD_SHARDER_SPLIT_H_
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "onnx/onnx_pb.h"
+#include "proto/split.pb.h"
+
+namespace autoshard {
+
+struct SplitStageModel {
+  onnx::ModelProto model;  // what DIR/<manifest file> holds
+  // External-data files the model refers to (relative, sorted, unique).
+  std::vector<std::string> external_files;
+};
+
+struct Split {
+  // Stage s is stages[s] and manifest.stages(s).
+  std::vector<SplitStageModel> stages;
+  proto::SplitManifest manifest;  // model path left empty; the caller sets it
+  std::vector<std::string> warnings;
+};
+
+// Splits `annotated` (Note [Splitting an annotated model]). `model_dir` is
+// the model's folder, for its external data (may be empty for a model
+// without). Errors (InvalidArgument, naming the node and the reason): no
+// node annotated; a node without either attribute, or with one that is not a
+// non-negative INT; a stage without nodes (gaps); two IPUs on one stage; an
+// edge to an earlier stage; a name no node, input or initializer provides;
+// a cut tensor whose element type or rank neither ONNX nor autoshard's rules
+// can tell.
+absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
+                                 const std::filesystem::path& model_dir);
+
+// The stage files' names: "stage_<s>.onnx".
+std::string StageFileName(int stage);
+
+// Checks, before anything is written, that `dir` can receive a split: its
+// parent folder exists and is writable; `dir` does not exist, or is an empty
+// folder, or holds an earlier split (a manifest.json of format
+// "autoshard-split" and nothing it does not list); no path of `inputs` (the
+// run's inputs and other outputs) is `dir` or inside it. InvalidArgument or
+// PermissionDenied naming `dir`.
+absl::Status CheckSplitDir(const std::filesystem::path& dir,
+                           const std::vector<std::filesystem::path>& inputs);
+
+// Writes `split` as a whole: into a new folder beside `dir`, each stage
+// through SaveModel (external data hard-linked from `source_dir`, never
+// copied), every stage checked, manifest.json last; then the folder takes
+// `dir`'s place in one rename (an earlier split there is swapped out and
+// removed). On any error nothing is left behind and `dir` is as it was.
+// Each stage must pass the ONNX checker and ONNX's strict shape inference,
+// unless `model_path` fails the same check (then `warnings` says so):
+// else InternalError naming the stage file.
+absl::Status WriteSplit(const Split& split, const std::filesystem::path& dir,
+                        const std::filesystem::path& source_dir,
+                        const std::filesystem::path& model_path,
+                        std::vector<std::string>* warnings);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_SPLIT_H_

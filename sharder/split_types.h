@@ -1,0 +1,60 @@
+// Types of a model's main-graph tensors, for the inputs and outputs of
+// per-stage sub-models (sharder/split.h).
+//
+// The ONNX checker requires every input and output of a model to have an
+// element type and a shape (its rank; dims may be unknown). ONNX 1.12's shape
+// inference leaves many real tensors without them: ops of other domains
+// (com.microsoft, and most of ai.onnx.ml), and default-domain ops whose
+// shapes are computed in the graph (Reshape, Slice, Expand... after Shape
+// arithmetic); once one tensor is unknown, everything after it is too. So
+// after ONNX's inference, per-op rules here give each remaining output its
+// element type and rank from its inputs' (dims stay unknown): e.g. Slice and
+// Transpose keep their input's rank, Add broadcasts to the largest rank,
+// Reshape has as many dims as its shape input has elements, Gather has
+// rank(data) + rank(indices) - 1, com.microsoft Attention returns a rank-3
+// tensor of its input's type. A rule never guesses: an op without a rule, or
+// whose rule needs what is unknown (a Squeeze without known axes), leaves its
+// outputs as they are.
+#ifndef AUTOSHARD_SHARDER_SPLIT_TYPES_H_
+#define AUTOSHARD_SHARDER_SPLIT_TYPES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "graph/graph.h"
+#include "onnx/onnx_pb.h"
+
+namespace autoshard {
+
+using TypeMap = absl::flat_hash_map<std::string, onnx::TypeProto>;
+
+// True when `type` is enough for a main-graph input or output under the ONNX
+// checker: a tensor with an element type and a shape, or a sequence, map or
+// optional whose element is such a type.
+bool IsCompleteType(const onnx::TypeProto& type);
+
+// The type of every main-graph tensor that `model`'s records (inputs, outputs,
+// value_info), ONNX's shape inference (with data propagation) and then the
+// rules above can tell. Initializers are not included. When ONNX's inference
+// throws on a node (ONNX 1.12 does on ZipMap's map output), that node is left
+// out of inference and it runs again; `warnings` says so.
+TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
+                         std::vector<std::string>* warnings);
+
+// The rules alone (sharder/split_type_rules.cc): in topological order, gives
+// the outputs of `graph`'s nodes that `types` does not have complete an
+// element type and rank where a rule applies. `graph` must be built from
+// `graph_proto` (for constant axes). `inferred[id]`, when given and not null,
+// is node id as ONNX's inference left it: If/Loop bodies are typed from its
+// bodies, which hold the inferred value_info.
+void ApplyTypeRules(const onnx::GraphProto& graph_proto, const Graph& graph,
+                    TypeMap* types,
+                    const std::vector<const onnx::NodeProto*>& inferred = {});
+
+// "float32", "int64", "sequence(float32)", ... (proto/split.proto).
+std::string TypeName(const onnx::TypeProto& type);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_SPLIT_TYPES_H_
