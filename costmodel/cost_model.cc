@@ -186,10 +186,13 @@ class CostBuilder {
       } else if (auto it = tensors_.find(out);
                  it != tensors_.end() && it->second.IsStatic()) {
         c = {it->second.elem_type, it->second.NumElementsOr1(), true};
+      } else if (it != tensors_.end() && it->second.non_tensor) {
+        c = {0, 0, true};  // a sequence (SequenceEmpty): no tensor bytes
       } else {
         c = {it != tensors_.end() ? it->second.elem_type : 0, 0, false};
       }
       cost.shapes_known = cost.shapes_known && c.shape_known;
+      cost.output_shapes_static = cost.output_shapes_static && c.shape_known;
       constants_[out] = c;
     }
   }
@@ -215,10 +218,14 @@ class CostBuilder {
       auto it = tensors_.find(out);
       if (it == tensors_.end()) {
         cost.shapes_known = false;
+        cost.output_shapes_static = false;
         continue;
       }
       const TensorInfo& info = it->second;
       if (!info.IsStatic()) cost.shapes_known = false;
+      if (!info.IsStatic() && !info.non_tensor) {
+        cost.output_shapes_static = false;
+      }
       const int64_t bytes = TensorBytes(info);
       cost.output_bytes[slot] = bytes;
       cost.activation_bytes = SaturatingAdd(cost.activation_bytes, bytes);
@@ -317,6 +324,10 @@ class CostBuilder {
 };
 
 }  // namespace
+
+bool IsHeavyOpClass(std::string_view op_class) {
+  return op_class == "matmul" || op_class == "conv";
+}
 
 int64_t ElementSizeBytesAt(int32_t elem_type, Precision precision) {
   if (precision == Precision::kFp16 &&

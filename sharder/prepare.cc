@@ -1,5 +1,7 @@
 #include "sharder/prepare.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -123,11 +125,14 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
     }
     break;
   }
-  for (const auto& vi : p.model->graph().input()) {
+  for (auto& vi : *p.model->mutable_graph()->mutable_input()) {
     if (!vi.type().has_tensor_type()) continue;
     std::vector<std::string> unresolved;
     std::vector<std::string> example;
-    const auto& dims = vi.type().tensor_type().shape().dim();
+    auto& dims = *vi.mutable_type()
+                      ->mutable_tensor_type()
+                      ->mutable_shape()
+                      ->mutable_dim();
     for (int i = 0; i < dims.size(); ++i) {
       if (dims[i].has_dim_value()) {
         example.push_back(absl::StrCat(dims[i].dim_value()));
@@ -150,10 +155,30 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
               ? " or --batch-size"
               : ""));
     }
+    // Costed as 1 (DESIGN.md §3.1), so inferred as 1: the shapes computed
+    // from the dim then agree with its cost.
+    for (auto& d : dims) {
+      if (!d.has_dim_value()) d.set_dim_value(1);
+    }
   }
   if (absl::Status s = InferShapes(p.model.get()); !s.ok()) {
     p.warnings.push_back(
         absl::StrCat(s.message(), "; using the shapes the file records"));
+  }
+  ShapePropagationResult propagated = PropagateShapes(p.model.get());
+  p.shape_assumptions = std::move(propagated.assumptions);
+  if (!p.shape_assumptions.empty()) {
+    std::map<std::string, int> by_op;
+    for (const auto& a : p.shape_assumptions) ++by_op[a.op_type];
+    std::vector<std::string> parts;
+    for (const auto& [op, count] : by_op) {
+      parts.push_back(absl::StrCat(op, " ", count));
+    }
+    p.warnings.push_back(absl::StrCat(
+        p.shape_assumptions.size(),
+        " data-dependent dims set to the bound the graph implies (",
+        absl::StrJoin(parts, ", "),
+        "); `autoshard inspect --json` lists them"));
   }
   ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
   const TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
@@ -168,6 +193,24 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
     p.warnings.push_back(absl::StrCat(
         "Loop/Scan bodies costed once (trip count not a constant): ",
         absl::StrJoin(p.costs.loops_costed_once, ", ")));
+  }
+  std::vector<std::string> heavy;
+  for (NodeId id = 0; id < p.graph.num_nodes(); ++id) {
+    const NodeCost& c = p.costs.nodes[id];
+    if (!c.output_shapes_static && IsHeavyOpClass(c.op_class)) {
+      heavy.push_back(p.graph.name(id));
+    }
+  }
+  if (!heavy.empty()) {
+    constexpr size_t kNamed = 5;
+    const size_t more = heavy.size() > kNamed ? heavy.size() - kNamed : 0;
+    heavy.resize(std::min(heavy.size(), kNamed));
+    p.warnings.push_back(absl::StrCat(
+        heavy.size() + more,
+        " Conv/MatMul/Gemm-class nodes have no static output shape, so their "
+        "FLOPs are wrong: ",
+        absl::StrJoin(heavy, ", "),
+        more > 0 ? absl::StrCat(" and ", more, " more") : ""));
   }
   if (p.costs.nodes_with_unknown_shapes > 0) {
     p.warnings.push_back(
