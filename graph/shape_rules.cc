@@ -164,6 +164,53 @@ std::vector<DerivedOutput> CompressRule(const RuleNode& n) {
   return {out};
 }
 
+// --- Broadcasting element-wise ops whose ONNX 1.12 schema has a function
+// body but no inference function (GreaterOrEqual, LessOrEqual), and any
+// other the earlier steps left unknown. ---
+
+bool IsBroadcastOp(const std::string& op) {
+  static constexpr std::string_view kOps[] = {
+      "Add",     "Sub",         "Mul",         "Div",
+      "Pow",     "Mod",         "Equal",       "Less",
+      "Greater", "LessOrEqual", "GreaterOrEqual", "And",
+      "Or",      "Xor",         "Where",       "Min",
+      "Max",     "Sum",         "Mean",        "BitShift",
+      "PRelu",   "BitwiseAnd",  "BitwiseOr",   "BitwiseXor"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+std::vector<DerivedOutput> BroadcastRule(const RuleNode& n) {
+  std::vector<int64_t> dims;
+  for (int i = 0; i < n.node.input_size(); ++i) {
+    const TensorInfo* t = n.in(i);
+    if (t == nullptr || !t->rank_known) return {};
+    const size_t rank = std::max(dims.size(), t->dims.size());
+    std::vector<int64_t> out(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t a =
+          d < rank - dims.size() ? 1 : dims[d - (rank - dims.size())];
+      const int64_t b =
+          d < rank - t->dims.size() ? 1 : t->dims[d - (rank - t->dims.size())];
+      if (a < 0 || b < 0) {
+        out[d] = a == 1 ? b : (b == 1 ? a : -1);
+      } else {
+        if (a != b && a != 1 && b != 1) return {};
+        out[d] = a == 1 ? b : a;
+      }
+    }
+    dims = std::move(out);
+  }
+  const std::string& op = n.node.op_type();
+  int32_t type = n.in(0)->elem_type;
+  if (op == "Where") type = n.in(1)->elem_type;
+  if (op == "Equal" || op == "Less" || op == "Greater" ||
+      op == "LessOrEqual" || op == "GreaterOrEqual" || op == "And" ||
+      op == "Or" || op == "Xor") {
+    type = TensorProto::BOOL;
+  }
+  return {Exact(type, dims)};
+}
+
 // --- com.microsoft contrib ops (onnxruntime's contrib-op spec). ---
 
 // Output 0 (and `also` outputs) shaped as input 0.
@@ -298,6 +345,7 @@ std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n) {
     if (op == "TopK") outs = TopKRule(n);
     if (op == "Unique") outs = UniqueRule(n);
     if (op == "Compress") outs = CompressRule(n);
+    if (IsBroadcastOp(op)) outs = BroadcastRule(n);
   }
   outs.resize(n.node.output_size());
   return outs;

@@ -57,7 +57,10 @@ struct DerivedOutput {
 // contrib-op spec: FastGelu, BiasGelu, Gelu, QuickGelu, BiasAdd,
 // SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 // LayerNormalization, SimplifiedLayerNormalization, EmbedLayerNormalization,
-// Attention, FusedMatMul, RotaryEmbedding. Other ops: empty.
+// Attention, FusedMatMul, RotaryEmbedding; for the broadcasting element-wise
+// ops (Add ... Where, GreaterOrEqual, LessOrEqual: ONNX 1.12 defines these
+// two by a function body without an inference function), the numpy
+// broadcast of the inputs' shapes. Other ops: empty.
 std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n);
 
 }  // namespace autoshard
