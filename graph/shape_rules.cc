@@ -169,13 +169,30 @@ std::vector<DerivedOutput> CompressRule(const RuleNode& n) {
 // other the earlier steps left unknown. ---
 
 bool IsBroadcastOp(const std::string& op) {
-  static constexpr std::string_view kOps[] = {
-      "Add",     "Sub",         "Mul",         "Div",
-      "Pow",     "Mod",         "Equal",       "Less",
-      "Greater", "LessOrEqual", "GreaterOrEqual", "And",
-      "Or",      "Xor",         "Where",       "Min",
-      "Max",     "Sum",         "Mean",        "BitShift",
-      "PRelu",   "BitwiseAnd",  "BitwiseOr",   "BitwiseXor"};
+  static constexpr std::string_view kOps[] = {"Add",
+                                              "Sub",
+                                              "Mul",
+                                              "Div",
+                                              "Pow",
+                                              "Mod",
+                                              "Equal",
+                                              "Less",
+                                              "Greater",
+                                              "LessOrEqual",
+                                              "GreaterOrEqual",
+                                              "And",
+                                              "Or",
+                                              "Xor",
+                                              "Where",
+                                              "Min",
+                                              "Max",
+                                              "Sum",
+                                              "Mean",
+                                              "BitShift",
+                                              "PRelu",
+                                              "BitwiseAnd",
+                                              "BitwiseOr",
+                                              "BitwiseXor"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -203,9 +220,8 @@ std::vector<DerivedOutput> BroadcastRule(const RuleNode& n) {
   const std::string& op = n.node.op_type();
   int32_t type = n.in(0)->elem_type;
   if (op == "Where") type = n.in(1)->elem_type;
-  if (op == "Equal" || op == "Less" || op == "Greater" ||
-      op == "LessOrEqual" || op == "GreaterOrEqual" || op == "And" ||
-      op == "Or" || op == "Xor") {
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+      op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor") {
     type = TensorProto::BOOL;
   }
   return {Exact(type, dims)};

@@ -12,8 +12,8 @@
 namespace autoshard {
 namespace {
 
-using ::testing::ElementsAre;
 using onnx::TensorProto;
+using ::testing::ElementsAre;
 
 ShapeValue Ints(std::vector<int64_t> dims, std::vector<int64_t> data,
                 int32_t type = TensorProto::INT64) {
@@ -195,8 +195,7 @@ TEST(ShapeValuesTest, FloatsRoundLikeFloat32AndCastTruncates) {
   const ShapeValue f = Floats({4}, {2.7, -2.7, 2.5, 3.5});
   EXPECT_THAT(IntsOf(Eval("y = Cast <to = 7> (x)", {&f})),
               ElementsAre(2, -2, 2, 3));
-  EXPECT_THAT(FloatsOf(Eval("y = Floor(x)", {&f})),
-              ElementsAre(2, -3, 2, 3));
+  EXPECT_THAT(FloatsOf(Eval("y = Floor(x)", {&f})), ElementsAre(2, -3, 2, 3));
   EXPECT_THAT(FloatsOf(Eval("y = Ceil(x)", {&f})), ElementsAre(3, -2, 3, 4));
   // Round is half to even: 2.5 -> 2, 3.5 -> 4.
   EXPECT_THAT(FloatsOf(Eval("y = Round(x)", {&f})), ElementsAre(3, -3, 2, 4));
@@ -237,8 +236,8 @@ TEST(ShapeValuesTest, RangeConstantOfShapeExpandTile) {
   EXPECT_THAT(DimsOf(Eval("y = Range(s, l, d)", {&s10, &s0, &d3})),
               ElementsAre(0));  // empty
   const ShapeValue shape = Vec({2, 3});
-  auto filled = Eval(
-      "y = ConstantOfShape <value = int64[1] {7}> (s)", {&shape});
+  auto filled =
+      Eval("y = ConstantOfShape <value = int64[1] {7}> (s)", {&shape});
   EXPECT_THAT(DimsOf(filled), ElementsAre(2, 3));
   EXPECT_THAT(IntsOf(filled), ElementsAre(7, 7, 7, 7, 7, 7));
   // Without `value`: float zeros.
@@ -269,9 +268,9 @@ TEST(ShapeValuesTest, IdentityConstantReductionsNonZeroSplit) {
   auto rs = Eval("y = ReduceSum(x, a)", {&m, &ax1});
   EXPECT_THAT(DimsOf(rs), ElementsAre(2, 1));
   EXPECT_THAT(IntsOf(rs), ElementsAre(6, 15));
-  EXPECT_THAT(IntsOf(Eval("y = ReduceMin <axes = [0], keepdims = 0> (x)",
-                          {&m})),
-              ElementsAre(1, 2, 3));
+  EXPECT_THAT(
+      IntsOf(Eval("y = ReduceMin <axes = [0], keepdims = 0> (x)", {&m})),
+      ElementsAre(1, 2, 3));
   const ShapeValue mask = Ints({2, 2}, {0, 1, 1, 0}, TensorProto::BOOL);
   auto nz = Eval("y = NonZero(x)", {&mask});
   EXPECT_THAT(DimsOf(nz), ElementsAre(2, 2));
