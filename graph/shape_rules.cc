@@ -348,12 +348,62 @@ std::vector<DerivedOutput> ContribRule(const RuleNode& n) {
   return {};
 }
 
+// --- ai.onnx.ml ops (the ONNX-ML operator spec; ONNX 1.12 has no inference
+// for them). ---
+
+int64_t AttrCount(const onnx::NodeProto& node, std::string_view name) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == name) {
+      return std::max(
+          {attr.ints_size(), attr.floats_size(), attr.strings_size()});
+    }
+  }
+  return -1;
+}
+
+std::vector<DerivedOutput> MlRule(const RuleNode& n) {
+  const std::string& op = n.node.op_type();
+  const TensorInfo* x = n.in(0);
+  if (x == nullptr || !x->rank_known) return {};
+  // Samples: dim 0 of a [N, C] input; a [C] input is one sample.
+  const int64_t batch = x->dims.size() >= 2 ? x->dims[0] : 1;
+  if (op == "Imputer" || op == "Binarizer") return LikeInput0(n);
+  if (op == "Scaler" || op == "Normalizer") {
+    return {Exact(TensorProto::FLOAT, x->dims)};
+  }
+  if (op == "OneHotEncoder") {
+    int64_t cats = AttrCount(n.node, "cats_int64s");
+    if (cats < 0) cats = AttrCount(n.node, "cats_strings");
+    std::vector<int64_t> dims = x->dims;
+    dims.push_back(cats);
+    return {Exact(TensorProto::FLOAT, dims)};
+  }
+  if (op == "LinearClassifier") {
+    const bool ints = AttrCount(n.node, "classlabels_ints") >= 0;
+    int64_t classes = AttrCount(n.node, "classlabels_ints");
+    if (classes < 0) classes = AttrCount(n.node, "classlabels_strings");
+    return {Exact(ints ? TensorProto::INT64 : TensorProto::STRING, {batch}),
+            Exact(TensorProto::FLOAT, {batch, classes})};
+  }
+  if (op == "LinearRegressor") {
+    return {Exact(TensorProto::FLOAT, {batch, AttrInt(n.node, "targets", 1)})};
+  }
+  if (op == "FeatureVectorizer") {
+    int64_t total = 0;
+    for (int64_t d : AttrInts(n.node, "inputdimensions")) total += d;
+    return {Exact(TensorProto::FLOAT, {batch, total})};
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n) {
   std::vector<DerivedOutput> outs;
   if (n.node.domain() == "com.microsoft") {
     outs = ContribRule(n);
+  } else if (n.node.domain() == "ai.onnx.ml") {
+    outs = MlRule(n);
   } else if (IsDefaultDomain(n.node.domain())) {
     const std::string& op = n.node.op_type();
     if (op == "NonZero") outs = NonZeroRule(n);

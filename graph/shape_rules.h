@@ -60,7 +60,11 @@ struct DerivedOutput {
 // Attention, FusedMatMul, RotaryEmbedding; for the broadcasting element-wise
 // ops (Add ... Where, GreaterOrEqual, LessOrEqual: ONNX 1.12 defines these
 // two by a function body without an inference function), the numpy
-// broadcast of the inputs' shapes. Other ops: empty.
+// broadcast of the inputs' shapes; for ai.onnx.ml ops, the ONNX-ML spec:
+// Imputer, Binarizer, Scaler, Normalizer (input 0's shape), OneHotEncoder
+// (one more dim, the categories), LinearClassifier ([N], [N, classes]),
+// LinearRegressor ([N, targets]), FeatureVectorizer ([N, sum of
+// inputdimensions]). Other ops: empty.
 std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n);
 
 }  // namespace autoshard

@@ -50,6 +50,31 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
   return m;
 }
 
+// The first tensor of `graph` whose inferred shape has a negative dim (as
+// ONNX's inference computes for a Conv longer than its input), written
+// "name [d0,d1,...]" with a count of the others, or "".
+std::string NegativeDims(const onnx::GraphProto& graph) {
+  std::string first;
+  int count = 0;
+  for (const auto& vi : graph.value_info()) {
+    const auto& dims = vi.type().tensor_type().shape().dim();
+    bool negative = false;
+    for (const auto& d : dims)
+      negative |= d.has_dim_value() && d.dim_value() < 0;
+    if (!negative) continue;
+    if (count++ == 0) {
+      std::vector<std::string> text;
+      for (const auto& d : dims) {
+        text.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value()) : "?");
+      }
+      first =
+          absl::StrCat("'", vi.name(), "' [", absl::StrJoin(text, ","), "]");
+    }
+  }
+  if (count > 1) absl::StrAppend(&first, " and ", count - 1, " more");
+  return first;
+}
+
 // The options' device profile, the built-in default when none was given,
 // with the available memory proportion override applied.
 absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {
@@ -164,6 +189,15 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   if (absl::Status s = InferShapes(p.model.get()); !s.ok()) {
     p.warnings.push_back(
         absl::StrCat(s.message(), "; using the shapes the file records"));
+  }
+  if (std::string bad = NegativeDims(p.model->graph()); !bad.empty()) {
+    p.warnings.push_back(absl::StrCat(
+        "shape inference gives negative dims (", bad, "): the inputs are ",
+        "too small for the model",
+        p.unresolved_dims.empty()
+            ? ""
+            : "; its unresolved input dims were taken as 1, set them with "
+              "--input-shape"));
   }
   ShapePropagationResult propagated = PropagateShapes(p.model.get());
   p.shape_assumptions = std::move(propagated.assumptions);
