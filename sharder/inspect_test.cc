@@ -126,5 +126,28 @@ TEST(InspectTest, UnresolvedDimsAreInferredAsOne) {
   EXPECT_EQ(r->total_macs(), 30);
 }
 
+// With L taken as 1, a stride-4 Conv of kernel 7 gets (1 - 7) / 4 + 1 = 0
+// outputs (an empty tensor) and a kernel-9 Conv a negative length: both are
+// warned about as inputs too small for the model.
+TEST(InspectTest, InputsTooSmallForTheModelAreWarnedAbout) {
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,L] x) => (float[?,?,?] y, float[?,?,?] z) <float[2,1,7] w7, float[2,1,9] w9> {
+      y = Conv <strides = [4]> (x, w7)
+      z = Conv(x, w9)
+    })");
+  auto r = InspectModel(model, Options());
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::string warnings;
+  for (const auto& w : r->warnings()) warnings += w + "\n";
+  EXPECT_THAT(warnings, HasSubstr("1 Conv/MatMul/Gemm-class nodes have an "
+                                  "empty output (a dim is 0), so the inputs "
+                                  "are too small for the model: n0"));
+  EXPECT_THAT(warnings,
+              HasSubstr("shape inference gives negative dims ('z' [1,2,-7])"));
+  EXPECT_THAT(warnings, HasSubstr("have no static output shape, so their "
+                                  "FLOPs are wrong: n1"));
+}
+
 }  // namespace
 }  // namespace autoshard

@@ -56,23 +56,75 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
 std::string NegativeDims(const onnx::GraphProto& graph) {
   std::string first;
   int count = 0;
-  for (const auto& vi : graph.value_info()) {
+  auto check = [&](const onnx::ValueInfoProto& vi) {
     const auto& dims = vi.type().tensor_type().shape().dim();
     bool negative = false;
-    for (const auto& d : dims)
+    for (const auto& d : dims) {
       negative |= d.has_dim_value() && d.dim_value() < 0;
-    if (!negative) continue;
-    if (count++ == 0) {
-      std::vector<std::string> text;
-      for (const auto& d : dims) {
-        text.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value()) : "?");
-      }
-      first =
-          absl::StrCat("'", vi.name(), "' [", absl::StrJoin(text, ","), "]");
     }
-  }
+    if (!negative || count++ > 0) return;
+    std::vector<std::string> text;
+    for (const auto& d : dims) {
+      text.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value()) : "?");
+    }
+    first = absl::StrCat("'", vi.name(), "' [", absl::StrJoin(text, ","), "]");
+  };
+  for (const auto& vi : graph.value_info()) check(vi);
+  for (const auto& vi : graph.output()) check(vi);
   if (count > 1) absl::StrAppend(&first, " and ", count - 1, " more");
   return first;
+}
+
+// "a, b, c, d, e and 3 more".
+std::string SomeNames(const std::vector<std::string>& names) {
+  constexpr size_t kNamed = 5;
+  const size_t shown = std::min(names.size(), kNamed);
+  return absl::StrCat(absl::StrJoin(names.begin(), names.begin() + shown, ", "),
+                      names.size() > shown
+                          ? absl::StrCat(" and ", names.size() - shown, " more")
+                          : "");
+}
+
+// Warns about the Conv/MatMul/Gemm-class nodes whose FLOPs are wrong: those
+// without a static output shape, and those whose output is empty (a dim 0:
+// the inputs are too small for the model, e.g. an unresolved sequence
+// length taken as 1 under a convolution longer than that).
+void WarnAboutHeavyNodes(const TensorInfoMap& tensors, Prepared* p) {
+  std::vector<std::string> unknown, empty;
+  for (NodeId id = 0; id < p->graph.num_nodes(); ++id) {
+    const NodeCost& c = p->costs.nodes[id];
+    if (!IsHeavyOpClass(c.op_class)) continue;
+    if (!c.output_shapes_static) {
+      unknown.push_back(p->graph.name(id));
+      continue;
+    }
+    const onnx::NodeProto& node = p->graph.node(id);
+    auto it =
+        node.output_size() > 0 ? tensors.find(node.output(0)) : tensors.end();
+    if (it != tensors.end() && it->second.IsStatic() &&
+        std::find(it->second.dims.begin(), it->second.dims.end(), 0) !=
+            it->second.dims.end()) {
+      empty.push_back(p->graph.name(id));
+    }
+  }
+  if (!unknown.empty()) {
+    p->warnings.push_back(absl::StrCat(
+        unknown.size(),
+        " Conv/MatMul/Gemm-class nodes have no static output shape, so their "
+        "FLOPs are wrong: ",
+        SomeNames(unknown)));
+  }
+  if (!empty.empty()) {
+    p->warnings.push_back(absl::StrCat(
+        empty.size(),
+        " Conv/MatMul/Gemm-class nodes have an empty output (a dim is 0), so "
+        "the inputs are too small for the model: ",
+        SomeNames(empty),
+        p->unresolved_dims.empty()
+            ? ""
+            : "; its unresolved input dims were taken as 1, set them with "
+              "--input-shape"));
+  }
 }
 
 // The options' device profile, the built-in default when none was given,
@@ -228,24 +280,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
         "Loop/Scan bodies costed once (trip count not a constant): ",
         absl::StrJoin(p.costs.loops_costed_once, ", ")));
   }
-  std::vector<std::string> heavy;
-  for (NodeId id = 0; id < p.graph.num_nodes(); ++id) {
-    const NodeCost& c = p.costs.nodes[id];
-    if (!c.output_shapes_static && IsHeavyOpClass(c.op_class)) {
-      heavy.push_back(p.graph.name(id));
-    }
-  }
-  if (!heavy.empty()) {
-    constexpr size_t kNamed = 5;
-    const size_t more = heavy.size() > kNamed ? heavy.size() - kNamed : 0;
-    heavy.resize(std::min(heavy.size(), kNamed));
-    p.warnings.push_back(absl::StrCat(
-        heavy.size() + more,
-        " Conv/MatMul/Gemm-class nodes have no static output shape, so their "
-        "FLOPs are wrong: ",
-        absl::StrJoin(heavy, ", "),
-        more > 0 ? absl::StrCat(" and ", more, " more") : ""));
-  }
+  WarnAboutHeavyNodes(tensors, &p);
   if (p.costs.nodes_with_unknown_shapes > 0) {
     p.warnings.push_back(
         absl::StrCat(p.costs.nodes_with_unknown_shapes,
