@@ -91,23 +91,27 @@ std::vector<int> TopologicalOrder(const onnx::GraphProto& g) {
       if (!out.empty()) producer.emplace(out, i);
     }
   }
-  std::vector<std::vector<int>> reads(n);  // producers each node reads
-  bool in_order = true;
-  for (int i = 0; i < n; ++i) {
+  // The producers each node reads (names its bodies read included).
+  auto reads_of = [&](int i, std::vector<int>* reads) {
     const onnx::NodeProto& node = g.node(i);
     auto add = [&](std::string_view name) {
       auto it = producer.find(name);
-      if (it == producer.end() || it->second == i) return;
-      reads[i].push_back(it->second);
-      in_order = in_order && it->second < i;
+      if (it != producer.end() && it->second != i) reads->push_back(it->second);
     };
     for (const auto& in : node.input()) add(in);
     if (HasBody(node)) {
       for (const auto& in : CollectImplicitInputs(node)) add(in);
     }
-  }
+  };
   std::vector<int> order;
   order.reserve(n);
+  bool in_order = true;
+  std::vector<int> reads;
+  for (int i = 0; i < n && in_order; ++i) {
+    reads.clear();
+    reads_of(i, &reads);
+    for (int p : reads) in_order = in_order && p < i;
+  }
   if (in_order) {
     for (int i = 0; i < n; ++i) order.push_back(i);
     return order;
@@ -115,11 +119,12 @@ std::vector<int> TopologicalOrder(const onnx::GraphProto& g) {
   std::vector<std::vector<int>> consumers(n);
   std::vector<int> pending(n, 0);
   for (int i = 0; i < n; ++i) {
-    std::sort(reads[i].begin(), reads[i].end());
-    reads[i].erase(std::unique(reads[i].begin(), reads[i].end()),
-                   reads[i].end());
-    pending[i] = static_cast<int>(reads[i].size());
-    for (int p : reads[i]) consumers[p].push_back(i);
+    reads.clear();
+    reads_of(i, &reads);
+    std::sort(reads.begin(), reads.end());
+    reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+    pending[i] = static_cast<int>(reads.size());
+    for (int p : reads) consumers[p].push_back(i);
   }
   std::vector<int> ready;  // a min-heap of node indices
   for (int i = 0; i < n; ++i) {
@@ -295,7 +300,9 @@ class Propagator {
       ProcessControlFlow(node, scope, label);
       return;
     }
-    if (IsEvaluableOp(*node)) Evaluate(*node, scope);
+    if (IsEvaluableOp(*node) && CanEvaluate(*node, *scope)) {
+      Evaluate(*node, scope);
+    }
     if (!NeedsShape(*node, *scope)) return;
     InferWithOnnx(node, scope);
     if (!NeedsShape(*node, *scope)) return;
@@ -308,6 +315,20 @@ class Propagator {
     for (int i = 0; i < node->output_size(); ++i) {
       MergeDerived(*node, i, derived[i], label, scope);
     }
+  }
+
+  // False when evaluating `node` cannot give anything: it has inputs, none
+  // with a known value, and it is not Shape or Size (which read shapes).
+  static bool CanEvaluate(const onnx::NodeProto& node,
+                          const GraphScope& scope) {
+    if (node.input_size() == 0 || node.op_type() == "Shape" ||
+        node.op_type() == "Size") {
+      return true;
+    }
+    for (const auto& in : node.input()) {
+      if (!in.empty() && scope.FindValue(in) != nullptr) return true;
+    }
+    return false;
   }
 
   void Evaluate(const onnx::NodeProto& node, GraphScope* scope) {
@@ -650,17 +671,40 @@ class Propagator {
   absl::flat_hash_map<std::string, int> opsets_;
 };
 
+// True when every node output of `g` (whose tensors are `infos`) already
+// has a static shape and no node has a body: the pass would learn nothing.
+// The common case of a large, fully inferred model costs one lookup a name.
+bool AllStatic(const onnx::GraphProto& g, const TensorInfoMap& infos) {
+  for (const auto& node : g.node()) {
+    if (HasBody(node)) return false;
+    for (const auto& out : node.output()) {
+      if (out.empty()) continue;
+      auto it = infos.find(out);
+      if (it == infos.end() || !it->second.IsStatic()) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-ShapePropagationResult PropagateShapes(onnx::ModelProto* model) {
+ShapePropagationResult PropagateShapes(onnx::ModelProto* model,
+                                       TensorInfoMap* tensors) {
   ShapePropagationResult result;
-  Propagator propagator(*model);
   onnx::GraphProto* g = model->mutable_graph();
+  if (AllStatic(*g, *tensors)) return result;
+  Propagator propagator(*model);
   GraphScope scope(nullptr);
-  scope.infos = CollectTensorInfo(*g);
+  scope.infos.swap(*tensors);
   propagator.RunGraph(g, &scope, "");
   propagator.Commit(g, &scope, &result);
+  scope.infos.swap(*tensors);
   return result;
+}
+
+ShapePropagationResult PropagateShapes(onnx::ModelProto* model) {
+  TensorInfoMap tensors = CollectTensorInfo(model->graph());
+  return PropagateShapes(model, &tensors);
 }
 
 }  // namespace autoshard

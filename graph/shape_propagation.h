@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/shapes.h"
 #include "onnx/onnx_pb.h"
 
 namespace autoshard {
@@ -69,6 +70,13 @@ struct ShapePropagationResult {
 // InferShapes), writing what it finds into value_info. Never fails: a node
 // whose inference throws keeps what was known of it.
 ShapePropagationResult PropagateShapes(onnx::ModelProto* model);
+
+// The same, for a caller that holds `tensors` = CollectTensorInfo of the
+// main graph: updated in place (as CollectTensorInfo would read the updated
+// graph, save that node outputs nothing is known of may have an empty
+// entry), so the caller need not collect them again.
+ShapePropagationResult PropagateShapes(onnx::ModelProto* model,
+                                       TensorInfoMap* tensors);
 
 }  // namespace autoshard
 

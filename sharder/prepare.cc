@@ -251,7 +251,8 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
             : "; its unresolved input dims were taken as 1, set them with "
               "--input-shape"));
   }
-  ShapePropagationResult propagated = PropagateShapes(p.model.get());
+  TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
+  ShapePropagationResult propagated = PropagateShapes(p.model.get(), &tensors);
   p.shape_assumptions = std::move(propagated.assumptions);
   if (!p.shape_assumptions.empty()) {
     std::map<std::string, int> by_op;
@@ -267,7 +268,6 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
         "); `autoshard inspect --json` lists them"));
   }
   ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
-  const TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
   ASSIGN_OR_RETURN(p.costs, ComputeCosts(p.model->graph(), p.graph, tensors,
                                          CostOptions{options.precision}));
   if (!p.costs.ops_without_rule.empty()) {
