@@ -1,6 +1,6 @@
-// Internals shared by shape_values.cc (values, conversions, element-wise
-// ops, the op table) and shape_values_ops.cc (shape and data-movement ops).
-// Not part of the interface.
+// Internals shared by shape_values.cc (values, conversions, the op table),
+// shape_values_elementwise.cc (element-wise ops) and shape_values_ops.cc
+// (shape and data-movement ops). Not part of the interface.
 #ifndef AUTOSHARD_GRAPH_SHAPE_VALUES_INTERNAL_H_
 #define AUTOSHARD_GRAPH_SHAPE_VALUES_INTERNAL_H_
 
@@ -82,6 +82,15 @@ int64_t NormalizeAxis(int64_t axis, int64_t rank);
 
 // Values of a 1-D (or scalar) integer input as a vector, or nullopt.
 std::optional<std::vector<int64_t>> IntList(const ShapeValue* v);
+
+// Element-wise ops (shape_values_elementwise.cc): Add ... Xor and the
+// variadic Min/Max/Sum/Mean; Neg ... Not; Cast; Identity; Constant; Where.
+Outputs EvalBinary(const EvalCtx& c);
+Outputs EvalUnary(const EvalCtx& c);
+Outputs EvalCast(const EvalCtx& c);
+Outputs EvalIdentity(const EvalCtx& c);
+Outputs EvalConstant(const EvalCtx& c);
+Outputs EvalWhere(const EvalCtx& c);
 
 // Shape and data-movement ops (shape_values_ops.cc).
 Outputs EvalShape(const EvalCtx& c);

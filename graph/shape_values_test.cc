@@ -172,6 +172,10 @@ TEST(ShapeValuesTest, ArithmeticFollowsTheSpec) {
   EXPECT_THAT(IntsOf(Eval("y = Mod <fmod = 1> (a, b)", {&a, &m3})),
               ElementsAre(1, -1, 0));
   EXPECT_THAT(IntsOf(Eval("y = Neg(a)", {&a})), ElementsAre(-7, 7, -6));
+  // Pow: 2^3, (-1)^3, 3^0.
+  const ShapeValue bases = Vec({2, -1, 3}), exps = Vec({3, 3, 0});
+  EXPECT_THAT(IntsOf(Eval("y = Pow(a, b)", {&bases, &exps})),
+              ElementsAre(8, -1, 1));
   EXPECT_THAT(IntsOf(Eval("y = Max(a, b, c)", {&a, &b, &m3})),
               ElementsAre(7, 3, 6));
   EXPECT_THAT(IntsOf(Eval("y = Min(a, b)", {&a, &b})), ElementsAre(2, -7, 2));
