@@ -289,7 +289,11 @@ void Propagator::InferWithOnnx(onnx::NodeProto* node, GraphScope* scope) {
       SetTensorType(*info, &types.emplace_back());
       types_by_name[in] = &types.back();
     }
-    if (const ShapeValue* v = scope->FindValue(in)) {
+    const ShapeValue* v = scope->FindValue(in);
+    // Half floats would need their bit patterns; ONNX reads shapes, sizes
+    // and scales as integers and float32 anyway.
+    if (v != nullptr && v->elem_type != onnx::TensorProto::FLOAT16 &&
+        v->elem_type != onnx::TensorProto::BFLOAT16) {
       data.push_back(ValueToTensor(*v, in));
       data_by_name[in] = &data.back();
     }

@@ -228,6 +228,28 @@ TEST(ShapePropagationTest, RangeWhereExpandTileReduceProd) {
   EXPECT_THAT(p.Dims("y"), ElementsAre(2, 10));
 }
 
+// A computed length of 100,000 is never materialised as a value, but
+// ONNX's Range inference, given the computed limit, still sizes the output.
+TEST(ShapePropagationTest, LargeTensorsAreSizedNotMaterialised) {
+  Propagated p = Propagate(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[100,1000] x) => (int64[?] r, float[?,?] y) <float[8,4] w> {
+      n = Size(x)
+      zero = Constant <value_int = 0> ()
+      one = Constant <value_int = 1> ()
+      r = Range(zero, n, one)
+      shape = Shape(r)
+      eight = Constant <value_ints = [8]> ()
+      rows = Div(shape, eight)
+      target = Concat <axis = 0> (rows, eight)
+      x2 = Reshape(x, target)
+      y = MatMul(x2, w)
+    })");
+  EXPECT_THAT(p.Dims("r"), ElementsAre(100000));
+  EXPECT_THAT(p.Dims("x2"), ElementsAre(12500, 8));
+  EXPECT_THAT(p.Dims("y"), ElementsAre(12500, 4));
+}
+
 // torchvision's resize by a float scale: sizes = floor(float(h, w) x 2).
 TEST(ShapePropagationTest, FloatScaleCastFloorResize) {
   Propagated p = Propagate(R"(

@@ -57,6 +57,7 @@ std::optional<ShapeValue> ValueFromTensor(const onnx::TensorProto& t);
 
 // `v` as a TensorProto with typed fields (int64_data, int32_data, ...), for
 // ONNX's inference functions, which read constant inputs as TensorProtos.
+// Not for FLOAT16/BFLOAT16 values (their fields hold bit patterns).
 onnx::TensorProto ValueToTensor(const ShapeValue& v, const std::string& name);
 
 // The value of a Constant node's attribute (value, value_int(s),

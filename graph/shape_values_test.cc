@@ -286,6 +286,34 @@ TEST(ShapeValuesTest, IdentityConstantReductionsNonZeroSplit) {
   EXPECT_THAT(IntsOf(split[1]), ElementsAre(3, 4, 5, 6));
 }
 
+TEST(ShapeValuesTest, RemainingElementWiseOpsAndReductions) {
+  const ShapeValue a = Vec({-4, 0, 9}), b = Vec({1, 0, 2});
+  EXPECT_THAT(IntsOf(Eval("y = Sum(a, b, c)", {&a, &b, &b})),
+              ElementsAre(-2, 0, 13));
+  const ShapeValue f = Floats({2}, {1, 4}), g = Floats({2}, {3, 8});
+  EXPECT_THAT(FloatsOf(Eval("y = Mean(a, b)", {&f, &g})), ElementsAre(2, 6));
+  EXPECT_THAT(IntsOf(Eval("y = Abs(a)", {&a})), ElementsAre(4, 0, 9));
+  EXPECT_THAT(IntsOf(Eval("y = Sign(a)", {&a})), ElementsAre(-1, 0, 1));
+  EXPECT_THAT(IntsOf(Eval("y = Relu(a)", {&a})), ElementsAre(0, 0, 9));
+  EXPECT_THAT(FloatsOf(Eval("y = Sqrt(a)", {&f})), ElementsAre(1, 2));
+  EXPECT_THAT(FloatsOf(Eval("y = Reciprocal(a)", {&f})), ElementsAre(1, 0.25));
+  EXPECT_THAT(IntsOf(Eval("y = LessOrEqual(a, b)", {&a, &b})),
+              ElementsAre(1, 1, 0));
+  EXPECT_THAT(IntsOf(Eval("y = GreaterOrEqual(a, b)", {&a, &b})),
+              ElementsAre(0, 1, 1));
+  const ShapeValue t = Ints({2}, {1, 1}, TensorProto::BOOL);
+  const ShapeValue u = Ints({2}, {1, 0}, TensorProto::BOOL);
+  EXPECT_THAT(IntsOf(Eval("y = Xor(a, b)", {&t, &u})), ElementsAre(0, 1));
+  const ShapeValue m = Ints({2, 2}, {3, 8, 5, 1});
+  EXPECT_THAT(
+      IntsOf(Eval("y = ReduceMax <axes = [1], keepdims = 0> (x)", {&m})),
+      ElementsAre(8, 5));
+  // Integer ReduceMean truncates: (3 + 5) / 2 = 4, (8 + 1) / 2 = 4.
+  EXPECT_THAT(
+      IntsOf(Eval("y = ReduceMean <axes = [0], keepdims = 0> (x)", {&m})),
+      ElementsAre(4, 4));
+}
+
 TEST(ShapeValuesTest, TensorProtoRoundTrip) {
   // raw_data (little-endian int64) and typed fields read alike.
   TensorProto raw;
