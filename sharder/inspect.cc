@@ -78,6 +78,7 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
     if (!c.shapes_known && IsHeavyOpClass(c.op_class)) ++heavy_unknown;
     if (!c.output_shapes_static) {
       r.set_nodes_without_static_shape(r.nodes_without_static_shape() + 1);
+      r.add_nodes_without_static_shape_names(p.graph.name(id));
       if (IsHeavyOpClass(c.op_class)) {
         r.add_heavy_nodes_without_static_shape(p.graph.name(id));
       }
@@ -181,9 +182,19 @@ std::string InspectText(const proto::InspectReport& r) {
           : absl::StrCat(
                 ": ",
                 absl::StrJoin(r.heavy_nodes_without_static_shape(), ", ")));
+  constexpr int kListed = 10;
+  if (r.nodes_without_static_shape_names_size() > 0) {
+    const auto& names = r.nodes_without_static_shape_names();
+    const int shown = std::min(names.size(), kListed);
+    absl::StrAppend(
+        &out, "  ", absl::StrJoin(names.begin(), names.begin() + shown, ", "),
+        names.size() > shown ? absl::StrCat(" and ", names.size() - shown,
+                                            " more (--json lists all)")
+                             : "",
+        "\n");
+  }
   absl::StrAppendFormat(&out, "data-dependent dims set to a bound: %d\n",
                         r.shape_assumptions_size());
-  constexpr int kListed = 10;
   for (int i = 0; i < r.shape_assumptions_size() && i < kListed; ++i) {
     const proto::ShapeAssumption& a = r.shape_assumptions(i);
     absl::StrAppendFormat(&out, "  %s %s: %s dim %d = %d (%s)\n", a.op_type(),

@@ -81,6 +81,8 @@ TEST(InspectTest, NodesWithoutStaticShapesAndAssumptions) {
   ASSERT_TRUE(r.ok()) << r.status();
   // n0 (custom, no shape) and n1 (its Conv).
   EXPECT_EQ(r->nodes_without_static_shape(), 2);
+  EXPECT_THAT(r->nodes_without_static_shape_names(),
+              ::testing::ElementsAre("n0", "n1"));
   ASSERT_EQ(r->heavy_nodes_without_static_shape_size(), 1);
   EXPECT_EQ(r->heavy_nodes_without_static_shape(0), "n1");
   ASSERT_EQ(r->shape_assumptions_size(), 1);
@@ -91,6 +93,7 @@ TEST(InspectTest, NodesWithoutStaticShapesAndAssumptions) {
   const std::string text = InspectText(*r);
   EXPECT_THAT(text, HasSubstr("nodes without a static output shape: 2 "
                               "(Conv/MatMul/Gemm-class: 1: n1)"));
+  EXPECT_THAT(text, HasSubstr("(Conv/MatMul/Gemm-class: 1: n1)\n  n0, n1\n"));
   EXPECT_THAT(text, HasSubstr("data-dependent dims set to a bound: 1"));
   EXPECT_THAT(text, HasSubstr("NonZero n2: nz dim 1 = 12"));
   bool warned = false;
