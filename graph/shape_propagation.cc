@@ -225,6 +225,10 @@ void Propagator::ProcessNode(onnx::NodeProto* node, GraphScope* scope,
     ProcessControlFlow(node, scope, label);
     return;
   }
+  if (IsDefaultDomain(node->domain()) && ProcessSequenceOp(*node, scope) &&
+      !NeedsShape(*node, *scope)) {
+    return;
+  }
   if (IsEvaluableOp(*node) && CanEvaluate(*node, *scope)) {
     Evaluate(*node, scope);
   }
@@ -317,7 +321,7 @@ void Propagator::InferWithOnnx(onnx::NodeProto* node, GraphScope* scope) {
 std::unique_ptr<GraphScope> Propagator::RunBody(
     onnx::GraphProto* body, const GraphScope* parent,
     const std::vector<TensorInfo>& inputs, bool declared,
-    const std::string& label) {
+    const std::string& label, const SequenceInputs* sequences) {
   auto scope = std::make_unique<GraphScope>(parent);
   scope->infos = CollectTensorInfo(*body);
   for (int i = 0; i < static_cast<int>(inputs.size()) && i < body->input_size();
@@ -338,6 +342,9 @@ std::unique_ptr<GraphScope> Propagator::RunBody(
       scope->changed_set.insert(name);
       scope->changed.push_back(name);
     }
+  }
+  if (sequences != nullptr) {
+    for (const auto& [name, seq] : *sequences) scope->sequences[name] = seq;
   }
   RunGraph(body, scope.get(), label + " > ");
   return scope;

@@ -26,6 +26,10 @@
 //     get the trip count M when it is a known constant (below 2^31), an
 //     assumption unless the loop cannot stop early, else 1 (an assumption).
 //     Scan: the scan axis length of its first scan input.
+//  5. sequences are known by their elements' common shape and their length
+//     (SequenceEmpty/Construct/Insert/Erase, SplitToSequence make them;
+//     SequenceAt, SequenceLength, ConcatFromSequence read them); a sequence
+//     a Loop grows by d elements a trip ends with trips x d more.
 // A single topological sweep suffices: every node sees its inputs' final
 // shapes and values, so ONNX's inference never has to be re-run on the whole
 // graph. What stays unknown is left unknown (the cost model counts such dims

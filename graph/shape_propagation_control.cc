@@ -4,6 +4,7 @@
 // while the shapes of their loop-carried values settle, and scan outputs get
 // the trip count or scan length.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,20 @@ TensorInfo Generalize(const TensorInfo& in, const TensorInfo* out) {
 
 bool SameInfo(const TensorInfo& a, const TensorInfo& b) {
   return a.rank_known == b.rank_known && a.dims == b.dims;
+}
+
+TensorInfo CommonInfo(const TensorInfo& a, const TensorInfo& b) {
+  TensorInfo c = a;
+  if (c.elem_type == 0) c.elem_type = b.elem_type;
+  if (!a.rank_known || !b.rank_known || a.dims.size() != b.dims.size()) {
+    c.rank_known = false;
+    c.dims.clear();
+    return c;
+  }
+  for (size_t d = 0; d < c.dims.size(); ++d) {
+    if (a.dims[d] != b.dims[d]) c.dims[d] = -1;
+  }
+  return c;
 }
 
 onnx::GraphProto* Propagator::Body(onnx::NodeProto* node,
@@ -90,7 +105,16 @@ void Propagator::ProcessIf(onnx::NodeProto* node, GraphScope* scope,
         Merge(node->output(i), *info, scope);
       if (const ShapeValue* v = scopes[chosen]->FindValue(*names[chosen]))
         scope->values[node->output(i)] = *v;
+      if (const SequenceInfo* s = scopes[chosen]->FindSequence(*names[chosen]))
+        scope->sequences[node->output(i)] = *s;
       continue;
+    }
+    const SequenceInfo* sa = scopes[0]->FindSequence(*names[0]);
+    const SequenceInfo* sb = scopes[1]->FindSequence(*names[1]);
+    if (sa != nullptr && sb != nullptr) {
+      scope->sequences[node->output(i)] = {
+          CommonInfo(sa->elem, sb->elem),
+          sa->length == sb->length ? sa->length : -1};
     }
     const TensorInfo* a = scopes[0]->FindInfo(*names[0]);
     const TensorInfo* b = scopes[1]->FindInfo(*names[1]);
@@ -119,8 +143,10 @@ void Propagator::ProcessIf(onnx::NodeProto* node, GraphScope* scope,
 
 std::unique_ptr<GraphScope> Propagator::RunLoopBody(
     onnx::GraphProto* body, GraphScope* scope, std::vector<TensorInfo> inputs,
-    int first, int n, int out_first, const std::string& label) {
-  std::unique_ptr<GraphScope> run = RunBody(body, scope, inputs, true, label);
+    int first, int n, int out_first, const std::string& label,
+    const SequenceInputs* sequences) {
+  std::unique_ptr<GraphScope> run =
+      RunBody(body, scope, inputs, true, label, sequences);
   for (int rerun = 0; rerun < kMaxBodyReruns; ++rerun) {
     bool settled = true;
     for (int i = 0; i < n && out_first + i < body->output_size() &&
@@ -136,7 +162,7 @@ std::unique_ptr<GraphScope> Propagator::RunLoopBody(
       }
     }
     if (settled) break;
-    run = RunBody(body, scope, inputs, false, label);
+    run = RunBody(body, scope, inputs, false, label, sequences);
   }
   return run;
 }
@@ -184,12 +210,36 @@ void Propagator::ProcessLoop(onnx::NodeProto* node, GraphScope* scope,
   cond.elem_type = onnx::TensorProto::BOOL;
   iter.rank_known = cond.rank_known = true;
   std::vector<TensorInfo> inputs = {iter, cond};
+  SequenceInputs sequences;  // loop-carried sequences, as they come in
   for (int i = 0; i < n; ++i) {
     const TensorInfo* outer = scope->FindInfo(node->input(2 + i));
     inputs.push_back(outer != nullptr ? *outer : TensorInfo());
+    if (const SequenceInfo* s = scope->FindSequence(node->input(2 + i))) {
+      sequences[body->input(2 + i).name()] = *s;
+    }
   }
   std::unique_ptr<GraphScope> run =
-      RunLoopBody(body, scope, inputs, 2, n, 1, label);
+      RunLoopBody(body, scope, inputs, 2, n, 1, label, &sequences);
+  // A sequence the body grows: its elements' common shape, and its growth
+  // per trip; the body runs again seeing that shape and an unknown length.
+  std::map<int, std::pair<SequenceInfo, int64_t>> grown;
+  SequenceInputs generalized;
+  for (int i = 0; i < n; ++i) {
+    auto in = sequences.find(body->input(2 + i).name());
+    const SequenceInfo* out = run->FindSequence(body->output(1 + i).name());
+    if (in == sequences.end() || out == nullptr) continue;
+    const SequenceInfo& s0 = in->second;
+    SequenceInfo all;
+    all.elem = s0.length == 0 ? out->elem : CommonInfo(s0.elem, out->elem);
+    const int64_t delta =
+        s0.length >= 0 && out->length >= 0 ? out->length - s0.length : -1;
+    all.length = s0.length;
+    grown[i] = {all, delta};
+    generalized[in->first] = {all.elem, -1};
+  }
+  if (!generalized.empty()) {
+    run = RunLoopBody(body, scope, inputs, 2, n, 1, label, &generalized);
+  }
   int64_t trips = -1;
   if (!node->input(0).empty()) {
     const ShapeValue* m = scope->FindValue(node->input(0));
@@ -204,6 +254,22 @@ void Propagator::ProcessLoop(onnx::NodeProto* node, GraphScope* scope,
   } else if (!RunsAllTrips(*node, *body, *scope, *run)) {
     reason = absl::StrCat("at most the trip count ", trips,
                           " (the condition may end the loop sooner)");
+  }
+  for (const auto& [i, seq] : grown) {
+    const auto& [all, delta] = seq;
+    if (i >= node->output_size() || node->output(i).empty()) continue;
+    SequenceInfo final_seq = all;
+    if (all.length >= 0 && delta >= 0) {
+      final_seq.length = all.length + (trips < 0 ? 1 : trips) * delta;
+      if (delta > 0 && !reason.empty()) {
+        scope->assumptions.push_back({label, node->op_type(), node->output(i),
+                                      0, final_seq.length,
+                                      "sequence length: " + reason});
+      }
+    } else {
+      final_seq.length = -1;
+    }
+    scope->sequences[node->output(i)] = final_seq;
   }
   for (int i = 0; i < n + k && i < node->output_size(); ++i) {
     const TensorInfo* b = run->FindInfo(body->output(1 + i).name());

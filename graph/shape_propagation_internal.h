@@ -35,6 +35,13 @@ constexpr int64_t kMaxTripCount = (int64_t{1} << 31) - 1;
 // shapes of their loop-carried values settle.
 constexpr int kMaxBodyReruns = 3;
 
+// What is known of a sequence value: its elements' common shape (a dim
+// where they differ is unknown) and its length.
+struct SequenceInfo {
+  TensorInfo elem;      // rank_known false: unknown (or no element yet)
+  int64_t length = -1;  // -1: unknown
+};
+
 // One graph's tables: what is known of the names it defines, with a pointer
 // to the enclosing graph's tables (lookups walk outwards, as in
 // costmodel's Note [Scopes]). A body's scope and its own bodies' scopes are
@@ -59,9 +66,19 @@ struct GraphScope {
     return nullptr;
   }
 
+  const SequenceInfo* FindSequence(const std::string& name) const {
+    for (const GraphScope* s = this; s != nullptr; s = s->parent) {
+      auto it = s->sequences.find(name);
+      if (it != s->sequences.end()) return &it->second;
+      if (s->infos.contains(name)) return nullptr;  // defined here, unknown
+    }
+    return nullptr;
+  }
+
   const GraphScope* parent;
   TensorInfoMap infos;
   absl::flat_hash_map<std::string, ShapeValue> values;
+  absl::flat_hash_map<std::string, SequenceInfo> sequences;
   // Names whose info became more complete, in the order they did.
   std::vector<std::string> changed;
   absl::flat_hash_set<std::string> changed_set;
@@ -78,6 +95,13 @@ TensorInfo Generalize(const TensorInfo& in, const TensorInfo* out);
 
 // True when `a` and `b` have the same rank and dims.
 bool SameInfo(const TensorInfo& a, const TensorInfo& b);
+
+// What `a` and `b` share: the element type of either, their dims where they
+// agree (else unknown), an unknown rank when their ranks differ.
+TensorInfo CommonInfo(const TensorInfo& a, const TensorInfo& b);
+
+// Body input name -> what is known of the sequence it receives.
+using SequenceInputs = absl::flat_hash_map<std::string, SequenceInfo>;
 
 // Visits graphs and writes back what it learns (Note [Shape propagation]).
 class Propagator {
@@ -124,10 +148,16 @@ class Propagator {
 
   // A scope for `body` whose inputs are `inputs` (as many as given), run.
   // `declared`: a dim `inputs` does not know takes the body's declared one.
-  std::unique_ptr<GraphScope> RunBody(onnx::GraphProto* body,
-                                      const GraphScope* parent,
-                                      const std::vector<TensorInfo>& inputs,
-                                      bool declared, const std::string& label);
+  // `sequences`: sequence-typed body inputs.
+  std::unique_ptr<GraphScope> RunBody(
+      onnx::GraphProto* body, const GraphScope* parent,
+      const std::vector<TensorInfo>& inputs, bool declared,
+      const std::string& label, const SequenceInputs* sequences = nullptr);
+
+  // Sequence ops (shape_propagation_sequences.cc): SequenceEmpty,
+  // SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
+  // SequenceLength, SplitToSequence, ConcatFromSequence. False for other ops.
+  bool ProcessSequenceOp(const onnx::NodeProto& node, GraphScope* scope);
 
   // If, Loop, Scan (shape_propagation_control.cc).
   // The graph attribute `name` of `node`, or nullptr.
@@ -142,11 +172,10 @@ class Propagator {
   // Runs a Loop or Scan `body` whose inputs are `inputs`; inputs
   // [first, first + n) are loop-carried and become body outputs
   // [out_first, out_first + n). Runs again while their shapes change.
-  std::unique_ptr<GraphScope> RunLoopBody(onnx::GraphProto* body,
-                                          GraphScope* scope,
-                                          std::vector<TensorInfo> inputs,
-                                          int first, int n, int out_first,
-                                          const std::string& label);
+  std::unique_ptr<GraphScope> RunLoopBody(
+      onnx::GraphProto* body, GraphScope* scope, std::vector<TensorInfo> inputs,
+      int first, int n, int out_first, const std::string& label,
+      const SequenceInputs* sequences = nullptr);
 
   // True when the Loop runs all its M trips: no condition, or a known-true
   // initial condition that the body passes on unchanged (or sets true).

@@ -34,14 +34,18 @@ struct Propagated {
   }
 };
 
-Propagated Propagate(const std::string& text) {
+Propagated PropagateModel(onnx::ModelProto model) {
   Propagated p;
-  p.model = testing::ParseModelText(text);
+  p.model = std::move(model);
   EXPECT_TRUE(InferShapes(&p.model).ok());
   p.before = CollectTensorInfo(p.model.graph());
   p.result = PropagateShapes(&p.model);
   p.after = CollectTensorInfo(p.model.graph());
   return p;
+}
+
+Propagated Propagate(const std::string& text) {
+  return PropagateModel(testing::ParseModelText(text));
 }
 
 // The value_info dims of `name` in `body` (a node's graph attribute).
@@ -403,6 +407,59 @@ TEST(ShapePropagationTest, LoopTripCounts) {
   // The body's own tensors got their shapes too (written to its value_info).
   const onnx::GraphProto& body = p.model.graph().node(2).attribute(0).g();
   EXPECT_THAT(BodyDims(body, "so"), ElementsAre(2, 4));
+}
+
+// Sequences: split into 3 pieces, one taken out, counted and stacked back;
+// and a Loop that appends one [2] element per trip to an empty sequence, 4
+// trips (exact), or an unknown number (1, an assumption).
+TEST(ShapePropagationTest, SequencesAndLoopsThatGrowThem) {
+  // ONNX 1.12's text syntax has no sequence types: the bodies' s_* are
+  // declared float[?] and made sequences of float below.
+  onnx::ModelProto m = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[6,2] x, int64 m_in) => (float[?,?] at, int64 len, float[?,?,?] stacked, float[?,?] grown, float[?,?] grown2) {
+      pieces = SplitToSequence <axis = 0> (x, two)
+      two = Constant <value_int = 2> ()
+      zero = Constant <value_int = 0> ()
+      at = SequenceAt(pieces, zero)
+      len = SequenceLength(pieces)
+      stacked = ConcatFromSequence <axis = 0, new_axis = 1> (pieces)
+      empty = SequenceEmpty <dtype = 1> ()
+      four = Constant <value_int = 4> ()
+      seq = Loop (four, , empty) <body = b (int64 i, bool ci, float[?] s_in) => (bool co, float[?] s_out) {
+        co = Identity(ci)
+        row = Constant <value = float[2] {1, 2}> ()
+        s_out = SequenceInsert(s_in, row)
+      }>
+      grown = ConcatFromSequence <axis = 0, new_axis = 1> (seq)
+      seq2 = Loop (m_in, , empty) <body = b2 (int64 i2, bool ci2, float[?] s_in2) => (bool co2, float[?] s_out2) {
+        co2 = Identity(ci2)
+        row2 = Constant <value = float[2] {1, 2}> ()
+        s_out2 = SequenceInsert(s_in2, row2)
+      }>
+      grown2 = ConcatFromSequence <axis = 0, new_axis = 1> (seq2)
+    })");
+  for (auto& node : *m.mutable_graph()->mutable_node()) {
+    if (node.op_type() != "Loop") continue;
+    onnx::GraphProto* body = node.mutable_attribute(0)->mutable_g();
+    for (auto* vi : {body->mutable_input(2), body->mutable_output(1)}) {
+      onnx::TypeProto seq;
+      seq.mutable_sequence_type()
+          ->mutable_elem_type()
+          ->mutable_tensor_type()
+          ->set_elem_type(onnx::TensorProto::FLOAT);
+      *vi->mutable_type() = seq;
+    }
+  }
+  Propagated p = PropagateModel(std::move(m));
+  EXPECT_THAT(p.Dims("at"), ElementsAre(2, 2));  // 6 rows in chunks of 2
+  EXPECT_THAT(p.Dims("len"), ElementsAre());     // a scalar: 3
+  EXPECT_THAT(p.Dims("stacked"), ElementsAre(3, 2, 2));
+  EXPECT_THAT(p.Dims("grown"), ElementsAre(4, 2));   // 4 trips x one [2]
+  EXPECT_THAT(p.Dims("grown2"), ElementsAre(1, 2));  // M unknown: 1
+  ASSERT_EQ(p.result.assumptions.size(), 1u);
+  EXPECT_EQ(p.result.assumptions[0].tensor, "seq2");
+  EXPECT_THAT(p.result.assumptions[0].reason, HasSubstr("sequence length"));
 }
 
 // Scan over axis 0 of a [5, 3] input: a [3] slice per step, 5 steps.
