@@ -4,6 +4,8 @@
 //   nodes with a residual Add every 4 nodes).
 // - BM_PlanModelChain: PlanModel (naming, shape inference, costing, raw
 //   split) on an in-memory ONNX chain of n nodes (parse excluded).
+// - BM_PlanModelChainComputedShape: the same behind a Reshape whose shape
+//   the graph computes, so shape propagation infers every node.
 // - BM_PlanModelFile: PlanModel on $AUTOSHARD_BENCH_MODEL (default: the
 //   bundled model), parse excluded.
 // - BM_PlanModelTransformer: PlanModel with raw, optimal and auto on a
@@ -73,7 +75,14 @@ BENCHMARK(BM_RawStrategyChain)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
 
-onnx::ModelProto OnnxChain(int n) {
+// OnnxChain(n), or with `computed_shape` the same chain behind a Reshape
+// whose target shape the graph computes (Shape -> Slice -> Div -> Concat),
+// which
+// ONNX's inference cannot follow: shape propagation then has to give every
+// one of the n nodes its shape.
+onnx::ModelProto OnnxChain(int n, bool computed_shape = false);
+
+onnx::ModelProto OnnxChain(int n, bool computed_shape) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
@@ -84,6 +93,42 @@ onnx::ModelProto OnnxChain(int n) {
   tt->set_elem_type(onnx::TensorProto::FLOAT);
   tt->mutable_shape()->add_dim()->set_dim_value(1);
   tt->mutable_shape()->add_dim()->set_dim_value(64);
+  if (computed_shape) {
+    // t0 = Reshape(x, Concat(Div(Slice(Shape(x), [0], [1]), [1]), [64])):
+    // [1, 64]. ONNX 1.12's data propagation does not follow Div.
+    in->set_name("x");
+    auto add_ints = [&](const std::string& name, std::vector<int64_t> v) {
+      onnx::TensorProto* t = g->add_initializer();
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::INT64);
+      t->add_dims(static_cast<int64_t>(v.size()));
+      for (int64_t x : v) t->add_int64_data(x);
+    };
+    add_ints("zero", {0});
+    add_ints("one", {1});
+    add_ints("width", {64});
+    auto add_node = [&](const std::string& op, std::vector<std::string> ins,
+                        const std::string& out) {
+      onnx::NodeProto* node = g->add_node();
+      node->set_op_type(op);
+      for (const auto& i : ins) node->add_input(i);
+      node->add_output(out);
+      return node;
+    };
+    add_node("Shape", {"x"}, "s");
+    add_node("Slice", {"s", "zero", "one"}, "first");
+    add_node("Div", {"first", "one"}, "batch");
+    add_node("Concat", {"batch", "width"}, "target")
+        ->add_attribute()
+        ->CopyFrom([] {
+          onnx::AttributeProto a;
+          a.set_name("axis");
+          a.set_type(onnx::AttributeProto::INT);
+          a.set_i(0);
+          return a;
+        }());
+    add_node("Reshape", {"x", "target"}, "t0");
+  }
   for (int i = 0; i < n; ++i) {
     onnx::NodeProto* node = g->add_node();
     const std::string in_name = "t" + std::to_string(i);
@@ -156,6 +201,26 @@ BENCHMARK(BM_PlanModelTransformer)
     ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+
+// PlanModelChain with every shape left to shape propagation
+// (graph/shape_propagation.h): the pass's worst case.
+void BM_PlanModelChainComputedShape(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  onnx::ModelProto m = OnnxChain(n, /*computed_shape=*/true);
+  Options options;
+  options.num_ipus = 16;
+  for (auto _ : state) {
+    auto plan = PlanModel(m, options);
+    if (!plan.ok())
+      state.SkipWithError(std::string(plan.status().message()).c_str());
+    benchmark::DoNotOptimize(plan);
+  }
+  state.SetLabel(std::to_string(n) + " nodes after a computed Reshape");
+}
+BENCHMARK(BM_PlanModelChainComputedShape)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
 
 // $AUTOSHARD_BENCH_MODEL, else the bundled model.
 std::string BenchModelPath() {

@@ -169,10 +169,13 @@ class CostBuilder {
       } else if (auto it = tensors_.find(out);
                  it != tensors_.end() && it->second.IsStatic()) {
         c = {it->second.elem_type, it->second.NumElementsOr1(), true};
+      } else if (it != tensors_.end() && it->second.non_tensor) {
+        c = {0, 0, true};  // a sequence (SequenceEmpty): no tensor bytes
       } else {
         c = {it != tensors_.end() ? it->second.elem_type : 0, 0, false};
       }
       cost.shapes_known = cost.shapes_known && c.shape_known;
+      cost.output_shapes_static = cost.output_shapes_static && c.shape_known;
       constants_[out] = c;
     }
   }
@@ -198,10 +201,14 @@ class CostBuilder {
       auto it = tensors_.find(out);
       if (it == tensors_.end()) {
         cost.shapes_known = false;
+        cost.output_shapes_static = false;
         continue;
       }
       const TensorInfo& info = it->second;
       if (!info.IsStatic()) cost.shapes_known = false;
+      if (!info.IsStatic() && !info.non_tensor) {
+        cost.output_shapes_static = false;
+      }
       const int64_t bytes = TensorBytes(info);
       cost.output_bytes[slot] = bytes;
       cost.activation_bytes = SaturatingAdd(cost.activation_bytes, bytes);
@@ -334,6 +341,10 @@ std::vector<uint8_t> FindConstantNodes(const onnx::GraphProto& graph_proto,
     }
   }
   return is_constant;
+}
+
+bool IsHeavyOpClass(std::string_view op_class) {
+  return op_class == "matmul" || op_class == "conv";
 }
 
 int64_t ElementSizeBytesAt(int32_t elem_type, Precision precision) {

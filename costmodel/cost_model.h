@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -45,7 +46,10 @@ struct NodeCost {
   std::vector<int64_t> output_bytes;
   bool has_flops_rule = true;  // false: fallback rule (output elements)
   bool shapes_known = true;    // false: some input/output dim was unknown
-  bool is_constant = false;    // Constant node or constant-foldable chain
+  // False when an output that is a tensor (not a sequence, map or optional)
+  // has no static shape (graph/shape_propagation.h could not find one).
+  bool output_shapes_static = true;
+  bool is_constant = false;  // Constant node or constant-foldable chain
   // OpClassName(ClassifyOp(node)): "matmul", "conv", "elementwise",
   // "normalization", "reduction", "data_movement", "control_flow" or "other"
   // (flops_rules.h; the rule table in flops_rules.cc classes every op).
@@ -102,6 +106,11 @@ absl::StatusOr<ModelCosts> ComputeCosts(const onnx::GraphProto& graph_proto,
 // of whose inputs are initializers or outputs of constant nodes.
 std::vector<uint8_t> FindConstantNodes(const onnx::GraphProto& graph_proto,
                                        const Graph& graph);
+
+// True for the op classes whose FLOPs grow with several dims at once
+// ("matmul", "conv": Conv/ConvTranspose/MatMul/Gemm and kin), which a
+// missing shape makes badly wrong.
+bool IsHeavyOpClass(std::string_view op_class);
 
 // Element size under `precision`: FLOAT and DOUBLE become 2 bytes with kFp16.
 int64_t ElementSizeBytesAt(int32_t elem_type, Precision precision);

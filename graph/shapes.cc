@@ -3,7 +3,10 @@
 #include <climits>
 #include <cstdint>
 #include <exception>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -79,9 +82,14 @@ bool HasTensorShape(const onnx::ValueInfoProto& vi) {
   return vi.type().has_tensor_type() && vi.type().tensor_type().has_shape();
 }
 
-TensorInfo InfoFromType(const onnx::TypeProto& type) {
+}  // namespace
+
+TensorInfo TensorInfoFromType(const onnx::TypeProto& type) {
   TensorInfo info;
-  if (!type.has_tensor_type()) return info;
+  if (!type.has_tensor_type()) {
+    info.non_tensor = type.value_case() != onnx::TypeProto::VALUE_NOT_SET;
+    return info;
+  }
   const auto& tt = type.tensor_type();
   info.elem_type = tt.elem_type();
   if (!tt.has_shape()) return info;
@@ -92,7 +100,24 @@ TensorInfo InfoFromType(const onnx::TypeProto& type) {
   return info;
 }
 
-}  // namespace
+void SetTensorType(const TensorInfo& info, onnx::TypeProto* type) {
+  onnx::TypeProto_Tensor* tt = type->mutable_tensor_type();
+  if (info.elem_type != 0) tt->set_elem_type(info.elem_type);
+  if (!info.rank_known) return;
+  onnx::TensorShapeProto* shape = tt->mutable_shape();
+  const bool same_rank =
+      shape->dim_size() == static_cast<int>(info.dims.size());
+  onnx::TensorShapeProto out;
+  for (size_t i = 0; i < info.dims.size(); ++i) {
+    onnx::TensorShapeProto::Dimension* d = out.add_dim();
+    if (info.dims[i] >= 0) {
+      d->set_dim_value(info.dims[i]);
+    } else if (same_rank) {
+      *d = shape->dim(static_cast<int>(i));
+    }
+  }
+  *shape = std::move(out);
+}
 
 absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
                                      onnx::ModelProto* model) {
@@ -101,6 +126,7 @@ absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
         "--batch-size must be positive, got ", options.batch_size));
   }
   onnx::GraphProto* graph = model->mutable_graph();
+  const auto original_inputs = graph->input();
   for (const auto& [name, dims] : options.input_shapes) {
     onnx::ValueInfoProto* input = nullptr;
     for (auto& vi : *graph->mutable_input()) {
@@ -147,6 +173,20 @@ absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
             input->mutable_type()->mutable_tensor_type()->mutable_shape());
   }
   int batched = 0;
+  // Symbolic dims before --batch-size, to bind their names below.
+  std::vector<std::pair<onnx::TensorShapeProto_Dimension*, std::string>>
+      symbolic;
+  for (auto& vi : *graph->mutable_input()) {
+    if (!HasTensorShape(vi)) continue;
+    for (auto& d : *vi.mutable_type()
+                        ->mutable_tensor_type()
+                        ->mutable_shape()
+                        ->mutable_dim()) {
+      if (!d.has_dim_value() && d.has_dim_param()) {
+        symbolic.emplace_back(&d, d.dim_param());
+      }
+    }
+  }
   if (options.batch_size > 0) {
     for (auto& vi : *graph->mutable_input()) {
       if (!HasTensorShape(vi) || options.input_shapes.contains(vi.name())) {
@@ -158,6 +198,35 @@ absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
         ++batched;
       }
     }
+  }
+  // A symbol an option fixed (--input-shape dims were fixed above, before
+  // `symbolic` was taken, so they bind through the options' inputs) binds
+  // every other dim of the same name; a symbol fixed at two values binds none.
+  std::map<std::string, int64_t> bound;
+  std::set<std::string> ambiguous;
+  auto bind = [&](const std::string& param, int64_t value) {
+    auto [it, inserted] = bound.emplace(param, value);
+    if (!inserted && it->second != value) ambiguous.insert(param);
+  };
+  for (const auto& [name, dims] : options.input_shapes) {
+    for (const auto& vi : original_inputs) {
+      if (vi.name() != name || !HasTensorShape(vi)) continue;
+      const auto& shape = vi.type().tensor_type().shape();
+      for (int i = 0; i < shape.dim_size() && i < static_cast<int>(dims.size());
+           ++i) {
+        if (shape.dim(i).has_dim_param())
+          bind(shape.dim(i).dim_param(), dims[i]);
+      }
+    }
+  }
+  for (const auto& [dim, param] : symbolic) {
+    if (dim->has_dim_value()) bind(param, dim->dim_value());
+  }
+  for (const auto& [dim, param] : symbolic) {
+    auto it = bound.find(param);
+    if (!dim->has_dim_value() && it != bound.end() &&
+        !ambiguous.contains(param))
+      dim->set_dim_value(it->second);
   }
   return batched;
 }
@@ -182,13 +251,13 @@ TensorInfoMap CollectTensorInfo(const onnx::GraphProto& graph) {
   // Later sources override earlier ones: value_info, then inputs/outputs,
   // then initializers (whose dims are exact).
   for (const auto& vi : graph.value_info())
-    map[vi.name()] = InfoFromType(vi.type());
+    map[vi.name()] = TensorInfoFromType(vi.type());
   for (const auto& vi : graph.input()) {
-    TensorInfo info = InfoFromType(vi.type());
+    TensorInfo info = TensorInfoFromType(vi.type());
     if (info.elem_type != 0 || !map.contains(vi.name())) map[vi.name()] = info;
   }
   for (const auto& vi : graph.output()) {
-    TensorInfo info = InfoFromType(vi.type());
+    TensorInfo info = TensorInfoFromType(vi.type());
     auto it = map.find(vi.name());
     // Keep a richer inferred shape over a declared output without one.
     if (it == map.end() || (info.rank_known && !it->second.IsStatic())) {

@@ -21,6 +21,8 @@ struct TensorInfo {
   int32_t elem_type = 0;      // onnx::TensorProto::DataType; 0 = unknown
   bool rank_known = false;    // false: `dims` is empty and the rank unknown
   std::vector<int64_t> dims;  // shape; -1 for unknown/symbolic dims
+  // True for a sequence, map or optional value (no tensor shape to know).
+  bool non_tensor = false;
 
   // True when the rank and every dim are known.
   bool IsStatic() const;
@@ -41,7 +43,10 @@ int64_t SaturatingAdd(int64_t a, int64_t b);
 int64_t ElementSizeBytes(int32_t elem_type);
 
 // Rewrites the main graph's input types per `options` and returns how many
-// inputs --batch-size changed. Errors (InvalidArgument, naming the input): an
+// inputs --batch-size changed. A symbolic dim that shares its name with a dim
+// the options fixed takes the same value (`past[1] 'batch'` follows
+// `ids[0] 'batch'` set by --batch-size), unless the options gave that name
+// two values. Errors (InvalidArgument, naming the input): an
 // unknown input, a rank that differs from the model's, a dim the model fixes
 // at another value, a non-positive dim.
 absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
@@ -52,6 +57,14 @@ absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
 // A model whose IR version or opsets are newer than the library knows is
 // inferred as far as the library can; the caller reports what stays unknown.
 absl::Status InferShapes(onnx::ModelProto* model);
+
+// The TensorInfo of `type` (non_tensor for sequence, map and optional types).
+TensorInfo TensorInfoFromType(const onnx::TypeProto& type);
+
+// Writes `info` (a tensor's) into `type`: the element type when known, and
+// the shape when the rank is known. A dim `info` does not know keeps what
+// `type` had at that position (e.g. a dim_param) when the rank is the same.
+void SetTensorType(const TensorInfo& info, onnx::TypeProto* type);
 
 // Collects the types and shapes recorded for every tensor name of `graph`
 // (inputs, outputs, value_info, initializers, Constant outputs). Bodies of

@@ -75,8 +75,23 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
       t.set_weight_bytes(t.weight_bytes() + p.costs.weights[w].size_bytes);
     }
     macs += c.macs;
-    if (!c.shapes_known && (c.op_class == "conv" || c.op_class == "matmul"))
-      ++heavy_unknown;
+    if (!c.shapes_known && IsHeavyOpClass(c.op_class)) ++heavy_unknown;
+    if (!c.output_shapes_static) {
+      r.set_nodes_without_static_shape(r.nodes_without_static_shape() + 1);
+      r.add_nodes_without_static_shape_names(p.graph.name(id));
+      if (IsHeavyOpClass(c.op_class)) {
+        r.add_heavy_nodes_without_static_shape(p.graph.name(id));
+      }
+    }
+  }
+  for (const ShapeAssumption& a : p.shape_assumptions) {
+    proto::ShapeAssumption* out = r.add_shape_assumptions();
+    out->set_node(a.node);
+    out->set_op_type(a.op_type);
+    out->set_tensor(a.tensor);
+    out->set_dim(a.dim);
+    out->set_value(a.value);
+    out->set_reason(a.reason);
   }
   r.set_total_macs(macs);
   std::vector<proto::OpTypeSummary> types;
@@ -157,6 +172,38 @@ std::string InspectText(const proto::InspectReport& r) {
   absl::StrAppendFormat(
       &out, "nodes with unknown shapes: %d (Conv/MatMul/Gemm-class: %d)\n",
       r.nodes_with_unknown_shapes(), r.heavy_nodes_with_unknown_shapes());
+  absl::StrAppendFormat(
+      &out,
+      "nodes without a static output shape: %d (Conv/MatMul/Gemm-class: "
+      "%d%s)\n",
+      r.nodes_without_static_shape(), r.heavy_nodes_without_static_shape_size(),
+      r.heavy_nodes_without_static_shape_size() == 0
+          ? ""
+          : absl::StrCat(
+                ": ",
+                absl::StrJoin(r.heavy_nodes_without_static_shape(), ", ")));
+  constexpr int kListed = 10;
+  if (r.nodes_without_static_shape_names_size() > 0) {
+    const auto& names = r.nodes_without_static_shape_names();
+    const int shown = std::min(names.size(), kListed);
+    absl::StrAppend(
+        &out, "  ", absl::StrJoin(names.begin(), names.begin() + shown, ", "),
+        names.size() > shown ? absl::StrCat(" and ", names.size() - shown,
+                                            " more (--json lists all)")
+                             : "",
+        "\n");
+  }
+  absl::StrAppendFormat(&out, "data-dependent dims set to a bound: %d\n",
+                        r.shape_assumptions_size());
+  for (int i = 0; i < r.shape_assumptions_size() && i < kListed; ++i) {
+    const proto::ShapeAssumption& a = r.shape_assumptions(i);
+    absl::StrAppendFormat(&out, "  %s %s: %s dim %d = %d (%s)\n", a.op_type(),
+                          a.node(), a.tensor(), a.dim(), a.value(), a.reason());
+  }
+  if (r.shape_assumptions_size() > kListed) {
+    absl::StrAppendFormat(&out, "  ... and %d more (--json lists all)\n",
+                          r.shape_assumptions_size() - kListed);
+  }
   return out;
 }
 

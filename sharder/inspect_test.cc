@@ -67,5 +67,90 @@ TEST(InspectTest, UnresolvedDimsAndFewestIpusOnATinyChip) {
   EXPECT_EQ(r->min_ipus(), 0);
 }
 
+// A Conv fed by an op nobody can infer has no shape: counted, named and
+// warned about. A NonZero's bound is listed as an assumption.
+TEST(InspectTest, NodesWithoutStaticShapesAndAssumptions) {
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13, "custom" : 1]>
+    g (float[1,2,4,4] x, bool[3,4] mask) => (float[?,?,?,?] y, int64[?,?] nz) <float[2,2,1,1] w> {
+      c = custom.Mystery(x)
+      y = Conv(c, w)
+      nz = NonZero(mask)
+    })");
+  auto r = InspectModel(model, Options());
+  ASSERT_TRUE(r.ok()) << r.status();
+  // n0 (custom, no shape) and n1 (its Conv).
+  EXPECT_EQ(r->nodes_without_static_shape(), 2);
+  EXPECT_THAT(r->nodes_without_static_shape_names(),
+              ::testing::ElementsAre("n0", "n1"));
+  ASSERT_EQ(r->heavy_nodes_without_static_shape_size(), 1);
+  EXPECT_EQ(r->heavy_nodes_without_static_shape(0), "n1");
+  ASSERT_EQ(r->shape_assumptions_size(), 1);
+  EXPECT_EQ(r->shape_assumptions(0).node(), "n2");
+  EXPECT_EQ(r->shape_assumptions(0).tensor(), "nz");
+  EXPECT_EQ(r->shape_assumptions(0).dim(), 1);
+  EXPECT_EQ(r->shape_assumptions(0).value(), 12);  // 3 x 4 elements
+  const std::string text = InspectText(*r);
+  EXPECT_THAT(text, HasSubstr("nodes without a static output shape: 2 "
+                              "(Conv/MatMul/Gemm-class: 1: n1)"));
+  EXPECT_THAT(text, HasSubstr("(Conv/MatMul/Gemm-class: 1: n1)\n  n0, n1\n"));
+  EXPECT_THAT(text, HasSubstr("data-dependent dims set to a bound: 1"));
+  EXPECT_THAT(text, HasSubstr("NonZero n2: nz dim 1 = 12"));
+  bool warned = false;
+  for (const auto& w : r->warnings()) {
+    warned |= w.find(
+                  "1 Conv/MatMul/Gemm-class nodes have no static output "
+                  "shape, so their FLOPs are wrong: n1") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
+// An unresolved input dim is inferred as 1, as it is costed: the Reshape
+// that reads it through Shape gets a static shape.
+TEST(InspectTest, UnresolvedDimsAreInferredAsOne) {
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[N,6] x) => (float[?,?,?] y) <float[3,5] w> {
+      s = Shape(x)
+      zero = Constant <value_ints = [0]> ()
+      one = Constant <value_ints = [1]> ()
+      n = Slice(s, zero, one)
+      rest = Constant <value_ints = [-1, 3]> ()
+      shape = Concat <axis = 0> (n, rest)
+      r = Reshape(x, shape)
+      y = MatMul(r, w)
+    })");
+  auto r = InspectModel(model, Options());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->unresolved_dims_size(), 1);
+  EXPECT_EQ(r->nodes_without_static_shape(), 0);
+  // r is [N, 6 N / (3 N), 3] = [1, 2, 3] with N = 1, so the MatMul is
+  // 1 x 2 x 3 . 3 x 5 = 30 MACs (with N symbolic, [N, ?, 3] would count 15).
+  EXPECT_EQ(r->total_macs(), 30);
+}
+
+// With L taken as 1, a stride-4 Conv of kernel 7 gets (1 - 7) / 4 + 1 = 0
+// outputs (an empty tensor) and a kernel-9 Conv a negative length: both are
+// warned about as inputs too small for the model.
+TEST(InspectTest, InputsTooSmallForTheModelAreWarnedAbout) {
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,L] x) => (float[?,?,?] y, float[?,?,?] z) <float[2,1,7] w7, float[2,1,9] w9> {
+      y = Conv <strides = [4]> (x, w7)
+      z = Conv(x, w9)
+    })");
+  auto r = InspectModel(model, Options());
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::string warnings;
+  for (const auto& w : r->warnings()) warnings += w + "\n";
+  EXPECT_THAT(warnings, HasSubstr("1 Conv/MatMul/Gemm-class nodes have an "
+                                  "empty output (a dim is 0), so the inputs "
+                                  "are too small for the model: n0"));
+  EXPECT_THAT(warnings,
+              HasSubstr("shape inference gives negative dims ('z' [1,2,-7])"));
+  EXPECT_THAT(warnings, HasSubstr("have no static output shape, so their "
+                                  "FLOPs are wrong: n1"));
+}
+
 }  // namespace
 }  // namespace autoshard

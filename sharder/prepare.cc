@@ -1,5 +1,7 @@
 #include "sharder/prepare.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -60,6 +62,87 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
   return m;
 }
 
+namespace {
+
+// The first tensor of `graph` whose inferred shape has a negative dim (as
+// ONNX's inference computes for a Conv longer than its input), written
+// "name [d0,d1,...]" with a count of the others, or "".
+std::string NegativeDims(const onnx::GraphProto& graph) {
+  std::string first;
+  int count = 0;
+  auto check = [&](const onnx::ValueInfoProto& vi) {
+    const auto& dims = vi.type().tensor_type().shape().dim();
+    bool negative = false;
+    for (const auto& d : dims) {
+      negative |= d.has_dim_value() && d.dim_value() < 0;
+    }
+    if (!negative || count++ > 0) return;
+    std::vector<std::string> text;
+    for (const auto& d : dims) {
+      text.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value()) : "?");
+    }
+    first = absl::StrCat("'", vi.name(), "' [", absl::StrJoin(text, ","), "]");
+  };
+  for (const auto& vi : graph.value_info()) check(vi);
+  for (const auto& vi : graph.output()) check(vi);
+  if (count > 1) absl::StrAppend(&first, " and ", count - 1, " more");
+  return first;
+}
+
+// "a, b, c, d, e and 3 more".
+std::string SomeNames(const std::vector<std::string>& names) {
+  constexpr size_t kNamed = 5;
+  const size_t shown = std::min(names.size(), kNamed);
+  return absl::StrCat(absl::StrJoin(names.begin(), names.begin() + shown, ", "),
+                      names.size() > shown
+                          ? absl::StrCat(" and ", names.size() - shown, " more")
+                          : "");
+}
+
+// Warns about the Conv/MatMul/Gemm-class nodes whose FLOPs are wrong: those
+// without a static output shape, and those whose output is empty (a dim 0:
+// the inputs are too small for the model, e.g. an unresolved sequence
+// length taken as 1 under a convolution longer than that).
+void WarnAboutHeavyNodes(const TensorInfoMap& tensors, Prepared* p) {
+  std::vector<std::string> unknown, empty;
+  for (NodeId id = 0; id < p->graph.num_nodes(); ++id) {
+    const NodeCost& c = p->costs.nodes[id];
+    if (!IsHeavyOpClass(c.op_class)) continue;
+    if (!c.output_shapes_static) {
+      unknown.push_back(p->graph.name(id));
+      continue;
+    }
+    const onnx::NodeProto& node = p->graph.node(id);
+    auto it =
+        node.output_size() > 0 ? tensors.find(node.output(0)) : tensors.end();
+    if (it != tensors.end() && it->second.IsStatic() &&
+        std::find(it->second.dims.begin(), it->second.dims.end(), 0) !=
+            it->second.dims.end()) {
+      empty.push_back(p->graph.name(id));
+    }
+  }
+  if (!unknown.empty()) {
+    p->warnings.push_back(absl::StrCat(
+        unknown.size(),
+        " Conv/MatMul/Gemm-class nodes have no static output shape, so their "
+        "FLOPs are wrong: ",
+        SomeNames(unknown)));
+  }
+  if (!empty.empty()) {
+    p->warnings.push_back(absl::StrCat(
+        empty.size(),
+        " Conv/MatMul/Gemm-class nodes have an empty output (a dim is 0), so "
+        "the inputs are too small for the model: ",
+        SomeNames(empty),
+        p->unresolved_dims.empty()
+            ? ""
+            : "; its unresolved input dims were taken as 1, set them with "
+              "--input-shape"));
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                  const Options& options) {
   Prepared p;
@@ -119,11 +202,14 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
     }
     break;
   }
-  for (const auto& vi : p.model->graph().input()) {
+  for (auto& vi : *p.model->mutable_graph()->mutable_input()) {
     if (!vi.type().has_tensor_type()) continue;
     std::vector<std::string> unresolved;
     std::vector<std::string> example;
-    const auto& dims = vi.type().tensor_type().shape().dim();
+    auto& dims = *vi.mutable_type()
+                      ->mutable_tensor_type()
+                      ->mutable_shape()
+                      ->mutable_dim();
     for (int i = 0; i < dims.size(); ++i) {
       if (dims[i].has_dim_value()) {
         example.push_back(absl::StrCat(dims[i].dim_value()));
@@ -146,13 +232,42 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
               ? " or --batch-size"
               : ""));
     }
+    // Costed as 1 (DESIGN.md §3.1), so inferred as 1: the shapes computed
+    // from the dim then agree with its cost.
+    for (auto& d : dims) {
+      if (!d.has_dim_value()) d.set_dim_value(1);
+    }
   }
   if (absl::Status s = InferShapes(p.model.get()); !s.ok()) {
     p.warnings.push_back(
         absl::StrCat(s.message(), "; using the shapes the file records"));
   }
+  if (std::string bad = NegativeDims(p.model->graph()); !bad.empty()) {
+    p.warnings.push_back(absl::StrCat(
+        "shape inference gives negative dims (", bad, "): the inputs are ",
+        "too small for the model",
+        p.unresolved_dims.empty()
+            ? ""
+            : "; its unresolved input dims were taken as 1, set them with "
+              "--input-shape"));
+  }
+  TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
+  ShapePropagationResult propagated = PropagateShapes(p.model.get(), &tensors);
+  p.shape_assumptions = std::move(propagated.assumptions);
+  if (!p.shape_assumptions.empty()) {
+    std::map<std::string, int> by_op;
+    for (const auto& a : p.shape_assumptions) ++by_op[a.op_type];
+    std::vector<std::string> parts;
+    for (const auto& [op, count] : by_op) {
+      parts.push_back(absl::StrCat(op, " ", count));
+    }
+    p.warnings.push_back(absl::StrCat(
+        p.shape_assumptions.size(),
+        " data-dependent dims set to the bound the graph implies (",
+        absl::StrJoin(parts, ", "),
+        "); `autoshard inspect --json` lists them"));
+  }
   ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
-  const TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
   ASSIGN_OR_RETURN(p.costs, ComputeCosts(p.model->graph(), p.graph, tensors,
                                          CostOptions{options.precision}));
   if (!p.costs.ops_without_rule.empty()) {
@@ -165,6 +280,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
         "Loop/Scan bodies costed once (trip count not a constant): ",
         absl::StrJoin(p.costs.loops_costed_once, ", ")));
   }
+  WarnAboutHeavyNodes(tensors, &p);
   if (p.costs.nodes_with_unknown_shapes > 0) {
     p.warnings.push_back(
         absl::StrCat(p.costs.nodes_with_unknown_shapes,

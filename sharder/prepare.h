@@ -13,6 +13,7 @@
 #include "costmodel/problem.h"
 #include "graph/graph.h"
 #include "graph/naming.h"
+#include "graph/shape_propagation.h"
 #include "onnx/onnx_pb.h"
 #include "proto/device.pb.h"
 #include "sharder/autoshard.h"
@@ -41,6 +42,8 @@ struct Prepared {
   ShardingProblem problem;
   NamingResult naming;
   std::vector<UnresolvedDim> unresolved_dims;  // after the options
+  // Data-dependent dims set to a bound by shape propagation.
+  std::vector<ShapeAssumption> shape_assumptions;
   int64_t batch = 1;  // samples per step: the first input's first dim, else 1
   std::vector<std::string> warnings;
 };

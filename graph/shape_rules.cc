@@ -1,0 +1,420 @@
+#include "graph/shape_rules.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/graph.h"
+
+namespace autoshard {
+namespace {
+
+using onnx::TensorProto;
+
+int64_t AttrInt(const onnx::NodeProto& node, std::string_view name,
+                int64_t dflt) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == name) return attr.i();
+  }
+  return dflt;
+}
+
+std::vector<int64_t> AttrInts(const onnx::NodeProto& node,
+                              std::string_view name) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == name) return {attr.ints().begin(), attr.ints().end()};
+  }
+  return {};
+}
+
+// A derived output of `elem_type` and `dims` (-1 = unknown), all exact.
+DerivedOutput Exact(int32_t elem_type, std::vector<int64_t> dims) {
+  DerivedOutput out;
+  out.info.elem_type = elem_type;
+  out.info.rank_known = true;
+  out.info.dims = std::move(dims);
+  out.bounds.assign(out.info.dims.size(), "");
+  return out;
+}
+
+// Dim `axis` (negative from the end) of `t`, or -1.
+int64_t Dim(const TensorInfo* t, int axis) {
+  if (t == nullptr || !t->rank_known) return -1;
+  const int rank = static_cast<int>(t->dims.size());
+  if (axis < 0) axis += rank;
+  return axis >= 0 && axis < rank ? t->dims[axis] : -1;
+}
+
+// The single integer of value `v`, or `dflt`.
+int64_t ScalarOr(const ShapeValue* v, int64_t dflt) {
+  if (v == nullptr || v->is_float() || v->NumElements() != 1) return dflt;
+  return v->ints[0];
+}
+
+// --- Data-dependent dims (Note [Data-dependent dims]). ---
+
+std::vector<DerivedOutput> NonZeroRule(const RuleNode& n) {
+  const TensorInfo* x = n.in(0);
+  if (x == nullptr || !x->IsStatic()) return {};
+  const int64_t elements = x->NumElementsOr1();
+  DerivedOutput out = Exact(TensorProto::INT64,
+                            {static_cast<int64_t>(x->dims.size()), elements});
+  out.bounds[1] = absl::StrCat("at most the input's ", elements, " elements");
+  return {out};
+}
+
+std::vector<DerivedOutput> NmsRule(const RuleNode& n) {
+  const int64_t batch = Dim(n.in(0), 0);
+  const int64_t boxes = Dim(n.in(0), 1);
+  const int64_t classes = Dim(n.in(1), 1);
+  if (batch < 0 || boxes < 0 || classes < 0) return {};
+  if (n.node.input_size() < 3 || n.node.input(2).empty()) {
+    return {Exact(TensorProto::INT64, {0, 3})};  // spec: default 0 boxes
+  }
+  const int64_t max_per_class = ScalarOr(n.value(2), -1);
+  const int64_t per_class =
+      max_per_class < 0 ? boxes : std::min(max_per_class, boxes);
+  DerivedOutput out =
+      Exact(TensorProto::INT64, {batch * classes * per_class, 3});
+  out.bounds[0] = absl::StrCat(
+      "at most batch ", batch, " x classes ", classes, " x ",
+      max_per_class < 0
+          ? absl::StrCat(boxes, " boxes (max_output_boxes_per_class unknown)")
+          : absl::StrCat("min(max_output_boxes_per_class ", max_per_class,
+                         ", boxes ", boxes, ")"));
+  return {out};
+}
+
+std::vector<DerivedOutput> TopKRule(const RuleNode& n) {
+  const TensorInfo* x = n.in(0);
+  if (x == nullptr || !x->IsStatic()) return {};
+  const int rank = static_cast<int>(x->dims.size());
+  int axis = static_cast<int>(AttrInt(n.node, "axis", -1));
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return {};
+  std::vector<int64_t> dims = x->dims;
+  const int64_t k = ScalarOr(n.value(1), -1);
+  std::string bound;
+  if (k >= 0) {
+    dims[axis] = std::min(k, dims[axis]);
+  } else {
+    bound = absl::StrCat("k unknown: at most the axis' ", dims[axis]);
+  }
+  DerivedOutput values = Exact(x->elem_type, dims);
+  DerivedOutput indices = Exact(TensorProto::INT64, dims);
+  values.bounds[axis] = indices.bounds[axis] = bound;
+  return {values, indices};
+}
+
+std::vector<DerivedOutput> UniqueRule(const RuleNode& n) {
+  const TensorInfo* x = n.in(0);
+  if (x == nullptr || !x->IsStatic()) return {};
+  const int rank = static_cast<int>(x->dims.size());
+  bool has_axis = false;
+  int axis = 0;
+  for (const auto& attr : n.node.attribute()) {
+    if (attr.name() == "axis")
+      has_axis = true, axis = static_cast<int>(attr.i());
+  }
+  if (axis < 0) axis += rank;
+  if (has_axis && (axis < 0 || axis >= rank)) return {};
+  const int64_t total = has_axis ? x->dims[axis] : x->NumElementsOr1();
+  const std::string bound = absl::StrCat("at most the input's ", total,
+                                         has_axis ? " slices" : " elements");
+  std::vector<int64_t> y_dims = {total};
+  int y_axis = 0;
+  if (has_axis) {
+    y_dims = x->dims;
+    y_axis = axis;
+  }
+  DerivedOutput y = Exact(x->elem_type, y_dims);
+  y.bounds[y_axis] = bound;
+  DerivedOutput indices = Exact(TensorProto::INT64, {total});
+  indices.bounds[0] = bound;
+  DerivedOutput counts = indices;
+  return {y, indices, Exact(TensorProto::INT64, {total}), counts};
+}
+
+std::vector<DerivedOutput> CompressRule(const RuleNode& n) {
+  const TensorInfo* x = n.in(0);
+  const int64_t len = Dim(n.in(1), 0);
+  if (x == nullptr || !x->IsStatic() || len < 0) return {};
+  const int rank = static_cast<int>(x->dims.size());
+  bool has_axis = false;
+  int axis = 0;
+  for (const auto& attr : n.node.attribute()) {
+    if (attr.name() == "axis")
+      has_axis = true, axis = static_cast<int>(attr.i());
+  }
+  if (axis < 0) axis += rank;
+  if (has_axis && (axis < 0 || axis >= rank)) return {};
+  std::vector<int64_t> dims = {std::min(len, x->NumElementsOr1())};
+  int at = 0;
+  if (has_axis) {
+    dims = x->dims;
+    dims[axis] = std::min(len, dims[axis]);
+    at = axis;
+  }
+  DerivedOutput out = Exact(x->elem_type, dims);
+  out.bounds[at] = absl::StrCat("at most ", dims[at],
+                                " (the condition's length and the input's)");
+  return {out};
+}
+
+// --- Broadcasting element-wise ops whose ONNX 1.12 schema has a function
+// body but no inference function (GreaterOrEqual, LessOrEqual), and any
+// other the earlier steps left unknown. ---
+
+bool IsBroadcastOp(const std::string& op) {
+  static constexpr std::string_view kOps[] = {"Add",
+                                              "Sub",
+                                              "Mul",
+                                              "Div",
+                                              "Pow",
+                                              "Mod",
+                                              "Equal",
+                                              "Less",
+                                              "Greater",
+                                              "LessOrEqual",
+                                              "GreaterOrEqual",
+                                              "And",
+                                              "Or",
+                                              "Xor",
+                                              "Where",
+                                              "Min",
+                                              "Max",
+                                              "Sum",
+                                              "Mean",
+                                              "BitShift",
+                                              "PRelu",
+                                              "BitwiseAnd",
+                                              "BitwiseOr",
+                                              "BitwiseXor"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+std::vector<DerivedOutput> BroadcastRule(const RuleNode& n) {
+  std::vector<int64_t> dims;
+  for (int i = 0; i < n.node.input_size(); ++i) {
+    const TensorInfo* t = n.in(i);
+    if (t == nullptr || !t->rank_known) return {};
+    const size_t rank = std::max(dims.size(), t->dims.size());
+    std::vector<int64_t> out(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t a =
+          d < rank - dims.size() ? 1 : dims[d - (rank - dims.size())];
+      const int64_t b =
+          d < rank - t->dims.size() ? 1 : t->dims[d - (rank - t->dims.size())];
+      if (a < 0 || b < 0) {
+        out[d] = a == 1 ? b : (b == 1 ? a : -1);
+      } else {
+        if (a != b && a != 1 && b != 1) return {};
+        out[d] = a == 1 ? b : a;
+      }
+    }
+    dims = std::move(out);
+  }
+  const std::string& op = n.node.op_type();
+  int32_t type = n.in(0)->elem_type;
+  if (op == "Where") type = n.in(1)->elem_type;
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+      op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor") {
+    type = TensorProto::BOOL;
+  }
+  return {Exact(type, dims)};
+}
+
+// --- com.microsoft contrib ops (onnxruntime's contrib-op spec). ---
+
+// Output 0 (and `also` outputs) shaped as input 0.
+std::vector<DerivedOutput> LikeInput0(const RuleNode& n,
+                                      std::vector<int> also = {}) {
+  const TensorInfo* x = n.in(0);
+  if (x == nullptr || !x->rank_known) return {};
+  std::vector<DerivedOutput> outs(n.node.output_size());
+  outs[0] = Exact(x->elem_type, x->dims);
+  for (int i : also) {
+    if (i < n.node.output_size()) outs[i] = outs[0];
+  }
+  return outs;
+}
+
+// (Skip)(Simplified)LayerNormalization: output 0 like the input; the mean
+// and inverse-std outputs keep the leading dims and have 1 from `axis` on
+// (contrib: axis -1).
+std::vector<DerivedOutput> LayerNormRule(const RuleNode& n, int sum_output) {
+  std::vector<DerivedOutput> outs = LikeInput0(n, {sum_output});
+  if (outs.empty()) return outs;
+  const std::vector<int64_t>& dims = outs[0].info.dims;
+  const int rank = static_cast<int>(dims.size());
+  int axis = static_cast<int>(AttrInt(n.node, "axis", -1));
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return outs;
+  std::vector<int64_t> stat(dims.begin(), dims.begin() + axis);
+  stat.resize(rank, 1);
+  for (int i = 1; i < n.node.output_size() && i < 3; ++i) {
+    if (i != sum_output) outs[i] = Exact(TensorProto::FLOAT, stat);
+  }
+  return outs;
+}
+
+std::vector<DerivedOutput> EmbedLayerNormRule(const RuleNode& n) {
+  const int64_t batch = Dim(n.in(0), 0);
+  const int64_t seq = Dim(n.in(0), 1);
+  const int64_t hidden = Dim(n.in(2), 1);
+  const int32_t type = n.in(2) != nullptr ? n.in(2)->elem_type : 0;
+  std::vector<DerivedOutput> outs(n.node.output_size());
+  outs[0] = Exact(type, {batch, seq, hidden});
+  if (outs.size() > 1) outs[1] = Exact(TensorProto::INT32, {batch});
+  if (outs.size() > 2) outs[2] = outs[0];
+  return outs;
+}
+
+std::vector<DerivedOutput> AttentionRule(const RuleNode& n) {
+  const TensorInfo* x = n.in(0);
+  if (x == nullptr || !x->rank_known || x->dims.size() != 3) return {};
+  const int64_t batch = x->dims[0], seq = x->dims[1];
+  const int64_t heads = AttrInt(n.node, "num_heads", 0);
+  const std::vector<int64_t> qkv = AttrInts(n.node, "qkv_hidden_sizes");
+  int64_t v_hidden = -1, k_hidden = -1;
+  if (qkv.size() == 3) {
+    k_hidden = qkv[1];
+    v_hidden = qkv[2];
+  } else if (Dim(n.in(1), 1) >= 0) {
+    k_hidden = v_hidden = Dim(n.in(1), 1) / 3;
+  }
+  std::vector<DerivedOutput> outs(n.node.output_size());
+  outs[0] = Exact(x->elem_type, {batch, seq, v_hidden});
+  if (outs.size() > 1 && heads > 0 && k_hidden >= 0) {
+    const TensorInfo* past = n.in(4);
+    int64_t total = seq;
+    if (past != nullptr) {
+      const int64_t p = Dim(past, 3);
+      total = p < 0 || seq < 0 ? -1 : p + seq;
+    }
+    outs[1] = Exact(x->elem_type, {2, batch, heads, total, k_hidden / heads});
+  }
+  return outs;
+}
+
+std::vector<DerivedOutput> FusedMatMulRule(const RuleNode& n) {
+  const TensorInfo* a = n.in(0);
+  const TensorInfo* b = n.in(1);
+  if (a == nullptr || b == nullptr || !a->rank_known || !b->rank_known ||
+      a->dims.size() < 2 || b->dims.size() < 2) {
+    return {};
+  }
+  std::vector<int64_t> ad = a->dims, bd = b->dims;
+  if (AttrInt(n.node, "transA", 0) != 0)
+    std::swap(ad[ad.size() - 1], ad[ad.size() - 2]);
+  if (AttrInt(n.node, "transB", 0) != 0)
+    std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
+  // Batch dims broadcast (numpy); unknown dims stay unknown.
+  const size_t batch_rank = std::max(ad.size(), bd.size()) - 2;
+  std::vector<int64_t> dims(batch_rank, -1);
+  for (size_t i = 0; i < batch_rank; ++i) {
+    const size_t from_end =
+        batch_rank - i;  // position before the 2 matrix dims
+    const int64_t da =
+        from_end <= ad.size() - 2 ? ad[ad.size() - 2 - from_end] : 1;
+    const int64_t db =
+        from_end <= bd.size() - 2 ? bd[bd.size() - 2 - from_end] : 1;
+    dims[i] = da == 1 ? db : (db == 1 ? da : (da == db ? da : -1));
+  }
+  dims.push_back(ad[ad.size() - 2]);
+  dims.push_back(bd[bd.size() - 1]);
+  return {Exact(a->elem_type, dims)};
+}
+
+std::vector<DerivedOutput> ContribRule(const RuleNode& n) {
+  const std::string& op = n.node.op_type();
+  if (op == "FastGelu" || op == "BiasGelu" || op == "Gelu" ||
+      op == "QuickGelu" || op == "BiasAdd" || op == "RotaryEmbedding") {
+    return LikeInput0(n);
+  }
+  if (op == "SkipLayerNormalization" ||
+      op == "SkipSimplifiedLayerNormalization") {
+    return LayerNormRule(n, 3);
+  }
+  if (op == "LayerNormalization" || op == "SimplifiedLayerNormalization") {
+    return LayerNormRule(n, -1);
+  }
+  if (op == "EmbedLayerNormalization") return EmbedLayerNormRule(n);
+  if (op == "Attention") return AttentionRule(n);
+  if (op == "FusedMatMul") return FusedMatMulRule(n);
+  return {};
+}
+
+// --- ai.onnx.ml ops (the ONNX-ML operator spec; ONNX 1.12 has no inference
+// for them). ---
+
+int64_t AttrCount(const onnx::NodeProto& node, std::string_view name) {
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == name) {
+      return std::max(
+          {attr.ints_size(), attr.floats_size(), attr.strings_size()});
+    }
+  }
+  return -1;
+}
+
+std::vector<DerivedOutput> MlRule(const RuleNode& n) {
+  const std::string& op = n.node.op_type();
+  const TensorInfo* x = n.in(0);
+  if (x == nullptr || !x->rank_known) return {};
+  // Samples: dim 0 of a [N, C] input; a [C] input is one sample.
+  const int64_t batch = x->dims.size() >= 2 ? x->dims[0] : 1;
+  if (op == "Imputer" || op == "Binarizer") return LikeInput0(n);
+  if (op == "Scaler" || op == "Normalizer") {
+    return {Exact(TensorProto::FLOAT, x->dims)};
+  }
+  if (op == "OneHotEncoder") {
+    int64_t cats = AttrCount(n.node, "cats_int64s");
+    if (cats < 0) cats = AttrCount(n.node, "cats_strings");
+    std::vector<int64_t> dims = x->dims;
+    dims.push_back(cats);
+    return {Exact(TensorProto::FLOAT, dims)};
+  }
+  if (op == "LinearClassifier") {
+    const bool ints = AttrCount(n.node, "classlabels_ints") >= 0;
+    int64_t classes = AttrCount(n.node, "classlabels_ints");
+    if (classes < 0) classes = AttrCount(n.node, "classlabels_strings");
+    return {Exact(ints ? TensorProto::INT64 : TensorProto::STRING, {batch}),
+            Exact(TensorProto::FLOAT, {batch, classes})};
+  }
+  if (op == "LinearRegressor") {
+    return {Exact(TensorProto::FLOAT, {batch, AttrInt(n.node, "targets", 1)})};
+  }
+  if (op == "FeatureVectorizer") {
+    int64_t total = 0;
+    for (int64_t d : AttrInts(n.node, "inputdimensions")) total += d;
+    return {Exact(TensorProto::FLOAT, {batch, total})};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n) {
+  std::vector<DerivedOutput> outs;
+  if (n.node.domain() == "com.microsoft") {
+    outs = ContribRule(n);
+  } else if (n.node.domain() == "ai.onnx.ml") {
+    outs = MlRule(n);
+  } else if (IsDefaultDomain(n.node.domain())) {
+    const std::string& op = n.node.op_type();
+    if (op == "NonZero") outs = NonZeroRule(n);
+    if (op == "NonMaxSuppression") outs = NmsRule(n);
+    if (op == "TopK") outs = TopKRule(n);
+    if (op == "Unique") outs = UniqueRule(n);
+    if (op == "Compress") outs = CompressRule(n);
+    if (IsBroadcastOp(op)) outs = BroadcastRule(n);
+  }
+  outs.resize(n.node.output_size());
+  return outs;
+}
+
+}  // namespace autoshard
