@@ -165,7 +165,6 @@ class SliceDp {
     };
     std::vector<Candidate> candidates;
     std::vector<std::pair<double, int32_t>> values;  // (value, a)
-    int32_t stamp = 0;
     for (int32_t b = 1; b <= m_; ++b) {
       if ((b & 63) == 0 && std::chrono::steady_clock::now() > deadline_) {
         complete_ = false;
@@ -184,7 +183,7 @@ class SliceDp {
       }
       if (jmin > jmax) continue;
       candidates.clear();
-      ++stamp;
+      const int64_t stamp = ++weight_stamp_count_;  // unique over rounds
       double placed_bytes = 0;  // weights and code: see the header
       for (int32_t a = b - 1; a >= 0; --a) {
         if (prefix_s_[b] - prefix_s_[a] > cap) {
@@ -251,7 +250,8 @@ class SliceDp {
   int64_t fit_evaluations_ = 0;
   bool complete_ = true;
   std::vector<int32_t> ipu_scratch_, step_scratch_, schedule_;
-  std::vector<int32_t> weight_stamp_;
+  std::vector<int64_t> weight_stamp_;  // the scan that last counted it
+  int64_t weight_stamp_count_ = 0;
 };
 
 // Cuts a node order into at most `max_units` units of consecutive nodes.
