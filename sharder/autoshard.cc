@@ -577,12 +577,14 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
     const onnx::ModelProto& model, const Options& options,
     const std::vector<NamedShardingPoint>& points) {
   const auto start = std::chrono::steady_clock::now();
-  if (points.empty()) {
-    return absl::InvalidArgumentError(
-        "the sharding config has no points (expected a list of {node, device, "
-        "stage})");
-  }
   ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+  if (points.empty()) {
+    // PopRT's rule sends unclaimed nodes to the last device: here device 0.
+    // autoshard writes such a config for a 1-IPU plan.
+    p.warnings.push_back(
+        "the sharding config has no points: every node runs on IPU 0, "
+        "pipeline stage 0");
+  }
   std::vector<ShardingPoint> resolved;
   for (const NamedShardingPoint& named : points) {
     NodeId id = p.graph.FindNode(named.node);

@@ -100,7 +100,9 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                                const Options& options);
 
 // Evaluates a given split: applies `points` with PopRT's semantics (nodes by
-// name, after deterministic naming) and costs the result like PlanModel.
+// name, after deterministic naming) and costs the result like PlanModel. No
+// points put every node on IPU 0 (what a 1-IPU plan's config says), with a
+// warning.
 // Errors: InvalidArgument naming an unknown node, or a point that is an
 // ancestor of a point of an earlier stage.
 absl::StatusOr<Plan> PlanFromShardingPoints(

@@ -108,8 +108,12 @@ expect 0 "--input-shape before the model" -- "$BIN" shard --input-shape input:1,
 expect 2 "--input-shape against a fixed dim" -- "$BIN" shard "$TMP/model.onnx" -n 2 --input-shape input:1,4,224,224 -o "$TMP/o11.onnx"
 stderr_has "dim 1 is fixed at 3" "--input-shape against a fixed dim"
 printf '[]\n' >"$TMP/empty.yaml"
-expect 2 "empty config" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/empty.yaml" -o "$TMP/o12.onnx"
-stderr_has "has no points" "empty config"
+expect 0 "empty config: one IPU" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/empty.yaml" -o "$TMP/one-ipu.onnx"
+stderr_has "has no points: every node runs on IPU 0" "empty config"
+# A 1-IPU plan writes an empty config, and apply reproduces it.
+expect 0 "one IPU" -- "$BIN" shard "$TMP/model.onnx" -n 1 -o "$TMP/one.onnx" --sharding-config "$TMP/one.yaml" --plan "$TMP/one.json"
+grep -q '"num_ipus": 1' "$TMP/one.json" && ok || bad "1-IPU plan"
+expect 0 "apply the 1-IPU config" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/one.yaml" -o "$TMP/one-applied.onnx" -q
 grep -m1 'node:' "$TMP/s.yaml" | sed 's/device: 0, stage: 0/device: 2, stage: 2/' >"$TMP/gap.yaml"
 expect 2 "IPU gaps" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$TMP/gap.yaml" -o "$TMP/o13.onnx"
 stderr_has "get no nodes" "IPU gaps"
@@ -117,7 +121,7 @@ expect 2 "missing config" -- "$BIN" apply "$TMP/model.onnx" --sharding-config "$
 stderr_has "none.yaml: no such file" "missing config"
 expect 2 "usage error" -- "$BIN" shard "$TMP/model.onnx" --num-ipus two
 stderr_has "autoshard: error:" "usage error"
-for f in o9 o11 o12 o13 o14 same; do
+for f in o9 o11 o13 o14 same; do
   [ -e "$TMP/$f.onnx" ] && bad "no output left for $f" || ok
 done
 
