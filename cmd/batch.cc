@@ -138,8 +138,21 @@ void NameOutputs(std::vector<BatchModel>* models) {
       for (const BatchModel* m : group) {
         while (!IsInside(m->absolute, common)) common = common.parent_path();
       }
+      bool progress = false;
       for (BatchModel* m : group) {
-        m->name = m->absolute.lexically_relative(common);
+        const fs::path relative = m->absolute.lexically_relative(common);
+        progress |= relative != m->name;
+        m->name = relative;
+      }
+      if (!progress) {
+        // The names differ only in their extensions (model.onnx, model.bak):
+        // keep the extension in the stem, model_onnx.onnx, model_bak.bak.
+        for (BatchModel* m : group) {
+          std::string file = m->name.filename().string();
+          std::replace(file.begin(), file.end(), '.', '_');
+          m->name = m->name.parent_path() /
+                    (file + m->name.extension().string());
+        }
       }
     }
   }
@@ -216,7 +229,16 @@ class SignalThread {
  public:
   SignalThread() {
     sigemptyset(&set_);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set_, sig);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      // A signal the caller ignores (nohup's SIGHUP) stays ignored: blocked,
+      // it would be queued and then delivered here.
+      struct sigaction current;
+      if (sigaction(sig, nullptr, &current) == 0 &&
+          current.sa_handler == SIG_IGN) {
+        continue;
+      }
+      sigaddset(&set_, sig);
+    }
     pthread_sigmask(SIG_BLOCK, &set_, &old_);
     thread_ = std::thread([this] { Run(); });
   }

@@ -336,14 +336,14 @@ void Judge(const Prepared& p, const Options& options, Candidate* c) {
 }
 
 // `auto`'s order: a split that fits beats one that does not; then the
-// device's memory proportion beats a lowered one; then the smaller
-// bottleneck; among splits that do not fit, the smaller fullest tile.
+// smaller bottleneck; on a tie the device's memory proportion beats a lowered
+// one (search's retries). Among splits that do not fit, the smaller fullest
+// tile.
 bool Better(const Candidate& a, const Candidate& b) {
   if (a.fits != b.fits) return a.fits;
   if (!a.fits) return a.max_tile_bytes < b.max_tile_bytes;
-  if (a.available_memory_proportion != b.available_memory_proportion)
-    return a.available_memory_proportion > b.available_memory_proportion;
-  return a.bottleneck_s < b.bottleneck_s;
+  if (a.bottleneck_s != b.bottleneck_s) return a.bottleneck_s < b.bottleneck_s;
+  return a.available_memory_proportion > b.available_memory_proportion;
 }
 
 // Search moves from the optimal split (DESIGN.md §4.4): one node per
@@ -553,13 +553,20 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   }
   // --num-ipus auto: powers of two until a split fits.
   const int most = std::min(options.max_ipus, p.problem.num_nodes());
+  if (most < 1) {
+    return absl::InvalidArgumentError("the model's main graph has no nodes");
+  }
+  // Each count starts from what Prepare made (strategies may lower the
+  // memory proportion and add warnings).
   const proto::DeviceProfile device = p.device;
+  const std::vector<std::string> warnings = p.warnings;
   std::vector<int> tried;
   std::optional<Plan> plan;
   for (int k = 1; k <= most; k *= 2) {
     Options for_k = options;
     for_k.num_ipus = k;
     p.device = device;
+    p.warnings = warnings;
     ASSIGN_OR_RETURN(plan, PlanPrepared(model, for_k, p, start));
     tried.push_back(k);
     if (plan->proto.fits()) break;

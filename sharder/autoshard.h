@@ -93,9 +93,13 @@ struct Plan {
   std::vector<int> pipeline_stage;
 };
 
-// Plans `model` with `options.strategy`. Errors: InvalidArgument for bad
-// options, a graph with a cycle or a tensor produced twice, strict-name
-// violations, or an IPU count the model cannot be split into.
+// Plans `model` with `options.strategy`. A plan that does not fit is still a
+// plan (Plan::proto.fits is false, out_of_memory says where; with kAutoIpus,
+// a warning says no count up to max_ipus fits). Errors: InvalidArgument for
+// bad options, a graph with a cycle or a tensor produced twice, strict-name
+// violations, an empty graph, or an IPU count the model cannot be split
+// into; Internal when the search's time ran out before it started; an error
+// of the compile command (search with compile_cmd).
 absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                                const Options& options);
 

@@ -288,6 +288,19 @@ TEST(AutoshardTest, NumIpusAutoTakesTheSmallestPowerOfTwoThatFits) {
       ::testing::Contains(HasSubstr("no power-of-two IPU count up to 8")));
 }
 
+TEST(AutoshardTest, AnEmptyGraphIsAnErrorForEveryIpuCount) {
+  const onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] x) => (float[2] x) {
+    })");
+  Options options;  // --num-ipus auto
+  EXPECT_EQ(PlanModel(model, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.num_ipus = 2;
+  EXPECT_EQ(PlanModel(model, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(AutoshardTest, StrategyOptionsAreChecked) {
   Options options;
   options.strategy = "greedy";

@@ -43,7 +43,7 @@ class SliceDp {
     }
     // C[x]: bytes of the tensors produced before unit x and read at or after
     // it, as a difference array over [p + 1, q] per tensor.
-    std::vector<int64_t> diff(m_ + 2, 0);
+    std::vector<double> diff(m_ + 2, 0);  // in double: no overflow
     for (int32_t node = 0; node < n; ++node) {
       const int32_t p = unit_of_node[node];
       for (size_t slot = 0; slot < problem.output_bytes[node].size(); ++slot) {
@@ -52,14 +52,14 @@ class SliceDp {
           q = std::max(q, unit_of_node[c]);
         if (q <= p) continue;
         const int64_t bytes = problem.output_bytes[node][slot];
-        diff[p + 1] = SaturatingAdd(diff[p + 1], bytes);
-        diff[q + 1] -= bytes;
+        diff[p + 1] += static_cast<double>(bytes);
+        diff[q + 1] -= static_cast<double>(bytes);
       }
     }
     boundary_bytes_.assign(m_ + 1, 0);
     double running = 0;
     for (int32_t x = 0; x <= m_; ++x) {
-      running += static_cast<double>(diff[x]);
+      running += diff[x];
       boundary_bytes_[x] = std::max(running, 0.0);
     }
     link_bytes_per_s_ = model.profile().link_bytes_per_s();
@@ -91,6 +91,11 @@ class SliceDp {
       schedule_.insert(schedule_.end(), order_.units[u].begin(),
                        order_.units[u].end());
     }
+    // The plan costs an IPU with its nodes in the graph's topological order
+    // (DeviceModel::EvaluateMemory); liveness depends on it, so the same.
+    std::sort(schedule_.begin(), schedule_.end(), [&](int32_t x, int32_t y) {
+      return problem_.topo_position[x] < problem_.topo_position[y];
+    });
     for (int32_t node : schedule_) ipu_scratch_[node] = 0;
     const IpuMemory memory =
         model_.EvaluateSchedule(ipu_scratch_, 0, schedule_, &step_scratch_);
@@ -113,6 +118,8 @@ class SliceDp {
       max_unit_s = std::max(max_unit_s, prefix_s_[u + 1] - prefix_s_[u]);
     double cap = std::max(prefix_s_[m_] / k_, max_unit_s) * 1.05;
     if (!(cap > 0) || cap > cap_all) cap = cap_all;
+    // Every stage time is 0 (only folded constants and no cut bytes): no cap.
+    if (!(cap > 0)) cap = kInf;
     while (true) {
       double next_cap = kInf;
       const double value = Round(cap, ignore_memory, &next_cap);
@@ -124,7 +131,7 @@ class SliceDp {
         break;
       }
       if (!complete_) break;
-      if (cap >= cap_all) break;  // nothing was skipped: no slicing
+      if (cap >= cap_all || cap == kInf) break;  // nothing was skipped
       cap = std::min(cap_all,
                      std::max(cap * 1.25, next_cap == kInf ? 0.0 : next_cap));
     }

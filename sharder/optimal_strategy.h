@@ -52,7 +52,9 @@ struct SliceOrder {
 struct SliceResult {
   bool found = false;  // a slicing was found (fitting, unless ignore_memory)
   bool fits = false;   // every slice fits the tile-memory model
-  // False when the deadline stopped the DP before it proved its answer.
+  // False when the deadline or the budget of tile-memory evaluations stopped
+  // the DP before it proved its answer (then found = false may only mean
+  // "none found", and a found slicing may not be the fastest).
   bool complete = true;
   double bottleneck_s = 0;      // the largest stage time (Note [Slicing DP])
   std::vector<int32_t> cuts;    // k + 1 unit positions, 0 .. m
@@ -92,7 +94,8 @@ struct OptimalOptions {
 struct OptimalResult {
   Assignment assignment;  // IPU = pipeline stage = slice
   bool fits = false;
-  bool complete = true;  // every order's DP finished in time
+  // Every order's DP finished within its deadline and evaluation budget.
+  bool complete = true;
   double bottleneck_s = 0;
   std::string order;  // the winning order's name
   int32_t units = 0;  // its unit count
@@ -109,8 +112,11 @@ struct OptimalResult {
 // Runs SliceOptimally on PopRT's subgraphs and on the topological and
 // depth-first node orders, and keeps the fitting slicing with the smallest
 // bottleneck (ties: the first). When no slicing of any order fits, returns
-// the fastest slicing ignoring memory, with fits = false. Errors:
-// InvalidArgument when num_ipus < 1 or exceeds the node count.
+// the fastest slicing ignoring memory, with fits = false. Slices are costed
+// with their nodes in the graph's topological order, as the plan is.
+// Errors: InvalidArgument when num_ipus < 1 or exceeds the node count;
+// DeadlineExceeded when options.max_seconds passed before any order's DP
+// found a slicing.
 absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
                                               const DeviceModel& model,
                                               int num_ipus,

@@ -128,7 +128,8 @@ TEST(OptimalStrategyTest, PassThroughCopiesAreCountedOnTheMiddleStage) {
 
 // A random DAG over nodes 0..n-1 (edges only forward), with random compute,
 // activation and weight bytes.
-ShardingProblem RandomDag(std::mt19937& rng, int n) {
+ShardingProblem RandomDag(std::mt19937& rng, int n,
+                          int64_t max_activation_bytes = 800) {
   std::uniform_real_distribution<double> unit(0, 1);
   std::vector<std::pair<int, int>> edges;
   for (int j = 1; j < n; ++j) {
@@ -145,7 +146,8 @@ ShardingProblem RandomDag(std::mt19937& rng, int n) {
   }
   ShardingProblem p = MakeTestProblem(n, edges, weights, flops);
   for (int i = 0; i < n; ++i)
-    p.activation_bytes[i] = 4 * (1 + static_cast<int64_t>(unit(rng) * 200));
+    p.activation_bytes[i] =
+        4 * (1 + static_cast<int64_t>(unit(rng) * max_activation_bytes / 4));
   p.largest_output_bytes = p.activation_bytes;
   testing::RefreshTensors(&p);
   return p;
@@ -162,7 +164,9 @@ TEST(OptimalStrategyTest, EqualsBruteForceOnRandomDags) {
     const int n = 3 + static_cast<int>(rng() % 10);  // 3..12
     const int k = 2 + static_cast<int>(rng() % 3);   // 2..4
     if (k > n) continue;
-    ShardingProblem p = RandomDag(rng, n);
+    // Every third DAG has activations as large as a tile or more, so where
+    // a slice's nodes run in its schedule (liveness) decides whether it fits.
+    ShardingProblem p = RandomDag(rng, n, trial % 3 == 0 ? 8000 : 800);
     const int64_t bytes_per_tile = 300 + static_cast<int64_t>(rng() % 2000);
     DeviceModel model(p, ToyChip(bytes_per_tile), Precision::kFp32);
     const SliceOrder order = trial % 2 == 0 ? TopologicalNodeOrder(p, 100)
@@ -234,6 +238,21 @@ TEST(OptimalStrategyTest, EqualsBruteForceOnRandomDags) {
             << "assignment on " << monotone_compared << " DAGs: median gap "
             << gaps[gaps.size() / 2] << "%, worst " << gaps.back() << "%, "
             << std::count(gaps.begin(), gaps.end(), 0.0) << " equal\n";
+}
+
+TEST(OptimalStrategyTest, AModelOfFoldedConstantsTakesNoTime) {
+  // Three constants, no FLOPs, nothing crosses: every slicing takes 0 s.
+  ShardingProblem p = MakeTestProblem(3, {}, {0, 0, 0}, {0, 0, 0});
+  p.is_constant = {1, 1, 1};
+  p.activation_bytes = {0, 0, 0};
+  testing::RefreshTensors(&p);
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  SliceResult r = SliceOptimally(p, model, TopologicalNodeOrder(p, 100), 2,
+                                 false, kNoDeadline);
+  ASSERT_TRUE(r.found);
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(r.bottleneck_s, 0);
+  EXPECT_EQ(r.cuts.size(), 3u);
 }
 
 TEST(OptimalStrategyTest, StrategyKeepsTheBestOrder) {
