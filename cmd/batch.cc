@@ -436,7 +436,7 @@ int RunShardBatch(const ShardOptions& o) {
       finished.wait(lock, [&r] { return r.done; });
     }
     std::cerr << r.err.str() << std::flush;
-    if (o.model.verbose) std::cout << r.out.str();
+    if (o.model.verbose) std::cerr << r.out.str();  // stdout keeps the rows only
     if (table) std::cout << TableRow(r.row, width) << std::flush;
     *summary.add_models() = r.row;
     if (r.row.exit_code() != kExitOk) summary.set_failed(summary.failed() + 1);

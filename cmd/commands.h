@@ -10,6 +10,7 @@
 #include <iostream>
 #include <mutex>
 #include <shared_mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,7 @@ std::shared_mutex& OutputWriteLock();
 struct ModelOptions {
   std::string model;
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
-  int batch_size = -1;                    // -1: not given
+  std::optional<int> batch_size;          // --batch-size, when given
   std::string precision = "fp32";
   std::string device = "ipu2";              // built-in name or text-proto file
   double available_memory_proportion = -1;  // -1: the profile's

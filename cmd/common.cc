@@ -177,11 +177,11 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   Options options;
   options.strict_names = o.strict_names;
-  if (o.batch_size != -1 && o.batch_size < 1) {
+  if (o.batch_size && *o.batch_size < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--batch-size must be at least 1, got ", o.batch_size));
+        absl::StrCat("--batch-size must be at least 1, got ", *o.batch_size));
   }
-  options.shapes.batch_size = std::max(o.batch_size, 0);
+  options.shapes.batch_size = o.batch_size.value_or(0);
   options.precision =
       o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
   ASSIGN_OR_RETURN(options.device, LoadDeviceProfile(o.device));

@@ -1,6 +1,8 @@
 #include "sharder/autoshard.h"
 
 #include <chrono>
+#include <map>
+#include <set>
 #include <memory>
 #include <optional>
 
@@ -62,9 +64,11 @@ void EvaluateOnDevice(const Prepared& p, const Options& options,
   out->set_throughput_per_s(perf.throughput_per_s);
   out->set_latency_s(perf.latency_s);
   out->set_lower_bound_s(perf.lower_bound_s);
-  out->set_gap_percent(perf.lower_bound_s > 0
-                           ? (perf.bottleneck_s / perf.lower_bound_s - 1) * 100
-                           : 0);
+  // The bottleneck is never below the bound; a rounding error is no gap.
+  out->set_gap_percent(
+      perf.lower_bound_s > 0
+          ? std::max(0.0, (perf.bottleneck_s / perf.lower_bound_s - 1) * 100)
+          : 0);
 }
 
 Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
@@ -346,6 +350,19 @@ bool Better(const Candidate& a, const Candidate& b) {
   return a.available_memory_proportion > b.available_memory_proportion;
 }
 
+// The optimal strategy slices an order in which a constant (a weight's
+// Identity, say) may sit far from its reader; SinkConstants moves it there
+// when the split is no worse for it (fewer cut tensors, fewer points).
+void SinkConstantsIfNoWorse(const Prepared& p, const Options& options,
+                            Assignment* a) {
+  const double amp = p.device.available_memory_proportion();
+  Candidate before{"", *a, amp}, after{"", SinkConstants(p.problem, *a), amp};
+  if (after.assignment.ipu == a->ipu) return;
+  Judge(p, options, &before);
+  Judge(p, options, &after);
+  if (!Better(before, after)) *a = std::move(after.assignment);
+}
+
 // Search moves from the optimal split (DESIGN.md §4.4): one node per
 // subgraph, --optimal-perf style, on a small budget.
 constexpr int64_t kPolishCandidates = 2000;
@@ -411,6 +428,7 @@ absl::StatusOr<Plan> PlanPrepared(const onnx::ModelProto& model,
   } else if (strategy == "optimal") {
     const Assignment raw = a;
     RETURN_IF_ERROR(RunOptimal(options, &p, raw, &a, &optimal));
+    SinkConstantsIfNoWorse(p, options, &a);
   } else if (strategy == "auto") {
     const double amp = p.device.available_memory_proportion();
     auto elapsed = [](std::chrono::steady_clock::time_point since) {
@@ -432,6 +450,7 @@ absl::StatusOr<Plan> PlanPrepared(const onnx::ModelProto& model,
     const auto t = std::chrono::steady_clock::now();
     Assignment sliced;
     RETURN_IF_ERROR(RunOptimal(options, &p, a, &sliced, &optimal));
+    SinkConstantsIfNoWorse(p, options, &sliced);
     candidates.push_back({"optimal", sliced, amp, elapsed(t)});
     if (optimal.fits()) {
       const auto t2 = std::chrono::steady_clock::now();
@@ -604,6 +623,17 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
   }
   ASSIGN_OR_RETURN(Assignment a, ApplyShardingPoints(p.problem, resolved));
   RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
+  // PopART runs a pipeline stage on one IPU (and `split` needs that).
+  std::map<int32_t, std::set<int32_t>> ipus_of_stage;
+  for (int32_t node = 0; node < p.problem.num_nodes(); ++node)
+    ipus_of_stage[a.pipeline_stage[node]].insert(a.ipu[node]);
+  for (const auto& [stage, ipus] : ipus_of_stage) {
+    if (ipus.size() < 2) continue;
+    p.warnings.push_back(absl::StrCat(
+        "pipeline stage ", stage, " runs on IPUs ", absl::StrJoin(ipus, ", "),
+        ": PopART pipelines need one IPU per stage (and `split` refuses "
+        "such a plan)"));
+  }
   return FinishPlan(p, options, a, resolved, "apply", start);
 }
 

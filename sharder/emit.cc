@@ -296,8 +296,8 @@ std::string ReportText(const proto::Plan& plan) {
                     "; chose ", chosen, "\n");
   }
   if (plan.num_ipus_tried_size() > 0) {
-    absl::StrAppend(&out, "--num-ipus auto: tried ",
-                    absl::StrJoin(plan.num_ipus_tried(), ", "), " IPUs\n");
+    absl::StrAppend(&out, "--num-ipus auto: IPU counts tried: ",
+                    absl::StrJoin(plan.num_ipus_tried(), ", "), "\n");
   }
   if (!plan.fits())
     absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");

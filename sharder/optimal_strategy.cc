@@ -393,7 +393,6 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
       if (static_cast<int>(order.units.size()) < num_ipus) continue;
       SliceResult r = SliceOptimally(problem, model, order, num_ipus,
                                      /*ignore_memory=*/true, deadline);
-      out.complete = false;  // unproven: no fitting slicing was found
       if (!r.found) continue;
       best = std::move(r);
       best_order = &order;

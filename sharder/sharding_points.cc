@@ -88,6 +88,28 @@ absl::StatusOr<Assignment> ApplyShardingPoints(
   return out;
 }
 
+Assignment SinkConstants(const ShardingProblem& problem,
+                         const Assignment& assignment) {
+  Assignment out = assignment;
+  const int n = problem.num_nodes();
+  for (int i = n - 1; i >= 0; --i) {
+    const int32_t node = problem.topo_order[i];
+    if (!problem.is_constant[node] || problem.consumers[node].empty()) continue;
+    int32_t lowest = -1;
+    for (int32_t c : problem.consumers[node]) {
+      if (lowest == -1 || out.ipu[c] < out.ipu[lowest]) lowest = c;
+    }
+    out.ipu[node] = out.ipu[lowest];
+    out.pipeline_stage[node] = out.pipeline_stage[lowest];
+  }
+  std::vector<bool> used(assignment.num_ipus(), false);
+  for (int32_t d : out.ipu) used[d] = true;
+  for (bool u : used) {
+    if (!u) return assignment;
+  }
+  return out;
+}
+
 absl::Status ValidateAssignment(const ShardingProblem& problem,
                                 const Assignment& assignment) {
   const int n = problem.num_nodes();

@@ -45,6 +45,15 @@ absl::StatusOr<Assignment> ApplyShardingPoints(
 absl::StatusOr<std::vector<ShardingPoint>> MinimalShardingPoints(
     const ShardingProblem& problem, const Assignment& assignment);
 
+// Moves every folded constant node (problem.is_constant) to the lowest IPU
+// (and its stage) among the nodes that read it, in reverse topological order
+// so constant chains follow, the way a weight goes to where it is used: its
+// output then crosses no IPU boundary and makes no sharding point. A plan
+// that is monotone stays monotone. Constants nothing reads stay. Returns
+// `assignment` unchanged when moving would leave an IPU without nodes.
+Assignment SinkConstants(const ShardingProblem& problem,
+                         const Assignment& assignment);
+
 // Everything a plan must satisfy before it is written: every node has an IPU
 // and stage in 0..n-1 (n = node count), IPUs and stages are numbered without
 // gaps (each from 0 to the highest holds a node), and the plan is monotone.

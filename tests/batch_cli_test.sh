@@ -119,6 +119,16 @@ expect 2 "does not fit and corrupt" -- "$BIN" shard "$TMP/a.onnx" "$TMP/corrupt.
 expect 0 "--report json" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/json" --report json
 [ "$(grep -c '"model":' "$TMP/out")" -eq 2 ] && ok || bad "--report json: 2 rows"
 head -c1 "$TMP/out" | grep -q '{' && ok || bad "--report json: stdout is JSON only"
+# -v adds to stderr only: stdout stays one JSON document (the rows).
+expect 0 "--report json -v" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/json-v" --report json -v
+[ "$(grep -c '^{' "$TMP/out")" -eq 1 ] && ok || bad "--report json -v: one JSON document on stdout"
+[ "$(grep -c '"model":' "$TMP/out")" -eq 2 ] && ok || bad "--report json -v: 2 rows"
+# Names that differ only in their extension get distinct outputs.
+cp "$TMP/a.onnx" "$TMP/twin.onnx" && cp "$TMP/a.onnx" "$TMP/twin.bak"
+expect 0 "same stem, other extension" -- timeout 120 "$BIN" shard "$TMP/twin.onnx" "$TMP/twin.bak" -n 2 --out-dir "$TMP/twins" -q
+[ -f "$TMP/twins/twin_onnx.sharded.onnx" ] && [ -f "$TMP/twins/twin_bak.sharded.onnx" ] && ok || bad "twin outputs: $(ls "$TMP/twins")"
+# An ignored SIGHUP (nohup) stays ignored.
+(trap '' HUP; "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/nohup" -q & pid=$!; sleep 0.2; kill -HUP $pid 2>/dev/null; wait $pid) && ok || bad "batch under an ignored SIGHUP"
 
 # Usage errors: one line, exit 2, nothing written.
 expect 2 "several models without --out-dir" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2
