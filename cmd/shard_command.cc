@@ -138,7 +138,9 @@ absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
   options->max_candidates = o.max_candidates;
   options->max_search_s = o.max_search_s;
   options->compile_cmd = o.compile_cmd;
-  options->jobs = o.jobs;
+  // One model: --jobs counts compiles, so it means nothing without a compile
+  // command (several models: models at once, cmd/batch.cc).
+  options->jobs = o.compile_cmd.empty() ? 1 : o.jobs;
   if (absl::Status s = options->Validate(); !s.ok()) return s;
   return options;
 }

@@ -1,6 +1,7 @@
 #include "costmodel/device_model.h"
 
 #include <fstream>
+#include <limits>
 
 #include "costmodel/device_profile.h"
 #include "gmock/gmock.h"
@@ -262,6 +263,10 @@ TEST(DeviceProfileTest, BuiltinsLoadAndCustomFilesAreChecked) {
   EXPECT_THAT(
       ValidateDeviceProfile(bad).message(),
       ::testing::HasSubstr("available_memory_proportion must be in (0, 1]"));
+  bad = ToyChip();
+  bad.set_peak_fp32_flops_per_s(std::numeric_limits<double>::infinity());
+  EXPECT_THAT(ValidateDeviceProfile(bad).message(),
+              ::testing::HasSubstr("peak_fp32_flops_per_s must be finite"));
 }
 
 }  // namespace

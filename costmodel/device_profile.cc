@@ -1,3 +1,4 @@
+#include <cmath>
 #include "costmodel/device_profile.h"
 
 #include <filesystem>
@@ -214,16 +215,20 @@ absl::Status ValidateDeviceProfile(const proto::DeviceProfile& p) {
   if (p.bytes_per_tile() <= 0 || p.bytes_per_tile() > (int64_t{1} << 40)) {
     return bad("bytes_per_tile", "in 1..2^40");
   }
-  if (!(p.peak_fp16_flops_per_s() > 0))
-    return bad("peak_fp16_flops_per_s", "> 0");
-  if (!(p.peak_fp32_flops_per_s() > 0))
-    return bad("peak_fp32_flops_per_s", "> 0");
-  if (!(p.link_bytes_per_s() > 0)) return bad("link_bytes_per_s", "> 0");
+  // Rates must be finite too: an infinite one makes every time 0.
+  auto rate = [](double x) { return x > 0 && std::isfinite(x); };
+  if (!rate(p.peak_fp16_flops_per_s()))
+    return bad("peak_fp16_flops_per_s", "finite and > 0");
+  if (!rate(p.peak_fp32_flops_per_s()))
+    return bad("peak_fp32_flops_per_s", "finite and > 0");
+  if (!rate(p.link_bytes_per_s()))
+    return bad("link_bytes_per_s", "finite and > 0");
   if (!(p.available_memory_proportion() > 0 &&
         p.available_memory_proportion() <= 1)) {
     return bad("available_memory_proportion", "in (0, 1]");
   }
-  if (!(p.op_overhead_s() >= 0)) return bad("op_overhead_s", ">= 0");
+  if (!(p.op_overhead_s() >= 0 && std::isfinite(p.op_overhead_s())))
+    return bad("op_overhead_s", "finite and >= 0");
   if (p.grain_bytes() <= 0 || p.grain_bytes() > p.bytes_per_tile()) {
     return bad("grain_bytes", "in 1..bytes_per_tile");
   }
