@@ -193,20 +193,34 @@ class Splitter {
 
   // Non-constant nodes go to their stage. A constant node goes to every
   // stage holding a node that reads it, and to its own stage when it
-  // produces a graph output or nothing reads it.
+  // produces a graph output or nothing reads it. A stage that would hold
+  // none of its own nodes that way, only constants (Note [A stage of
+  // constants]), keeps them: they are pinned, copied only into earlier
+  // stages that read them; later ones read them from it.
   void AssignNodesToStages() {
     const int n = dag_.num_nodes();
-    std::vector<std::set<int>> stages(n);
     const auto order = dag_.topological_order();
+    auto stays = [&](NodeId id) {
+      return !is_constant_[id] || dag_.produces_graph_output(id) ||
+             dag_.consumers(id).empty();
+    };
+    // A copy ends at a node that stays on its stage, so a stage holds one of
+    // its own nodes exactly when one stays there.
+    std::vector<uint8_t> held(num_stages_, 0);
+    for (NodeId id = 0; id < n; ++id) {
+      if (stays(id)) held[stage_[id]] = 1;
+    }
+    pinned_.assign(n, 0);
+    for (NodeId id = 0; id < n; ++id) pinned_[id] = !held[stage_[id]];
+    std::vector<std::set<int>> stages(n);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const NodeId id = *it;
-      if (!is_constant_[id] || dag_.produces_graph_output(id) ||
-          dag_.consumers(id).empty()) {
-        stages[id].insert(stage_[id]);
-      }
+      if (stays(id) || pinned_[id]) stages[id].insert(stage_[id]);
       for (NodeId p : dag_.producers(id)) {
-        if (is_constant_[p])
-          stages[p].insert(stages[id].begin(), stages[id].end());
+        if (!is_constant_[p]) continue;
+        for (int s : stages[id]) {
+          if (!pinned_[p] || s < stage_[p]) stages[p].insert(s);
+        }
       }
     }
     node_stages_.resize(n);
@@ -450,14 +464,33 @@ class Splitter {
       if (p == kNoNode) weights.insert(o.name());
       outputs.push_back(o.name());
     }
+    auto add_once = [&outputs](const std::string& t) {
+      if (std::find(outputs.begin(), outputs.end(), t) == outputs.end()) {
+        outputs.push_back(t);
+      }
+    };
     for (NodeId id : stage_nodes_[s]) {
-      if (is_constant_[id] || stage_[id] != s) continue;
+      if ((is_constant_[id] && !pinned_[id]) || stage_[id] != s) continue;
       for (const auto& t : dag_.node(id).output()) {
         auto it = readers_.find(t);
         if (t.empty() || it == readers_.end()) continue;
         if (it->second.upper_bound(s) == it->second.end()) continue;
-        if (std::find(outputs.begin(), outputs.end(), t) == outputs.end()) {
-          outputs.push_back(t);
+        add_once(t);
+      }
+    }
+    if (outputs.empty()) {
+      // Nothing later reads what the stage computes (Note [A stage of
+      // constants]): it outputs its own nodes' results that no node of it
+      // reads, so that it still runs (onnxruntime runs no model without
+      // outputs).
+      absl::flat_hash_set<std::string> read_here;
+      for (NodeId id : stage_nodes_[s]) {
+        for (const std::string& t : Reads(id)) read_here.insert(t);
+      }
+      for (NodeId id : stage_nodes_[s]) {
+        if (stage_[id] != s) continue;
+        for (const auto& t : dag_.node(id).output()) {
+          if (!t.empty() && !read_here.contains(t)) add_once(t);
         }
       }
     }
@@ -465,14 +498,14 @@ class Splitter {
     for (const std::string& t : outputs) {
       auto add_output = [&](const std::string& name,
                             const onnx::ValueInfoProto& vi,
-                            const std::string& carries) {
+                            const std::string& carries, bool read) {
         *g->add_output() = vi;
         proto::SplitStageOutput* o = entry->add_outputs();
         o->set_name(name);
         SetDims(vi.type(), o);
         o->set_model_output(graph_outputs_.contains(name));
         if (!carries.empty()) o->set_carries(carries);
-        if (auto it = readers_.find(t); it != readers_.end()) {
+        if (auto it = readers_.find(t); read && it != readers_.end()) {
           for (auto r = it->second.upper_bound(s); r != it->second.end(); ++r) {
             o->add_read_by(*r);
           }
@@ -482,15 +515,25 @@ class Splitter {
           g_.output().begin(), g_.output().end(),
           [&t](const onnx::ValueInfoProto& o) { return o.name() == t; });
       if (declared != g_.output().end()) {
-        add_output(t, *declared, "");
-        continue;
+        // A graph output later stages read as a flattened cut tensor is
+        // output both ways: itself, for the model, and its data and shape,
+        // for the readers (and only those two list the readers).
+        const auto readers = readers_.find(t);
+        bool flattened = false;
+        if (readers != readers_.end() &&
+            readers->second.upper_bound(s) != readers->second.end()) {
+          ASSIGN_OR_RETURN(const CutType* c, Cut(t));
+          flattened = c->reshaped;
+        }
+        add_output(t, *declared, "", !flattened);
+        if (!flattened) continue;
       }
       ASSIGN_OR_RETURN(const CutType* c, Cut(t));
       onnx::ValueInfoProto vi;
       if (!c->reshaped) {
         vi.set_name(t);
         *vi.mutable_type() = c->type;
-        add_output(t, vi, "");
+        add_output(t, vi, "", true);
         continue;
       }
       if (minus_one.empty()) {
@@ -517,10 +560,10 @@ class Splitter {
                                    minus_one, c->data);
       vi.set_name(c->data);
       *vi.mutable_type() = Rank1(c->type.tensor_type().elem_type());
-      add_output(c->data, vi, "data:" + t);
+      add_output(c->data, vi, "data:" + t, true);
       vi.set_name(c->shape);
       *vi.mutable_type() = Rank1(onnx::TensorProto::INT64);
-      add_output(c->shape, vi, "shape:" + t);
+      add_output(c->shape, vi, "shape:" + t, true);
     }
     for (const std::string& w : weights) {
       if (auto it = initializers_.find(w); it != initializers_.end()) {
@@ -580,6 +623,7 @@ class Splitter {
   int num_stages_ = 0;
   std::vector<int> stage_ipu_;
   std::vector<uint8_t> is_constant_;
+  std::vector<uint8_t> pinned_;  // per node: a constant kept on its stage
   std::vector<std::vector<int>> node_stages_;     // per node, ascending
   std::vector<std::vector<NodeId>> stage_nodes_;  // per stage, topological
   TypeMap types_;

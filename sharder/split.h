@@ -12,14 +12,16 @@
 //   [Constants and weights] in costmodel/cost_model.cc: Constant, or a
 //   constant-foldable chain such as ConstantOfShape of a constant shape)
 //   whose output it reads. A constant node placed on a stage that neither
-//   reads it nor outputs it is left out there (no dangling nodes);
+//   reads it nor outputs it is left out there (no dangling nodes), unless
+//   that would empty the stage (Note [A stage of constants]);
 // - weights: every initializer its nodes (and their bodies) read; a weight
 //   read on two stages is in both;
 // - inputs: the graph inputs it reads, then the cut tensors it reads (outputs
 //   of non-constant nodes of earlier stages), in topological order of their
 //   producers;
 // - outputs: the graph outputs it produces, in the model's order, then the
-//   cut tensors later stages read;
+//   cut tensors later stages read; a graph output that later stages read
+//   flattened (below) is output as itself and as the two tensors they read;
 // - value_info: the model's entries for the tensors it computes; opset
 //   imports, IR version, functions, producer and metadata as the model's.
 // A control-flow node is one node: its bodies are never cut, and the names
@@ -30,6 +32,20 @@
 // "<t>__autoshard_shape", and the reading stage reshapes them back into t.
 // A graph output that is a graph input is sourced as "graph_input"; one that
 // is an initializer comes out of stage 0.
+//
+// Note [A stage of constants]
+// A plan may put only constant nodes on a stage (the raw strategy does, e.g.
+// oww_melspectrogram on 8 IPUs): copied into their readers, they would leave
+// it without nodes, inputs or outputs, which the ONNX checker accepts and
+// onnxruntime does not load. Such a stage keeps its constant nodes instead
+// (they are "pinned"): later stages that read them read them from it as cut
+// tensors, so it is a runnable model with outputs and the pipeline runs as
+// planned; earlier stages that read them (only a hand annotation puts a
+// constant after its reader) still hold copies. A stage whose results no
+// later stage reads and that produces no graph output (a pinned stage read
+// only by earlier ones, or dead nodes) outputs what its own nodes compute
+// and no node of it reads, with no reader in the manifest: onnxruntime runs
+// no model without outputs.
 #ifndef AUTOSHARD_SHARDER_SPLIT_H_
 #define AUTOSHARD_SHARDER_SPLIT_H_
 

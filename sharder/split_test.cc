@@ -261,6 +261,119 @@ TEST(SplitTest, CutTensorOfRunTimeRankTravelsFlattenedWithItsShape) {
   ExpectWritable(split);
 }
 
+TEST(SplitTest, CutTensorOfRunTimeRankThatIsAGraphOutputGoesBothWays) {
+  // As above, but t is also a graph output, declared without a shape (as
+  // exporters do; the checker wants one, so the model fails it as stage 0
+  // does). Stage 0 outputs t for the model and its data and shape for stage
+  // 1, which reads those two.
+  onnx::ModelProto model = Annotated(R"(
+    <ir_version: 8, opset_import: ["" : 14]>
+    g (float[2,3] x, bool c) => (float t, float y) {
+      t = If(c) <
+        then_branch = g1 () => (float[2,3] o1) { o1 = Identity(x) },
+        else_branch = g2 () => (float[6] o2) {
+          s = Constant <value = int64[1] {6}> ()
+          o2 = Reshape(x, s)
+        }
+      >
+      y = ReduceSum <keepdims = 0> (t)
+    })",
+                                     {0, 1});
+  model.mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->clear_shape();
+  const Split split = *SplitModel(model, "");
+  const auto& m = split.manifest;
+  EXPECT_THAT(OutputNames(split.stages[0].model),
+              ElementsAre("t", "t__autoshard_data", "t__autoshard_shape"));
+  ASSERT_EQ(m.stages(0).outputs_size(), 3);
+  EXPECT_TRUE(m.stages(0).outputs(0).model_output());
+  EXPECT_THAT(m.stages(0).outputs(0).read_by(), IsEmpty());
+  EXPECT_FALSE(m.stages(0).outputs(0).has_carries());
+  EXPECT_EQ(m.stages(0).outputs(1).carries(), "data:t");
+  EXPECT_THAT(m.stages(0).outputs(1).read_by(), ElementsAre(1));
+  EXPECT_EQ(m.stages(0).outputs(2).carries(), "shape:t");
+  EXPECT_THAT(m.stages(0).outputs(2).read_by(), ElementsAre(1));
+  EXPECT_THAT(Sources(m.stages(1)),
+              ElementsAre("0:t__autoshard_data", "0:t__autoshard_shape"));
+  ASSERT_EQ(m.outputs_size(), 2);
+  EXPECT_EQ(m.outputs(0).source(), "0:t");
+  EXPECT_EQ(m.outputs(1).source(), "1:y");
+  // Every stage passes the checks the model passes.
+  testing::TempDir tmp;
+  const fs::path path = tmp.path() / "m.onnx";
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  std::ofstream(path, std::ios::binary) << bytes;
+  std::vector<std::string> warnings;
+  absl::Status s = WriteSplit(split, tmp.path() / "split", "", path, &warnings);
+  EXPECT_TRUE(s.ok()) << s;
+  for (const auto& w : warnings) {
+    EXPECT_THAT(w, HasSubstr("stage_0.onnx fails the ONNX checker as the "
+                             "model does"));
+  }
+}
+
+TEST(SplitTest, StageOfConstantsKeepsThemAndLaterStagesReadThem) {
+  // Stage 1 holds only the chain s -> k. Copied into their readers, they
+  // would leave stage 1 empty (no nodes, inputs or outputs: onnxruntime
+  // cannot load it). Stage 1 keeps them and sends k to stage 2, which reads
+  // it as a cut tensor; stage 0, which reads k too (a hand annotation),
+  // holds copies.
+  const Split split = *SplitModel(Annotated(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] x) => (float[2] y) {
+      s = Constant <value = int64[1] {2}> ()
+      k = ConstantOfShape <value = float[1] {2.0}> (s)
+      a = Add(x, k)
+      y = Mul(a, k)
+    })",
+                                            {1, 1, 0, 2}),
+                                  "");
+  const auto& m = split.manifest;
+  ASSERT_EQ(split.stages.size(), 3u);
+  EXPECT_THAT(NodeNames(split.stages[0].model), ElementsAre("n0", "n1", "n2"));
+  EXPECT_EQ(m.stages(0).copied_constant_nodes(), 2);
+  EXPECT_THAT(OutputNames(split.stages[0].model), ElementsAre("a"));
+  EXPECT_THAT(NodeNames(split.stages[1].model), ElementsAre("n0", "n1"));
+  EXPECT_EQ(m.stages(1).num_nodes(), 2);
+  EXPECT_EQ(m.stages(1).copied_constant_nodes(), 0);
+  EXPECT_THAT(InputNames(split.stages[1].model), IsEmpty());
+  EXPECT_THAT(OutputNames(split.stages[1].model), ElementsAre("k"));
+  EXPECT_THAT(m.stages(1).outputs(0).read_by(), ElementsAre(2));
+  EXPECT_THAT(NodeNames(split.stages[2].model), ElementsAre("n3"));
+  EXPECT_EQ(m.stages(2).copied_constant_nodes(), 0);
+  EXPECT_THAT(Sources(m.stages(2)), ElementsAre("1:k", "0:a"));
+  ExpectWritable(split);
+}
+
+TEST(SplitTest, StageThatNoLaterStageReadsStillHasAnOutput) {
+  // Stage 1's constant is read only by stage 0, which holds a copy: stage 1
+  // keeps it and outputs it, read by no stage, so that it runs. The same
+  // for stage 2's dead Neg.
+  const Split split = *SplitModel(Annotated(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] x) => (float[2] y) {
+      k = Constant <value = float[1] {2.0}> ()
+      y = Add(x, k)
+      d = Neg(x)
+    })",
+                                            {1, 0, 2}),
+                                  "");
+  const auto& m = split.manifest;
+  ASSERT_EQ(split.stages.size(), 3u);
+  EXPECT_THAT(NodeNames(split.stages[0].model), ElementsAre("n0", "n1"));
+  EXPECT_THAT(NodeNames(split.stages[1].model), ElementsAre("n0"));
+  EXPECT_THAT(OutputNames(split.stages[1].model), ElementsAre("k"));
+  EXPECT_THAT(m.stages(1).outputs(0).read_by(), IsEmpty());
+  EXPECT_FALSE(m.stages(1).outputs(0).model_output());
+  EXPECT_THAT(OutputNames(split.stages[2].model), ElementsAre("d"));
+  EXPECT_THAT(m.stages(2).outputs(0).read_by(), IsEmpty());
+  ExpectWritable(split);
+}
+
 TEST(SplitTest, RefusesModelsThatAreNotAnnotatedOrGoBackwards) {
   const char* text = R"(
     <ir_version: 8, opset_import: ["" : 13]>

@@ -36,7 +36,24 @@ refused() {
   [ -z "$(find "$TMP" -name '.autoshard_tmp*')" ] && ok || bad "$what: temporary files left"
 }
 # model NAME < TEXT: an ONNX-text model as $TMP/NAME.onnx.
-model() { "$TEXT2MODEL" "$TMP/$1.onnx" || bad "model $1 does not parse"; }
+# model NAME [--unshaped-output OUT]... < TEXT (see tests/onnx_text_to_model.cc).
+model() {
+  local name=$1
+  shift
+  "$TEXT2MODEL" "$TMP/$name.onnx" "$@" || bad "model $name does not parse"
+}
+# runs DESCRIPTION MODEL SPLIT_DIR [check_split.js options]: onnxruntime runs
+# the chained stages as the model (skipped without onnxruntime-node).
+ORT="$SRC/tests/ort"
+runs() {
+  local what=$1 m=$2 d=$3
+  shift 3
+  if ! command -v node >/dev/null || [ ! -d "$ORT/node_modules/onnxruntime-node" ]; then
+    echo "skipped in onnxruntime ($what): run scripts/setup_ort.sh"
+    return
+  fi
+  node "$ORT/check_split.js" "$m" "$d" "$@" >"$TMP/ort" 2>&1 && ok || { bad "$what: onnxruntime"; cat "$TMP/ort"; }
+}
 
 cp "$SRC/models/squeezenet1_1.onnx" "$TMP/sq.onnx"
 before=$(sha256sum "$TMP/sq.onnx")
@@ -73,6 +90,42 @@ g (float[2] x, bool c) => (float[2] y) {
 EOT
 expect 0 "split a hand-annotated If" -- "$BIN" split "$TMP/hand.onnx" --out-dir "$TMP/hand_split"
 grep -q '"source": "0:t"' "$TMP/hand_split/manifest.json" && ok || bad "the If's outer read of t comes from stage 0"
+
+# A stage of constants only (sharder/split.h, Note [A stage of constants]):
+# stage 1 keeps them and sends k to stage 2, so it has an output and runs.
+model consts <<'EOT'
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) {
+  a = Relu <__ipu_number = 0, __pipeline_stage = 0> (x)
+  s = Constant <value = int64[1] {2}, __ipu_number = 1, __pipeline_stage = 1> ()
+  k = ConstantOfShape <value = float[1] {2.0}, __ipu_number = 1, __pipeline_stage = 1> (s)
+  y = Add <__ipu_number = 2, __pipeline_stage = 2> (a, k)
+}
+EOT
+expect 0 "split a stage of constants" -- "$BIN" split "$TMP/consts.onnx" --out-dir "$TMP/consts_split"
+grep -qF "stage 1 (IPU 1): stage_1.onnx  2 nodes (0 copied constants), inputs 0 (0 graph, 0 cut), outputs 1" "$TMP/out" &&
+  ok || { bad "the stage of constants keeps them and outputs k"; cat "$TMP/out"; }
+grep -q '"source": "1:k"' "$TMP/consts_split/manifest.json" && ok || bad "stage 2 reads k from stage 1"
+runs "a stage of constants" "$TMP/consts.onnx" "$TMP/consts_split"
+# A graph output of run-time rank (declared without a shape) that stage 1
+# reads: stage 0 outputs it, and its data and shape for stage 1.
+model ranked --unshaped-output t <<'EOT'
+<ir_version: 8, opset_import: ["" : 14]>
+g (float[2,3] x, bool c) => (float t, float y) {
+  t = If <__ipu_number = 0, __pipeline_stage = 0,
+    then_branch = g1 () => (float[2,3] o1) { o1 = Identity(x) },
+    else_branch = g2 () => (float[6] o2) {
+      s = Constant <value = int64[1] {6}> ()
+      o2 = Reshape(x, s)
+    }> (c)
+  y = ReduceSum <__ipu_number = 1, __pipeline_stage = 1, keepdims = 0> (t)
+}
+EOT
+expect 0 "split a flattened cut tensor that is a graph output" -- "$BIN" split "$TMP/ranked.onnx" --out-dir "$TMP/ranked_split"
+grep -q '"source": "0:t__autoshard_data"' "$TMP/ranked_split/manifest.json" && ok || bad "stage 1 reads t's data"
+grep -q '"source": "0:t"' "$TMP/ranked_split/manifest.json" && ok || bad "t comes out of stage 0"
+runs "a flattened graph output, rank 2" "$TMP/ranked.onnx" "$TMP/ranked_split" --value c=1
+runs "a flattened graph output, rank 1" "$TMP/ranked.onnx" "$TMP/ranked_split" --value c=0
 
 # Bad input.
 refused "missing model" "$TMP/nope.onnx: no such file" "$TMP/o1" -- \

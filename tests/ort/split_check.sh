@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Splits models with `autoshard shard --split-dir` for 2 and 4 IPUs and checks
-# in onnxruntime (check_split.js) that the chained stages give the original
-# model's outputs on the same random inputs.
+# Splits models with `autoshard shard --split-dir` for 2, 4 and 8 IPUs (the
+# default strategy), and for 8 IPUs with --strategy raw too (it can leave an
+# IPU only constants: sharder/split.h, Note [A stage of constants]), and
+# checks in onnxruntime (check_split.js) that the chained stages give the
+# original model's outputs on the same random inputs. First it runs
+# check_split_test.js (the comparison itself).
 # Usage: tests/ort/split_check.sh AUTOSHARD_BINARY SOURCE_DIR [MODEL.onnx...]
 # Models: the arguments, else SOURCE_DIR/models/squeezenet1_1.onnx and, when
 # $AUTOSHARD_CORPUS_DIR is set, every .onnx below it. Per-model options and
@@ -17,6 +20,10 @@ shift 2
 HERE="$SRC/tests/ort"
 if ! command -v node >/dev/null || [ ! -d "$HERE/node_modules/onnxruntime-node" ]; then
   echo "split_check: node or onnxruntime-node is missing; run scripts/setup_ort.sh (scripts/test.sh does)" >&2
+  exit 1
+fi
+if ! node "$HERE/check_split_test.js"; then
+  echo "split_check: check_split_test.js failed" >&2
   exit 1
 fi
 models=("$@")
@@ -55,20 +62,23 @@ for model in "${models[@]}"; do
   fi
   read -r -a opts <<<"$(options_of "$key")"
   expect=$(expectation_of "$key")
-  # Split for 2 and 4 IPUs; onnxruntime runs the model once for both.
+  # Split for 2, 4 and 8 IPUs, and 8 with the raw strategy ("8raw");
+  # onnxruntime runs the model once for all.
   dirs=()
-  for k in 2 4; do
+  for k in 2 4 8 8raw; do
     work="$TMP/$(echo "$key" | tr '/' '_').$k"
     mkdir -p "$work"
-    "$BIN" shard "$model" -n "$k" --batch-size 1 -o "$work/annotated.onnx" \
+    strategy=()
+    [[ "$k" == *raw ]] && strategy=(--strategy raw)
+    "$BIN" shard "$model" -n "${k%raw}" "${strategy[@]}" --batch-size 1 -o "$work/annotated.onnx" \
       --split-dir "$work/split" -q 2>"$work/shard.err"
     rc=$?
     if [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; then
       dirs+=("$work/split")
     elif grep -q "every IPU needs" "$work/shard.err"; then
-      echo "| $key | $k | - | - | not split: fewer nodes than IPUs |"
+      echo "| $key | ${k/raw/ raw} | - | - | not split: fewer nodes than IPUs |"
     else
-      echo "| $key | $k | - | - | FAIL: shard exit $rc: $(head -c 300 "$work/shard.err" | tr '\n|' ' /') |"
+      echo "| $key | ${k/raw/ raw} | - | - | FAIL: shard exit $rc: $(head -c 300 "$work/shard.err" | tr '\n|' ' /') |"
       failed=$((failed + 1))
     fi
   done
@@ -80,7 +90,7 @@ for model in "${models[@]}"; do
     const [file, key, rc, expect, ...dirs] = process.argv.slice(1);
     const results = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
     for (const dir of dirs) {
-      const k = dir.replace(/.*\.([0-9]+)\/split$/, "$1");
+      const k = dir.replace(/.*\.([0-9]+)(raw)?\/split$/, (_, n, raw) => raw ? `${n} raw` : n);
       const r = results.find((x) => x.split === dir) ||
                 { ok: false, stages: "-", outputs: [], stage_error: `check_split.js exit ${rc}, no result` };
       const fmt = (v) => v === null ? "-" : v === 0 ? "0" : Number(v).toPrecision(2);
