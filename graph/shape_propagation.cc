@@ -113,7 +113,13 @@ void Propagator::RunGraph(onnx::GraphProto* g, GraphScope* scope,
                           const std::string& prefix) {
   for (const auto& t : g->initializer()) {
     int64_t elements = 1;
-    for (int64_t d : t.dims()) elements = d < 0 ? -1 : elements * d;
+    for (int64_t d : t.dims()) {
+      // A negative dim or a product beyond int64 (a corrupt model): skipped.
+      if (d < 0 || __builtin_mul_overflow(elements, d, &elements)) {
+        elements = -1;
+        break;
+      }
+    }
     if (!SmallConstant(t.data_type(), elements)) continue;
     if (auto v = ValueFromTensor(t)) scope->values[t.name()] = *std::move(v);
   }

@@ -18,7 +18,7 @@
 //     ConstantOfShape, Resize, Pad, Range, Split, TopK... see their computed
 //     shape arguments);
 //  3. then applies shape_rules.h (com.microsoft ops; data-dependent dims take
-//     the bound the graph implies, reported as an assumption);
+//     the bound the graph implies, else 1, reported as an assumption);
 //  4. If: the branch its condition picks when the condition is known, else
 //     per dim the larger branch (an assumption where they differ). Loop:
 //     loop-carried values whose shape changes between iterations lose the

@@ -259,8 +259,10 @@ void Propagator::ProcessLoop(onnx::NodeProto* node, GraphScope* scope,
     const auto& [all, delta] = seq;
     if (i >= node->output_size() || node->output(i).empty()) continue;
     SequenceInfo final_seq = all;
-    if (all.length >= 0 && delta >= 0) {
-      final_seq.length = all.length + (trips < 0 ? 1 : trips) * delta;
+    int64_t growth = 0;
+    if (all.length >= 0 && delta >= 0 &&
+        !__builtin_mul_overflow(trips < 0 ? 1 : trips, delta, &growth) &&
+        !__builtin_add_overflow(all.length, growth, &final_seq.length)) {
       if (delta > 0 && !reason.empty()) {
         scope->assumptions.push_back({label, node->op_type(), node->output(i),
                                       0, final_seq.length,

@@ -47,7 +47,7 @@ std::optional<SequenceInfo> SplitToSequence(const onnx::NodeProto& node,
   if (split->dims.empty()) {  // chunks of `k`, the last may be shorter
     const int64_t k = split->ints[0];
     if (k <= 0 || d < 0) return std::nullopt;
-    s.length = (d + k - 1) / k;
+    s.length = d == 0 ? 0 : 1 + (d - 1) / k;  // ceil(d / k), no d + k - 1
     s.elem.dims[axis] = d % k == 0 ? k : -1;
     return s;
   }
@@ -71,8 +71,10 @@ std::optional<TensorInfo> ConcatFromSequence(const onnx::NodeProto& node,
   if (axis < 0 || axis >= rank) return std::nullopt;
   if (new_axis) {
     out.dims.insert(out.dims.begin() + axis, s.length);
-  } else if (out.dims[axis] >= 0) {
-    out.dims[axis] *= s.length;
+  } else if (out.dims[axis] >= 0 &&
+             __builtin_mul_overflow(out.dims[axis], s.length,
+                                    &out.dims[axis])) {
+    out.dims[axis] = -1;  // beyond int64: unknown
   }
   return out;
 }
@@ -120,7 +122,7 @@ bool Propagator::ProcessSequenceOp(const onnx::NodeProto& node,
       const TensorInfo* t = in_info(1);
       r.elem = s->length == 0 ? (t ? *t : TensorInfo())
                               : CommonInfo(s->elem, t ? *t : TensorInfo());
-      r.length = s->length >= 0 ? s->length + 1 : -1;
+      r.length = s->length >= 0 && s->length < INT64_MAX ? s->length + 1 : -1;
     } else {
       r.length = s->length > 0 ? s->length - 1 : -1;
     }

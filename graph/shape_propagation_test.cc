@@ -331,6 +331,85 @@ TEST(ShapePropagationTest, NonZeroAndTopK) {
   EXPECT_THAT(p.result.assumptions[1].reason, HasSubstr("k unknown"));
 }
 
+// Issue 8: a data-dependent dim the graph does not bound (its input's shape
+// is not static) is 1, an assumption naming the node. A bound that one known
+// input still implies is taken. An input of unknown rank leaves it unknown.
+TEST(ShapePropagationTest, DataDependentDimsWithoutABoundAre1) {
+  Propagated p = Propagate(R"(
+    <ir_version: 8, opset_import: ["" : 13, "custom" : 1]>
+    g (bool[N,3] mask, float[M] scores, int64[1] k_in, float[N] x, bool[4] c4, float[B,10,4] boxes, float[B,3,10] scores3, float[1,K,4] boxes2, float[1,3,K] scores2) => (int64[?,?] nz) {
+      nz = NonZero(mask)
+      v, i = TopK(scores, k_in)
+      u, ui, uinv, uc = Unique(x)
+      cx = Compress(x, c4)
+      max_out = Constant <value = int64[1] {5}> ()
+      sel = NonMaxSuppression(boxes, scores3, max_out)
+      sel2 = NonMaxSuppression(boxes2, scores2, max_out)
+      t = custom.Opaque(mask)
+      nz2 = NonZero(t)
+    })");
+  // N x 3 elements, N unknown: 1.
+  EXPECT_THAT(p.Dims("nz"), ElementsAre(2, 1));
+  // k and the scores' length M unknown: 1.
+  EXPECT_THAT(p.Dims("v"), ElementsAre(1));
+  EXPECT_THAT(p.Dims("i"), ElementsAre(1));
+  // Unique of N elements: 1 unique value; inverse_indices has N (unknown).
+  EXPECT_THAT(p.Dims("u"), ElementsAre(1));
+  EXPECT_THAT(p.Dims("ui"), ElementsAre(1));
+  EXPECT_THAT(p.Dims("uinv"), ElementsAre(-1));
+  EXPECT_THAT(p.Dims("uc"), ElementsAre(1));
+  // Compress of N elements by a 4-long condition: at most 4.
+  EXPECT_THAT(p.Dims("cx"), ElementsAre(4));
+  // NMS with the batch B unknown: 1; with the boxes K unknown, batch 1 x
+  // classes 3 x max_output_boxes_per_class 5 = 15.
+  EXPECT_THAT(p.Dims("sel"), ElementsAre(1, 3));
+  EXPECT_THAT(p.Dims("sel2"), ElementsAre(15, 3));
+  // NonZero of a tensor of unknown rank: ONNX's [?, ?] stays.
+  EXPECT_THAT(p.Dims("nz2"), ElementsAre(-1, -1));
+
+  // One per assumed dim, in visiting order; none for nz2.
+  std::vector<std::string> tensors;
+  for (const ShapeAssumption& a : p.result.assumptions) {
+    tensors.push_back(a.tensor);
+  }
+  EXPECT_THAT(tensors, ElementsAre("nz", "v", "i", "u", "ui", "uc", "cx", "sel",
+                                   "sel2"));
+  const ShapeAssumption& nz = p.result.assumptions[0];
+  EXPECT_EQ(nz.node, "n0");
+  EXPECT_EQ(nz.op_type, "NonZero");
+  EXPECT_EQ(nz.dim, 1);
+  EXPECT_EQ(nz.value, 1);
+  EXPECT_EQ(nz.reason, "the input's element count unknown: 1 assumed");
+  EXPECT_EQ(p.result.assumptions[1].node, "n1");
+  EXPECT_EQ(p.result.assumptions[1].reason,
+            "k and the axis' length unknown: 1 assumed");
+  EXPECT_EQ(p.result.assumptions[3].value, 1);
+  EXPECT_EQ(p.result.assumptions[6].value, 4);
+  EXPECT_THAT(p.result.assumptions[6].reason,
+              HasSubstr("the condition's length"));
+  EXPECT_EQ(p.result.assumptions[7].node, "n5");
+  EXPECT_EQ(p.result.assumptions[7].value, 1);
+  EXPECT_THAT(p.result.assumptions[7].reason, HasSubstr("1 assumed"));
+  EXPECT_EQ(p.result.assumptions[8].value, 15);
+  EXPECT_THAT(p.result.assumptions[8].reason, HasSubstr("(boxes unknown)"));
+}
+
+// Malformed nodes (an Add without inputs, a Where with one) leave their
+// outputs unknown; the pass never dereferences an input that is not there.
+TEST(ShapePropagationTest, NodesMissingInputsStayUnknown) {
+  onnx::ModelProto m = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (bool[2] c) => (float[?] y, float[?] w) {
+      y = Add()
+      w = Where(c)
+    })");
+  const ShapePropagationResult result = PropagateShapes(&m);
+  const TensorInfoMap after = CollectTensorInfo(m.graph());
+  EXPECT_FALSE(after.at("y").IsStatic());
+  EXPECT_FALSE(after.at("w").IsStatic());
+  EXPECT_THAT(result.assumptions, IsEmpty());
+}
+
 // An If whose condition is computed from shapes picks its branch exactly;
 // the branch reads the outer scope's computed values.
 TEST(ShapePropagationTest, IfWithAKnownConditionTakesItsBranch) {

@@ -56,52 +56,111 @@ int64_t ScalarOr(const ShapeValue* v, int64_t dflt) {
 
 // --- Data-dependent dims (Note [Data-dependent dims]). ---
 
+// The product of `dims`, or -1 when one is unknown or the product exceeds
+// int64 (no bound then).
+int64_t Product(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  }
+  return n;
+}
+
+// The axis attribute of `node` made non-negative for `rank`: false when it
+// is out of range; `*has_axis` false (and `*axis` 0) when it is absent.
+bool OptionalAxis(const onnx::NodeProto& node, int64_t rank, bool* has_axis,
+                  int64_t* axis) {
+  *has_axis = false;
+  *axis = 0;
+  for (const auto& attr : node.attribute()) {
+    if (attr.name() == "axis") *has_axis = true, *axis = attr.i();
+  }
+  if (*axis < 0) *axis += rank;
+  return !*has_axis || (*axis >= 0 && *axis < rank);
+}
+
+// A data-dependent dim whose bound the graph does not imply: 1, reported as
+// an assumption with `reason` (what is unknown).
+constexpr int64_t kNoBound = 1;
+std::string NoBound(const std::string& unknown) {
+  return absl::StrCat(unknown, " unknown: 1 assumed");
+}
+
 std::vector<DerivedOutput> NonZeroRule(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
-  if (x == nullptr || !x->IsStatic()) return {};
-  const int64_t elements = x->NumElementsOr1();
-  DerivedOutput out = Exact(TensorProto::INT64,
-                            {static_cast<int64_t>(x->dims.size()), elements});
-  out.bounds[1] = absl::StrCat("at most the input's ", elements, " elements");
+  if (x == nullptr || !x->rank_known) return {};
+  const int64_t elements = Product(x->dims);
+  DerivedOutput out =
+      Exact(TensorProto::INT64, {static_cast<int64_t>(x->dims.size()),
+                                 elements >= 0 ? elements : kNoBound});
+  out.bounds[1] = elements >= 0 ? absl::StrCat("at most the input's ", elements,
+                                               " elements")
+                                : NoBound("the input's element count");
   return {out};
 }
 
 std::vector<DerivedOutput> NmsRule(const RuleNode& n) {
-  const int64_t batch = Dim(n.in(0), 0);
-  const int64_t boxes = Dim(n.in(0), 1);
-  const int64_t classes = Dim(n.in(1), 1);
-  if (batch < 0 || boxes < 0 || classes < 0) return {};
+  const TensorInfo* boxes_info = n.in(0);
+  const TensorInfo* scores_info = n.in(1);
+  if (boxes_info == nullptr || scores_info == nullptr ||
+      !boxes_info->rank_known || !scores_info->rank_known) {
+    return {};
+  }
   if (n.node.input_size() < 3 || n.node.input(2).empty()) {
     return {Exact(TensorProto::INT64, {0, 3})};  // spec: default 0 boxes
   }
+  const int64_t batch = Dim(boxes_info, 0);
+  const int64_t boxes = Dim(boxes_info, 1);
+  const int64_t classes = Dim(scores_info, 1);
   const int64_t max_per_class = ScalarOr(n.value(2), -1);
-  const int64_t per_class =
-      max_per_class < 0 ? boxes : std::min(max_per_class, boxes);
+  int64_t per_class = boxes;
+  if (max_per_class >= 0) {
+    per_class = boxes < 0 ? max_per_class : std::min(max_per_class, boxes);
+  }
+  int64_t bound = -1;
+  if (batch >= 0 && classes >= 0 && per_class >= 0 &&
+      (__builtin_mul_overflow(batch, classes, &bound) ||
+       __builtin_mul_overflow(bound, per_class, &bound))) {
+    bound = -1;  // beyond int64: no bound
+  }
   DerivedOutput out =
-      Exact(TensorProto::INT64, {batch * classes * per_class, 3});
-  out.bounds[0] = absl::StrCat(
-      "at most batch ", batch, " x classes ", classes, " x ",
-      max_per_class < 0
-          ? absl::StrCat(boxes, " boxes (max_output_boxes_per_class unknown)")
-          : absl::StrCat("min(max_output_boxes_per_class ", max_per_class,
-                         ", boxes ", boxes, ")"));
+      Exact(TensorProto::INT64, {bound >= 0 ? bound : kNoBound, 3});
+  if (bound < 0) {
+    out.bounds[0] = NoBound("the batch, classes or boxes count");
+  } else if (max_per_class < 0) {
+    out.bounds[0] =
+        absl::StrCat("at most batch ", batch, " x classes ", classes, " x ",
+                     boxes, " boxes (max_output_boxes_per_class unknown)");
+  } else if (boxes < 0) {
+    out.bounds[0] = absl::StrCat("at most batch ", batch, " x classes ",
+                                 classes, " x max_output_boxes_per_class ",
+                                 max_per_class, " (boxes unknown)");
+  } else {
+    out.bounds[0] = absl::StrCat("at most batch ", batch, " x classes ",
+                                 classes, " x min(max_output_boxes_per_class ",
+                                 max_per_class, ", boxes ", boxes, ")");
+  }
   return {out};
 }
 
 std::vector<DerivedOutput> TopKRule(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
-  if (x == nullptr || !x->IsStatic()) return {};
-  const int rank = static_cast<int>(x->dims.size());
-  int axis = static_cast<int>(AttrInt(n.node, "axis", -1));
+  if (x == nullptr || !x->rank_known) return {};
+  const int64_t rank = static_cast<int64_t>(x->dims.size());
+  int64_t axis = AttrInt(n.node, "axis", -1);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return {};
-  std::vector<int64_t> dims = x->dims;
+  std::vector<int64_t> dims = x->dims;  // other dims: as known
   const int64_t k = ScalarOr(n.value(1), -1);
+  const int64_t d = dims[axis];
   std::string bound;
   if (k >= 0) {
-    dims[axis] = std::min(k, dims[axis]);
+    dims[axis] = d >= 0 ? std::min(k, d) : k;  // exact
+  } else if (d >= 0) {
+    bound = absl::StrCat("k unknown: at most the axis' ", d);
   } else {
-    bound = absl::StrCat("k unknown: at most the axis' ", dims[axis]);
+    dims[axis] = kNoBound;
+    bound = NoBound("k and the axis' length");
   }
   DerivedOutput values = Exact(x->elem_type, dims);
   DerivedOutput indices = Exact(TensorProto::INT64, dims);
@@ -111,28 +170,32 @@ std::vector<DerivedOutput> TopKRule(const RuleNode& n) {
 
 std::vector<DerivedOutput> UniqueRule(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
-  if (x == nullptr || !x->IsStatic()) return {};
-  const int rank = static_cast<int>(x->dims.size());
+  if (x == nullptr || !x->rank_known) return {};
   bool has_axis = false;
-  int axis = 0;
-  for (const auto& attr : n.node.attribute()) {
-    if (attr.name() == "axis")
-      has_axis = true, axis = static_cast<int>(attr.i());
+  int64_t axis = 0;
+  if (!OptionalAxis(n.node, static_cast<int64_t>(x->dims.size()), &has_axis,
+                    &axis)) {
+    return {};
   }
-  if (axis < 0) axis += rank;
-  if (has_axis && (axis < 0 || axis >= rank)) return {};
-  const int64_t total = has_axis ? x->dims[axis] : x->NumElementsOr1();
-  const std::string bound = absl::StrCat("at most the input's ", total,
-                                         has_axis ? " slices" : " elements");
-  std::vector<int64_t> y_dims = {total};
-  int y_axis = 0;
+  // Elements (slices with `axis`) of the input: exact for inverse_indices,
+  // the bound of the unique count.
+  const int64_t total = has_axis ? x->dims[axis] : Product(x->dims);
+  const int64_t count = total >= 0 ? total : kNoBound;
+  const std::string bound =
+      total >= 0 ? absl::StrCat("at most the input's ", total,
+                                has_axis ? " slices" : " elements")
+                 : NoBound(has_axis ? "the input's dim on the axis"
+                                    : "the input's element count");
+  std::vector<int64_t> y_dims = {count};
+  int64_t y_axis = 0;
   if (has_axis) {
     y_dims = x->dims;
+    y_dims[axis] = count;
     y_axis = axis;
   }
   DerivedOutput y = Exact(x->elem_type, y_dims);
   y.bounds[y_axis] = bound;
-  DerivedOutput indices = Exact(TensorProto::INT64, {total});
+  DerivedOutput indices = Exact(TensorProto::INT64, {count});
   indices.bounds[0] = bound;
   DerivedOutput counts = indices;
   return {y, indices, Exact(TensorProto::INT64, {total}), counts};
@@ -140,27 +203,38 @@ std::vector<DerivedOutput> UniqueRule(const RuleNode& n) {
 
 std::vector<DerivedOutput> CompressRule(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
-  const int64_t len = Dim(n.in(1), 0);
-  if (x == nullptr || !x->IsStatic() || len < 0) return {};
-  const int rank = static_cast<int>(x->dims.size());
+  if (x == nullptr || !x->rank_known) return {};
+  const int64_t len = Dim(n.in(1), 0);  // -1: unknown
   bool has_axis = false;
-  int axis = 0;
-  for (const auto& attr : n.node.attribute()) {
-    if (attr.name() == "axis")
-      has_axis = true, axis = static_cast<int>(attr.i());
+  int64_t axis = 0;
+  if (!OptionalAxis(n.node, static_cast<int64_t>(x->dims.size()), &has_axis,
+                    &axis)) {
+    return {};
   }
-  if (axis < 0) axis += rank;
-  if (has_axis && (axis < 0 || axis >= rank)) return {};
-  std::vector<int64_t> dims = {std::min(len, x->NumElementsOr1())};
-  int at = 0;
+  // The input's elements (its dim on the axis), -1 when unknown.
+  const int64_t in = has_axis ? x->dims[axis] : Product(x->dims);
+  std::vector<int64_t> dims = {-1};
+  int64_t at = 0;
   if (has_axis) {
     dims = x->dims;
-    dims[axis] = std::min(len, dims[axis]);
     at = axis;
   }
+  std::string bound;
+  if (len >= 0 && in >= 0) {
+    dims[at] = std::min(len, in);
+    bound = absl::StrCat("at most ", dims[at],
+                         " (the condition's length and the input's)");
+  } else if (len >= 0 || in >= 0) {
+    dims[at] = len >= 0 ? len : in;
+    bound =
+        absl::StrCat("at most ", dims[at],
+                     len >= 0 ? " (the condition's length)" : " (the input's)");
+  } else {
+    dims[at] = kNoBound;
+    bound = NoBound("the condition's length and the input's");
+  }
   DerivedOutput out = Exact(x->elem_type, dims);
-  out.bounds[at] = absl::StrCat("at most ", dims[at],
-                                " (the condition's length and the input's)");
+  out.bounds[at] = bound;
   return {out};
 }
 
@@ -197,6 +271,9 @@ bool IsBroadcastOp(const std::string& op) {
 }
 
 std::vector<DerivedOutput> BroadcastRule(const RuleNode& n) {
+  const std::string& op = n.node.op_type();
+  // The inputs the element type comes from must exist (a malformed `Add()`).
+  if (n.node.input_size() < (op == "Where" ? 2 : 1)) return {};
   std::vector<int64_t> dims;
   for (int i = 0; i < n.node.input_size(); ++i) {
     const TensorInfo* t = n.in(i);
@@ -217,7 +294,6 @@ std::vector<DerivedOutput> BroadcastRule(const RuleNode& n) {
     }
     dims = std::move(out);
   }
-  const std::string& op = n.node.op_type();
   int32_t type = n.in(0)->elem_type;
   if (op == "Where") type = n.in(1)->elem_type;
   if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
@@ -293,7 +369,9 @@ std::vector<DerivedOutput> AttentionRule(const RuleNode& n) {
     int64_t total = seq;
     if (past != nullptr) {
       const int64_t p = Dim(past, 3);
-      total = p < 0 || seq < 0 ? -1 : p + seq;
+      if (p < 0 || seq < 0 || __builtin_add_overflow(p, seq, &total)) {
+        total = -1;
+      }
     }
     outs[1] = Exact(x->elem_type, {2, batch, heads, total, k_hidden / heads});
   }
@@ -390,7 +468,10 @@ std::vector<DerivedOutput> MlRule(const RuleNode& n) {
   }
   if (op == "FeatureVectorizer") {
     int64_t total = 0;
-    for (int64_t d : AttrInts(n.node, "inputdimensions")) total += d;
+    for (int64_t d : AttrInts(n.node, "inputdimensions")) {
+      if (total < 0) break;
+      if (d < 0 || __builtin_add_overflow(total, d, &total)) total = -1;
+    }
     return {Exact(TensorProto::FLOAT, {batch, total})};
   }
   return {};
@@ -400,6 +481,7 @@ std::vector<DerivedOutput> MlRule(const RuleNode& n) {
 
 std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n) {
   std::vector<DerivedOutput> outs;
+  if (n.node.output_size() == 0) return outs;  // rules write outs[0]
   if (n.node.domain() == "com.microsoft") {
     outs = ContribRule(n);
   } else if (n.node.domain() == "ai.onnx.ml") {

@@ -15,7 +15,12 @@
 //   Unique(x)              [n]            n <= elements(x) (with axis: x's
 //                                                dim there)
 //   Compress(x, c)         axis dim       n <= min(len(c), x's dim there)
+//                                                (the known one of the two)
 //   TopK(x, k), k unknown  axis dim       n <= x's dim there
+// When the graph implies no bound (the input's shape is not static, a
+// product exceeds int64), such a dim is 1, also reported as an assumption
+// (issue 8). When even the input's rank is unknown, the output stays
+// unknown.
 // Loop outputs (trip counts) and If branches are handled with the bodies, in
 // shape_propagation.cc.
 #ifndef AUTOSHARD_GRAPH_SHAPE_RULES_H_

@@ -16,8 +16,13 @@
 // sign unless fmod=1, Cast from float to int truncates, Round is half to
 // even. FLOAT results are rounded to float32 after every op, so a chain such
 // as Cast(float) -> Mul(scale) -> Floor gives what a float32 runtime gives.
-// Integer overflow, division by zero and a float that does not fit an
-// integer make the op give no value rather than a wrong one.
+// Pow's result has the base's type (Pow(int64 3, float 0.5) = 1). Integer
+// overflow (values, sizes, steps, repeats), division by zero (integer or
+// float, Reciprocal of 0 included) and a float that does not fit an integer
+// make the op give no value rather than a wrong one. Sizes are products of
+// dims, never quotients of the element count, so an empty tensor (a 0 dim)
+// evaluates like any other: Gather, Flatten, Tile, ReduceSum of one give the
+// spec's empty or neutral result.
 
 namespace autoshard {
 
@@ -25,7 +30,7 @@ using onnx::TensorProto;
 
 int64_t ShapeValue::NumElements() const {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) n = SaturatingMul(n, d);
   return n;
 }
 
@@ -67,14 +72,29 @@ std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node,
 }
 
 int64_t NumElementsCapped(absl::Span<const int64_t> dims) {
-  int64_t n = 1;
+  // The product of the non-zero dims is bounded too, so that no product of
+  // some of the dims (a stride, an outer or inner size) can overflow, even
+  // in a tensor that a 0 dim makes empty.
+  int64_t nonzero = 1;
+  bool empty = false;
   for (int64_t d : dims) {
     if (d < 0) return -1;
-    if (d == 0) n = 0;
-    if (n != 0 && d > kMaxValueElements / n) return -1;
-    n *= d;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (d > kMaxValueElements / nonzero) return -1;
+    nonzero *= d;
   }
-  return n <= kMaxValueElements ? n : -1;
+  return empty ? 0 : nonzero;
+}
+
+bool WellFormed(const ShapeValue& v) {
+  const int64_t n = NumElementsCapped(v.dims);
+  if (n < 0) return false;
+  const size_t used = static_cast<size_t>(n);
+  return v.is_float() ? v.floats.size() == used && v.ints.empty()
+                      : v.ints.size() == used && v.floats.empty();
 }
 
 std::optional<ShapeValue> MakeValue(int32_t elem_type,
@@ -90,6 +110,14 @@ std::optional<ShapeValue> MakeValue(int32_t elem_type,
     v.ints.assign(n, 0);
   }
   return v;
+}
+
+std::optional<int64_t> TruncToInt64(double x) {
+  const double t = std::trunc(x);
+  if (!(t >= -9.2233720368547758e18 && t < 9.2233720368547758e18)) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(t);
 }
 
 void Normalize(ShapeValue* v) {
@@ -379,10 +407,18 @@ std::vector<std::optional<ShapeValue>> EvaluateNode(
   if (!IsDefaultDomain(node.domain())) return out;
   auto it = EvalTable().find(node.op_type());
   if (it == EvalTable().end()) return out;
-  const EvalCtx ctx{node, opset, inputs};
+  // A value whose data does not match its dims counts as unknown, so that
+  // no op reads past its data.
+  std::vector<EvalInput> checked(inputs.begin(), inputs.end());
+  for (EvalInput& in : checked) {
+    if (in.value != nullptr && !values_internal::WellFormed(*in.value)) {
+      in.value = nullptr;
+    }
+  }
+  const EvalCtx ctx{node, opset, checked};
   Outputs got = it->second(ctx);
   for (size_t i = 0; i < got.size() && i < out.size(); ++i) {
-    if (got[i] && NumElementsCapped(got[i]->dims) >= 0) {
+    if (got[i] && values_internal::WellFormed(*got[i])) {
       out[i] = std::move(got[i]);
     }
   }

@@ -25,13 +25,16 @@
 
 namespace autoshard {
 
-// Largest tensor, in elements, that is ever evaluated or held as a value.
+// Largest tensor, in elements, that is ever evaluated or held as a value. An
+// empty tensor's non-zero dims are bounded by it too ([0, 5000] is not held).
 inline constexpr int64_t kMaxValueElements = 4096;
 
 // The value of a small tensor, row-major.
 struct ShapeValue {
-  int32_t elem_type = 0;      // onnx::TensorProto::DataType
-  std::vector<int64_t> dims;  // all known, product <= kMaxValueElements
+  int32_t elem_type = 0;  // onnx::TensorProto::DataType
+  // All known; their product, and the product of the non-zero ones, are at
+  // most kMaxValueElements.
+  std::vector<int64_t> dims;
   // BOOL and integer types use `ints` (BOOL as 0/1), floating types `floats`;
   // the one in use holds NumElements() entries, the other is empty.
   std::vector<int64_t> ints;
@@ -77,9 +80,12 @@ bool IsEvaluableOp(const onnx::NodeProto& node);
 // Evaluates `node` (default domain; `opset` is the model's default-domain
 // opset, which picks attribute or input forms of axes, starts, ...) on
 // `inputs` (one per node.input(), an absent optional input has both
-// pointers null). Returns one entry per node.output(): the value, or nullopt
-// where it cannot be evaluated. Ops: Constant, Identity, Shape, Size, Cast,
-// Gather, Slice, Concat, Unsqueeze, Squeeze, Reshape, Flatten, Transpose,
+// pointers null; a value whose data does not match its dims counts as
+// unknown). Returns one entry per node.output(): the value, or nullopt where
+// it cannot be evaluated. Never crashes on any model or value: absurd
+// attributes or values (huge steps or repeats, a 0 dim, a division by zero)
+// give nullopt or the exact empty result. Ops: Constant, Identity, Shape, Size,
+// Cast, Gather, Slice, Concat, Unsqueeze, Squeeze, Reshape, Flatten, Transpose,
 // Range, ConstantOfShape, Expand, Tile, Where, NonZero, Split,
 // Add/Sub/Mul/Div/Mod/Pow, Min/Max/Sum/Mean, Neg/Abs/Sign/Floor/Ceil/
 // Round/Sqrt/Reciprocal/Relu, Equal/Less/Greater/LessOrEqual/

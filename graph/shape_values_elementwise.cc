@@ -97,7 +97,8 @@ std::optional<BinaryOp> FindBinaryOp(std::string_view op,
           *o = a / b;
           return true;
         },
-        [](double a, double b, double* o) { return *o = a / b, true; }};
+        // No inf or NaN from a division by zero either: no value.
+        [](double a, double b, double* o) { return *o = a / b, b != 0; }};
   }
   if (op == "Mod") {
     const bool fmod = AttrInt(node, "fmod", 0) != 0;
@@ -148,14 +149,18 @@ std::optional<BinaryOp> FindBinaryOp(std::string_view op,
 
 // Applies `op` to `a` and `b` with numpy broadcasting. The result has a's
 // element type (BOOL for comparisons); an integer and a float operand are
-// combined as floats.
+// combined as floats. Pow's result always has the base's type (the spec's
+// T, as onnxruntime: Pow(int64 3, float 0.5) is int64 1, the float result
+// truncated); for the other ops, whose spec wants one type, the float one.
 std::optional<ShapeValue> Binary(const BinaryOp& op, const ShapeValue& a,
-                                 const ShapeValue& b) {
+                                 const ShapeValue& b, bool base_type) {
   auto dims = BroadcastDims(a.dims, b.dims);
   if (!dims) return std::nullopt;
   const bool floats = a.is_float() || b.is_float();
   int32_t type = op.to_bool ? TensorProto::BOOL : a.elem_type;
-  if (!op.to_bool && floats && !a.is_float()) type = b.elem_type;
+  if (!op.to_bool && !base_type && floats && !a.is_float()) {
+    type = b.elem_type;
+  }
   std::optional<ShapeValue> out = MakeValue(type, *dims);
   if (!out) return std::nullopt;
   const std::vector<int64_t> ia = BroadcastIndices(a.dims, *dims);
@@ -168,8 +173,13 @@ std::optional<ShapeValue> Binary(const BinaryOp& op, const ShapeValue& a,
       }
       if (out->is_float()) {
         out->floats[k] = r;
+      } else if (op.to_bool) {
+        out->ints[k] = r != 0;
       } else {
-        out->ints[k] = static_cast<int64_t>(r);
+        // Truncated as Cast does; NaN or beyond int64: no value.
+        std::optional<int64_t> t = TruncToInt64(r);
+        if (!t) return std::nullopt;
+        out->ints[k] = *t;
       }
     } else if (!op.on_ints(a.ints[ia[k]], b.ints[ib[k]], &out->ints[k])) {
       return std::nullopt;
@@ -193,10 +203,11 @@ Outputs EvalBinary(const EvalCtx& c) {
   const std::optional<BinaryOp> f =
       FindBinaryOp(mean ? "Sum" : c.node.op_type(), c.node);
   if (!f || c.inputs.empty() || c.value(0) == nullptr) return {};
+  const bool base_type = c.node.op_type() == "Pow";
   std::optional<ShapeValue> acc = *c.value(0);
   for (size_t i = 1; i < c.inputs.size() && acc; ++i) {
     if (c.value(i) == nullptr) return {};
-    acc = Binary(*f, *acc, *c.value(i));
+    acc = Binary(*f, *acc, *c.value(i), base_type);
   }
   if (acc && mean) {
     if (!acc->is_float()) return {};
@@ -220,7 +231,10 @@ Outputs EvalUnary(const EvalCtx& c) {
       if (op == "Ceil") x = std::ceil(x);
       if (op == "Round") x = RoundHalfToEven(x);
       if (op == "Sqrt") x = std::sqrt(x);
-      if (op == "Reciprocal") x = 1.0 / x;
+      if (op == "Reciprocal") {
+        if (x == 0) return {};  // a division by zero: no inf
+        x = 1.0 / x;
+      }
       if (op == "Relu") x = std::max(x, 0.0);
       if (op == "Not") return {};
     }
@@ -254,12 +268,9 @@ Outputs EvalCast(const EvalCtx& c) {
     } else if (to == TensorProto::BOOL) {
       out->ints[k] = in->floats[k] != 0;
     } else {
-      const double x = std::trunc(in->floats[k]);
-      // Not NaN and inside int64 (2^63 itself is not).
-      if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18)) {
-        return {};
-      }
-      out->ints[k] = static_cast<int64_t>(x);
+      std::optional<int64_t> x = TruncToInt64(in->floats[k]);
+      if (!x) return {};
+      out->ints[k] = *x;
     }
   }
   Normalize(&*out);

@@ -41,14 +41,24 @@ int64_t AttrInt(const onnx::NodeProto& node, std::string_view name,
 std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node,
                                              std::string_view name);
 
-// Product of `dims`, or -1 when a dim is negative or the product exceeds
-// kMaxValueElements.
+// Product of `dims`, or -1 when a dim is negative or the product of the
+// non-zero dims exceeds kMaxValueElements (so a tensor a 0 dim makes empty
+// cannot have other dims whose products overflow).
 int64_t NumElementsCapped(absl::Span<const int64_t> dims);
+
+// True when `v`'s dims pass NumElementsCapped and the data `v` uses (ints or
+// floats, the other empty) holds exactly that many elements. Every value
+// EvaluateNode reads or returns is well formed.
+bool WellFormed(const ShapeValue& v);
 
 // A value of `elem_type` and `dims` with zeroed data, or nullopt when it
 // would exceed kMaxValueElements.
 std::optional<ShapeValue> MakeValue(int32_t elem_type,
                                     std::vector<int64_t> dims);
+
+// `x` truncated toward zero, or nullopt when that is NaN or outside int64
+// (2^63 itself is outside).
+std::optional<int64_t> TruncToInt64(double x);
 
 // Rounds or wraps every element to what `elem_type` can hold (FLOAT to
 // float32, INT32 wraps, BOOL to 0/1, ...).

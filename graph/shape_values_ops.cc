@@ -69,9 +69,13 @@ Outputs EvalShape(const EvalCtx& c) {
 Outputs EvalSize(const EvalCtx& c) {
   const TensorInfo* info = c.inputs.empty() ? nullptr : c.inputs[0].info;
   if (info == nullptr || !info->IsStatic()) return {};
+  int64_t n = 1;
+  for (int64_t d : info->dims) {
+    if (__builtin_mul_overflow(n, d, &n)) return {};  // no int64 holds it
+  }
   ShapeValue out;
   out.elem_type = TensorProto::INT64;
-  out.ints = {info->NumElementsOr1()};
+  out.ints = {n};
   return {out};
 }
 
@@ -87,16 +91,20 @@ Outputs EvalGather(const EvalCtx& c) {
   dims.insert(dims.end(), data->dims.begin() + axis + 1, data->dims.end());
   std::optional<ShapeValue> out = MakeValue(data->elem_type, dims);
   if (!out) return {};
+  // Every index must be in range, even when the result is empty.
   const int64_t axis_dim = data->dims[axis];
-  int64_t inner = 1;
+  std::vector<int64_t> at(indices->ints);
+  for (int64_t& index : at) {
+    if (index < 0) index += axis_dim;
+    if (index < 0 || index >= axis_dim) return {};
+  }
+  // Products of dims, never quotients: a 0 dim anywhere must not divide.
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= data->dims[i];
   for (int64_t i = axis + 1; i < rank; ++i) inner *= data->dims[i];
-  const int64_t outer =
-      axis_dim == 0 ? 0 : data->NumElements() / (axis_dim * inner);
   int64_t k = 0;
   for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t index : indices->ints) {
-      if (index < 0) index += axis_dim;
-      if (index < 0 || index >= axis_dim) return {};
+    for (int64_t index : at) {
       for (int64_t i = 0; i < inner; ++i) {
         CopyElement(*data, (o * axis_dim + index) * inner + i, &*out, k++);
       }
@@ -136,16 +144,22 @@ Outputs EvalSlice(const EvalCtx& c) {
     if (axis < 0 || s == 0) return {};
     const int64_t d = data->dims[axis];
     int64_t b = (*starts)[i], e = (*ends)[i];
-    if (b < 0) b += d;
+    if (b < 0) b += d;  // no overflow: d >= 0
     if (e < 0) e += d;
-    if (s > 0) {
+    // Counts as 1 + (span - 1) / |s|, which holds for any step (no
+    // `span + s - 1`, no `-s`: both overflow for huge steps).
+    if (d == 0) {
+      b = 0;
+      dims[axis] = 0;
+    } else if (s > 0) {
       b = std::clamp<int64_t>(b, 0, d);
       e = std::clamp<int64_t>(e, 0, d);
-      dims[axis] = e > b ? (e - b + s - 1) / s : 0;
+      dims[axis] = e > b ? 1 + (e - b - 1) / s : 0;
     } else {
       b = std::clamp<int64_t>(b, 0, d - 1);
       e = std::clamp<int64_t>(e, -1, d - 1);
-      dims[axis] = b > e ? (b - e - s - 1) / -s : 0;
+      // (b - e - 1) / s truncates toward zero: -((b - e - 1) / |s|).
+      dims[axis] = b > e ? 1 - (b - e - 1) / s : 0;
     }
     first[axis] = b;
     step[axis] = s;
@@ -265,10 +279,8 @@ Outputs EvalReshape(const EvalCtx& c) {
     if (d == -1) {
       if (infer >= 0) return {};
       infer = static_cast<int>(i);
-    } else if (d < 0) {
+    } else if (d < 0 || __builtin_mul_overflow(known, d, &known)) {
       return {};
-    } else {
-      known *= d;
     }
   }
   if (infer >= 0) {
@@ -285,10 +297,11 @@ Outputs EvalFlatten(const EvalCtx& c) {
   int64_t axis = AttrInt(c.node, "axis", 1);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank) return {};
-  int64_t outer = 1;
+  // Both products, not a quotient: [0, 3] flattens to [0, 3], not [0, 0].
+  int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= data->dims[i];
-  return {
-      WithDims(*data, {outer, outer == 0 ? 0 : data->NumElements() / outer})};
+  for (int64_t i = axis; i < rank; ++i) inner *= data->dims[i];
+  return {WithDims(*data, {outer, inner})};
 }
 
 Outputs EvalTranspose(const EvalCtx& c) {
@@ -303,9 +316,13 @@ Outputs EvalTranspose(const EvalCtx& c) {
   }
   if (static_cast<int64_t>(perm.size()) != rank) return {};
   std::vector<int64_t> dims(rank);
+  std::vector<bool> used(rank, false);
   for (int64_t i = 0; i < rank; ++i) {
-    if (NormalizeAxis(perm[i], rank) < 0) return {};
-    dims[i] = data->dims[NormalizeAxis(perm[i], rank)];
+    // A permutation: a repeated axis would read past the data.
+    const int64_t axis = NormalizeAxis(perm[i], rank);
+    if (axis < 0 || used[axis]) return {};
+    used[axis] = true;
+    dims[i] = data->dims[axis];
   }
   std::optional<ShapeValue> out = MakeValue(data->elem_type, dims);
   if (!out) return {};
@@ -331,7 +348,8 @@ Outputs EvalRange(const EvalCtx& c) {
   const ShapeValue* delta = c.value(2);
   if (start == nullptr || limit == nullptr || delta == nullptr ||
       start->NumElements() != 1 || limit->NumElements() != 1 ||
-      delta->NumElements() != 1) {
+      delta->NumElements() != 1 || limit->is_float() != start->is_float() ||
+      delta->is_float() != start->is_float()) {
     return {};
   }
   int64_t n = 0;
@@ -340,16 +358,27 @@ Outputs EvalRange(const EvalCtx& c) {
     if (d == 0) return {};
     const double count =
         std::ceil((limit->AsDouble(0) - start->AsDouble(0)) / d);
-    if (!(count < kMaxValueElements + 1.0)) return {};
-    n = std::max<int64_t>(static_cast<int64_t>(count), 0);
+    // NaN and ±inf fail one test or the other; what passes fits an int64.
+    if (!(count <= kMaxValueElements)) return {};
+    n = count > 0 ? static_cast<int64_t>(count) : 0;
   } else {
     const int64_t s = start->ints[0], l = limit->ints[0], d = delta->ints[0];
     if (d == 0) return {};
     int64_t span = 0;
     if (__builtin_sub_overflow(l, s, &span)) return {};
-    // ceil(span / d) for either sign.
-    n = span / d + ((span % d != 0) && ((span < 0) == (d < 0)) ? 1 : 0);
-    n = std::max<int64_t>(n, 0);
+    if (span != 0 && (span < 0) != (d < 0)) {
+      n = 0;  // moving away from the limit
+    } else {
+      // ceil(span / d) = 1 + (span - 1) / d toward the limit; as
+      // magnitudes, since INT64_MIN / -1 overflows.
+      const uint64_t mag_span = span < 0 ? 0 - static_cast<uint64_t>(span)
+                                         : static_cast<uint64_t>(span);
+      const uint64_t mag_d =
+          d < 0 ? 0 - static_cast<uint64_t>(d) : static_cast<uint64_t>(d);
+      const uint64_t count = mag_span == 0 ? 0 : 1 + (mag_span - 1) / mag_d;
+      if (count > static_cast<uint64_t>(kMaxValueElements)) return {};
+      n = static_cast<int64_t>(count);
+    }
   }
   std::optional<ShapeValue> out = MakeValue(start->elem_type, {n});
   if (!out) return {};
@@ -406,11 +435,15 @@ Outputs EvalTile(const EvalCtx& c) {
   const int64_t rank = static_cast<int64_t>(data->dims.size());
   std::vector<int64_t> dims(rank);
   for (int64_t i = 0; i < rank; ++i) {
-    if ((*repeats)[i] < 0) return {};
-    dims[i] = data->dims[i] * (*repeats)[i];
+    if ((*repeats)[i] < 0 ||
+        __builtin_mul_overflow(data->dims[i], (*repeats)[i], &dims[i])) {
+      return {};
+    }
   }
   std::optional<ShapeValue> out = MakeValue(data->elem_type, dims);
-  if (!out) return {};
+  // An empty result is all there is (and `% data->dims[i]` below needs every
+  // input dim non-zero, which a non-empty result implies).
+  if (!out || out->NumElements() == 0) return {out};
   const std::vector<int64_t> in_strides = Strides(data->dims);
   std::vector<int64_t> counter(rank, 0);
   for (int64_t k = 0; k < out->NumElements(); ++k) {
@@ -437,7 +470,8 @@ Outputs EvalNonZero(const EvalCtx& c) {
   }
   const int64_t n = static_cast<int64_t>(hits.size());
   std::optional<ShapeValue> out = MakeValue(TensorProto::INT64, {rank, n});
-  if (!out) return {};
+  // No hit: [rank, 0]. A hit implies no 0 dim, hence no 0 stride below.
+  if (!out || n == 0) return {out};
   const std::vector<int64_t> strides = Strides(data->dims);
   for (int64_t j = 0; j < n; ++j) {
     int64_t rest = hits[j];
@@ -473,6 +507,14 @@ Outputs EvalSplit(const EvalCtx& c) {
     }
   }
   if (static_cast<int64_t>(split->size()) != parts) return {};
+  // The parts cover the axis exactly (the spec's rule; it also keeps
+  // `begin + size` within the dim).
+  int64_t covered = 0;
+  for (int64_t size : *split) {
+    if (size < 0 || size > d - covered) return {};
+    covered += size;
+  }
+  if (covered != d) return {};
   Outputs outs;
   int64_t begin = 0;
   for (int64_t size : *split) {
@@ -521,9 +563,17 @@ Outputs EvalReduce(const EvalCtx& c) {
     if (!reduced[i] || keepdims) dims.push_back(kept_dims[i]);
   }
   std::optional<ShapeValue> out = MakeValue(data->elem_type, kept_dims);
-  if (!out || data->NumElements() == 0) return {};
+  if (!out) return {};
   const int64_t n = out->NumElements();
+  if (n == 0) {  // nothing to reduce into: an empty result
+    out->dims = std::move(dims);
+    return {out};
+  }
+  // Elements reduced into each output element. 0 (a reduced 0 dim): the sum
+  // is 0 and the product 1, but the min, max and mean of nothing are not
+  // defined.
   const int64_t count = data->NumElements() / n;
+  if (count == 0 && op != "ReduceSum" && op != "ReduceProd") return {};
   std::vector<double> acc(n, op == "ReduceProd" ? 1.0 : 0.0);
   std::vector<int64_t> iacc(n, op == "ReduceProd" ? 1 : 0);
   std::vector<bool> first(n, true);
@@ -544,10 +594,14 @@ Outputs EvalReduce(const EvalCtx& c) {
       acc[at] += x;
       if (!data->is_float() && __builtin_add_overflow(iacc[at], xi, &iacc[at]))
         return {};
-    } else {
+    } else if (data->is_float()) {
       const bool take =
           first[at] || (op == "ReduceMin" ? x < acc[at] : x > acc[at]);
-      if (take) acc[at] = x, iacc[at] = xi;
+      if (take) acc[at] = x;
+    } else {  // as integers: doubles cannot tell 2^53 from 2^53 + 1
+      const bool take =
+          first[at] || (op == "ReduceMin" ? xi < iacc[at] : xi > iacc[at]);
+      if (take) iacc[at] = xi;
     }
     first[at] = false;
     for (int64_t i = rank - 1; i >= 0; --i) {

@@ -1,5 +1,6 @@
 #include "graph/shape_values.h"
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -312,6 +313,195 @@ TEST(ShapeValuesTest, RemainingElementWiseOpsAndReductions) {
   EXPECT_THAT(
       IntsOf(Eval("y = ReduceMean <axes = [0], keepdims = 0> (x)", {&m})),
       ElementsAre(4, 4));
+}
+
+// A 0 dim makes a tensor empty; sizes come from products of dims, never
+// from dividing the element count (0) by them.
+TEST(ShapeValuesTest, EmptyTensorsEvaluateWithoutDividingByZero) {
+  // ConstantOfShape([2, 0]) -> Gather(axis 0, [0]): one row of 0 elements.
+  const ShapeValue shape = Vec({2, 0});
+  auto empty = Eval("y = ConstantOfShape <value = int64[1] {7}> (s)", {&shape});
+  EXPECT_THAT(DimsOf(empty), ElementsAre(2, 0));
+  const ShapeValue zero = Vec({0});
+  auto row = Eval("y = Gather <axis = 0> (x, i)", {&*empty, &zero});
+  EXPECT_THAT(DimsOf(row), ElementsAre(1, 0));
+  EXPECT_THAT(IntsOf(row), ElementsAre());
+  // Index 2 is out of range for dim 2, even with nothing to copy.
+  const ShapeValue two = Vec({2});
+  EXPECT_FALSE(Eval("y = Gather <axis = 0> (x, i)", {&*empty, &two}));
+  // Nothing on axis 1 can be gathered: index 0 is out of range for dim 0.
+  EXPECT_FALSE(Eval("y = Gather <axis = 1> (x, i)", {&*empty, &zero}));
+
+  // Flatten [0, 3] at axis 1 is [0, 3] (0 x 3 elements), not [0, 0].
+  const ShapeValue none3 = Ints({0, 3}, {});
+  EXPECT_THAT(DimsOf(Eval("y = Flatten <axis = 1> (x)", {&none3})),
+              ElementsAre(0, 3));
+  // Tile [2, 0] by [2, 3]: [4, 0].
+  const ShapeValue reps = Vec({2, 3});
+  EXPECT_THAT(DimsOf(Eval("y = Tile(x, r)", {&*empty, &reps})),
+              ElementsAre(4, 0));
+  // Reshape [2, 0] to [3, 0] (0 copies the input's dim 1, which is 0).
+  const ShapeValue target = Vec({3, 0});
+  EXPECT_THAT(DimsOf(Eval("y = Reshape(x, s)", {&*empty, &target})),
+              ElementsAre(3, 0));
+  EXPECT_THAT(DimsOf(Eval("y = Transpose(x)", {&*empty})), ElementsAre(0, 2));
+  // A backwards slice of a 0-long axis is empty.
+  const ShapeValue nothing = Ints({0}, {});
+  const ShapeValue last = Vec({-1}), before = Vec({INT64_MIN}), ax0 = Vec({0}),
+                   back = Vec({-1});
+  EXPECT_THAT(DimsOf(Eval("y = Slice(d, s, e, a, t)",
+                          {&nothing, &last, &before, &ax0, &back})),
+              ElementsAre(0));
+  // NonZero of an empty [2, 0]: [2, 0] (rank 2, no hit).
+  EXPECT_THAT(DimsOf(Eval("y = NonZero(x)", {&*empty})), ElementsAre(2, 0));
+  // Split of [0] in two parts of 0.
+  const ShapeValue parts = Vec({0, 0});
+  auto split = EvalAll("a, b = Split(x, s)", {&nothing, &parts});
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_THAT(DimsOf(split[0]), ElementsAre(0));
+  EXPECT_THAT(DimsOf(split[1]), ElementsAre(0));
+
+  // Reducing over the 0 dim of [2, 0]: each of the 2 sums adds nothing (0),
+  // each product multiplies nothing (1); min, max and mean of nothing are
+  // undefined: no value.
+  const ShapeValue ax1 = Vec({1});
+  auto sum = Eval("y = ReduceSum(x, a)", {&*empty, &ax1});
+  EXPECT_THAT(DimsOf(sum), ElementsAre(2, 1));
+  EXPECT_THAT(IntsOf(sum), ElementsAre(0, 0));
+  EXPECT_THAT(
+      IntsOf(Eval("y = ReduceProd <axes = [1], keepdims = 0> (x)", {&*empty})),
+      ElementsAre(1, 1));
+  EXPECT_FALSE(Eval("y = ReduceMax <axes = [1]> (x)", {&*empty}));
+  EXPECT_FALSE(Eval("y = ReduceMean <axes = [1]> (x)", {&*empty}));
+  // Reducing over the 2 keeps the 0: an empty [0] (keepdims 0).
+  EXPECT_THAT(
+      DimsOf(Eval("y = ReduceMax <axes = [0], keepdims = 0> (x)", {&*empty})),
+      ElementsAre(0));
+
+  // An empty tensor whose other dims multiply past 4,096 is not held, so no
+  // product of its dims can overflow.
+  const ShapeValue wide = Vec({0, 5000});
+  EXPECT_FALSE(Eval("y = ConstantOfShape(s)", {&wide}));
+  const ShapeValue held = Ints({0, 5000}, {});
+  EXPECT_FALSE(Eval("y = Identity(x)", {&held}));
+  // A value whose data does not match its dims counts as unknown.
+  const ShapeValue short_data = Ints({3}, {1, 2});
+  EXPECT_FALSE(Eval("y = Identity(x)", {&short_data}));
+}
+
+TEST(ShapeValuesTest, DivisionByZeroGivesNoValue) {
+  const ShapeValue seven = Int(7), zero = Int(0), minus1 = Int(-1),
+                   min = Int(INT64_MIN);
+  EXPECT_FALSE(Eval("y = Div(a, b)", {&seven, &zero}));
+  EXPECT_FALSE(Eval("y = Mod(a, b)", {&seven, &zero}));
+  EXPECT_FALSE(Eval("y = Mod <fmod = 1> (a, b)", {&seven, &zero}));
+  // INT64_MIN / -1 = 2^63 does not fit (x86 traps on it).
+  EXPECT_FALSE(Eval("y = Div(a, b)", {&min, &minus1}));
+  EXPECT_FALSE(Eval("y = Mod(a, b)", {&min, &minus1}));
+  // Floats too: no inf or NaN.
+  const ShapeValue f1 = Floats({}, {1}), f0 = Floats({}, {0});
+  EXPECT_FALSE(Eval("y = Div(a, b)", {&f1, &f0}));
+  EXPECT_FALSE(Eval("y = Mod <fmod = 1> (a, b)", {&f1, &f0}));
+  EXPECT_FALSE(Eval("y = Reciprocal(x)", {&f0}));
+  // 1 / 4 is fine.
+  const ShapeValue f4 = Floats({}, {4});
+  EXPECT_THAT(FloatsOf(Eval("y = Div(a, b)", {&f1, &f4})), ElementsAre(0.25));
+}
+
+// Absurd sizes, steps, repeats and counts give no value (or the exact small
+// result), never a signed overflow.
+TEST(ShapeValuesTest, HugeValuesGiveNoValueNotOverflow) {
+  const ShapeValue six = Ints({2, 3}, {1, 2, 3, 4, 5, 6});
+  // 2^62 x 4 overflows while multiplying the known dims.
+  const ShapeValue huge_shape = Vec({int64_t{1} << 62, 4, -1});
+  EXPECT_FALSE(Eval("y = Reshape(x, s)", {&six, &huge_shape}));
+  // Tile: dim 2 x INT64_MAX repeats overflows.
+  const ShapeValue huge_reps = Vec({INT64_MAX, 1});
+  EXPECT_FALSE(Eval("y = Tile(x, r)", {&six, &huge_reps}));
+
+  // Slice [1, 10) of 0..9 with step INT64_MAX: just element 1; backwards
+  // from the last with step INT64_MIN: just element 9.
+  const ShapeValue ten = Vec({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const ShapeValue s1 = Vec({1}), e10 = Vec({10}), ax0 = Vec({0}),
+                   big_step = Vec({INT64_MAX});
+  EXPECT_THAT(IntsOf(Eval("y = Slice(d, s, e, a, t)",
+                          {&ten, &s1, &e10, &ax0, &big_step})),
+              ElementsAre(1));
+  const ShapeValue last = Vec({-1}), before = Vec({INT64_MIN}),
+                   min_step = Vec({INT64_MIN});
+  EXPECT_THAT(IntsOf(Eval("y = Slice(d, s, e, a, t)",
+                          {&ten, &last, &before, &ax0, &min_step})),
+              ElementsAre(9));
+
+  // Range: 0 down to INT64_MIN by -1 is 2^63 elements (and INT64_MIN / -1
+  // overflows): no value. 0 to 10 by INT64_MAX: [0]. 5 to 0 by 2: empty.
+  const ShapeValue i0 = Int(0), imin = Int(INT64_MIN), m1 = Int(-1),
+                   i10 = Int(10), imax = Int(INT64_MAX), i5 = Int(5),
+                   i2 = Int(2);
+  EXPECT_FALSE(Eval("y = Range(s, l, d)", {&i0, &imin, &m1}));
+  EXPECT_THAT(IntsOf(Eval("y = Range(s, l, d)", {&i0, &i10, &imax})),
+              ElementsAre(0));
+  EXPECT_THAT(DimsOf(Eval("y = Range(s, l, d)", {&i5, &i0, &i2})),
+              ElementsAre(0));
+  // Float counts of ±inf, NaN or -1e30: no value, or empty when negative.
+  const ShapeValue f0 = Floats({}, {0}), f1 = Floats({}, {1}),
+                   inf = Floats({}, {INFINITY}),
+                   neg_inf = Floats({}, {-INFINITY}), nan = Floats({}, {NAN}),
+                   far = Floats({}, {-1e30});
+  EXPECT_FALSE(Eval("y = Range(s, l, d)", {&f0, &inf, &f1}));
+  EXPECT_FALSE(Eval("y = Range(s, l, d)", {&f0, &f1, &nan}));
+  EXPECT_THAT(DimsOf(Eval("y = Range(s, l, d)", {&f0, &neg_inf, &f1})),
+              ElementsAre(0));
+  EXPECT_THAT(DimsOf(Eval("y = Range(s, l, d)", {&f0, &far, &f1})),
+              ElementsAre(0));
+  // Start, limit and delta of different kinds: no value.
+  EXPECT_FALSE(Eval("y = Range(s, l, d)", {&i0, &i10, &f1}));
+
+  // Size of a [2^32, 2^32] tensor (2^64 elements) has no int64.
+  TensorInfo vast{
+      TensorProto::FLOAT, true, {int64_t{1} << 32, int64_t{1} << 32}};
+  EXPECT_FALSE(EvalAll("y = Size(x)", {nullptr}, 13, &vast)[0]);
+  // Transpose with a repeated axis is no permutation.
+  EXPECT_FALSE(Eval("y = Transpose <perm = [0, 0]> (x)", {&six}));
+  // Split sizes must cover the axis: 2 + 2 != 6, INT64_MAX + 5 overflows.
+  const ShapeValue v6 = Vec({1, 2, 3, 4, 5, 6}), short_parts = Vec({2, 2}),
+                   huge_parts = Vec({INT64_MAX, 5});
+  EXPECT_FALSE(EvalAll("a, b = Split(x, s)", {&v6, &short_parts})[0]);
+  EXPECT_FALSE(EvalAll("a, b = Split(x, s)", {&v6, &huge_parts})[0]);
+  // Min/max compare integers exactly: 2^53 + 1 > 2^53 (equal as doubles,
+  // which kept the first).
+  const int64_t p53 = int64_t{1} << 53;
+  const ShapeValue close = Vec({p53, p53 + 1});
+  EXPECT_THAT(IntsOf(Eval("y = ReduceMax <keepdims = 0> (x)", {&close})),
+              ElementsAre(p53 + 1));
+}
+
+// Pow's result has the base's type (the spec's T): onnxruntime computes in
+// double and truncates to the base's integer type.
+TEST(ShapeValuesTest, PowHasTheBaseType) {
+  const ShapeValue bases = Vec({3, 2}), two = Floats({}, {2}),
+                   half = Floats({}, {0.5});
+  auto sq = Eval("y = Pow(a, b)", {&bases, &two});
+  ASSERT_TRUE(sq);
+  EXPECT_EQ(sq->elem_type, TensorProto::INT64);
+  EXPECT_THAT(sq->ints, ElementsAre(9, 4));
+  // sqrt(3) = 1.73 and sqrt(2) = 1.41 truncate to 1.
+  EXPECT_THAT(IntsOf(Eval("y = Pow(a, b)", {&bases, &half})),
+              ElementsAre(1, 1));
+  const ShapeValue i32 = Ints({1}, {5}, TensorProto::INT32);
+  auto p32 = Eval("y = Pow(a, b)", {&i32, &two});
+  ASSERT_TRUE(p32);
+  EXPECT_EQ(p32->elem_type, TensorProto::INT32);
+  EXPECT_THAT(p32->ints, ElementsAre(25));
+  // 2^100 fits no int64: no value.
+  const ShapeValue hundred = Floats({}, {100});
+  EXPECT_FALSE(Eval("y = Pow(a, b)", {&bases, &hundred}));
+  // A float base keeps its type: 2.0^3 = 8.0.
+  const ShapeValue fbase = Floats({}, {2}), three = Int(3);
+  auto f = Eval("y = Pow(a, b)", {&fbase, &three});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->elem_type, TensorProto::FLOAT);
+  EXPECT_THAT(f->floats, ElementsAre(8));
 }
 
 TEST(ShapeValuesTest, TensorProtoRoundTrip) {
