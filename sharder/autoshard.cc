@@ -581,9 +581,19 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   const std::vector<std::string> warnings = p.warnings;
   std::vector<int> tried;
   std::optional<Plan> plan;
+  const auto loop_start = std::chrono::steady_clock::now();
   for (int k = 1; k <= most; k *= 2) {
     Options for_k = options;
     for_k.num_ipus = k;
+    // The time limits are shared over the counts still to try, so a model
+    // that fits nowhere costs about what one count would (at least 1 s each).
+    int counts_left = 0;
+    for (int c = k; c <= most; c *= 2) ++counts_left;
+    const double spent_s = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - loop_start)
+                               .count();
+    for_k.max_search_s =
+        std::max(1.0, (options.max_search_s - spent_s) / counts_left);
     p.device = device;
     p.warnings = warnings;
     ASSIGN_OR_RETURN(plan, PlanPrepared(model, for_k, p, start));

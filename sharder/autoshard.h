@@ -40,7 +40,8 @@ inline constexpr int kAutoIpus = 0;
 
 struct Options {
   // IPUs, 1 .. the node count; kAutoIpus tries 1, 2, 4, ... up to max_ipus
-  // and keeps the first plan that fits (else the last).
+  // and keeps the first plan that fits (else the last), sharing
+  // max_search_s over the counts still to try (at least 1 s each).
   int num_ipus = kAutoIpus;
   int max_ipus = 64;  // kAutoIpus: the most IPUs to try
   // "raw": PopRT's bytes-balanced split (DESIGN.md §4.1); "search": raw,
