@@ -150,8 +150,8 @@ void NameOutputs(std::vector<BatchModel>* models) {
         for (BatchModel* m : group) {
           std::string file = m->name.filename().string();
           std::replace(file.begin(), file.end(), '.', '_');
-          m->name = m->name.parent_path() /
-                    (file + m->name.extension().string());
+          m->name =
+              m->name.parent_path() / (file + m->name.extension().string());
         }
       }
     }
@@ -436,7 +436,8 @@ int RunShardBatch(const ShardOptions& o) {
       finished.wait(lock, [&r] { return r.done; });
     }
     std::cerr << r.err.str() << std::flush;
-    if (o.model.verbose) std::cerr << r.out.str();  // stdout keeps the rows only
+    if (o.model.verbose)
+      std::cerr << r.out.str();  // stdout keeps the rows only
     if (table) std::cout << TableRow(r.row, width) << std::flush;
     *summary.add_models() = r.row;
     if (r.row.exit_code() != kExitOk) summary.set_failed(summary.failed() + 1);

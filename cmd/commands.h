@@ -9,8 +9,8 @@
 #include <chrono>
 #include <iostream>
 #include <mutex>
-#include <shared_mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 

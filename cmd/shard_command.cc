@@ -59,9 +59,10 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
                 "searching for the best bottleneck");
   sub->add_option("--max-candidates", o->max_candidates,
                   "search: splits to evaluate at most (default 100000)");
-  sub->add_option("--max-search-seconds", o->max_search_s,
-                  "search, optimal, auto: seconds the search may spend, and the "
-                  "optimal DPs again (default 60)");
+  sub->add_option(
+      "--max-search-seconds", o->max_search_s,
+      "search, optimal, auto: seconds the search may spend, and the "
+      "optimal DPs again (default 60)");
   sub->add_option(
       "--compile-cmd", o->compile_cmd,
       "search: judge every candidate with a real compiler, e.g. "

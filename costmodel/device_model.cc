@@ -257,10 +257,9 @@ Performance DeviceModel::EvaluatePerformance(
       problem_, std::vector<int32_t>(ipu_of_node.begin(), ipu_of_node.end()),
       num_ipus);
   for (int d = 0; d < num_ipus; ++d) {
-    perf.stage_time_s[d] +=
-        (static_cast<double>(cut.in_bytes[d]) +
-         static_cast<double>(cut.out_bytes[d])) /
-        profile_.link_bytes_per_s();
+    perf.stage_time_s[d] += (static_cast<double>(cut.in_bytes[d]) +
+                             static_cast<double>(cut.out_bytes[d])) /
+                            profile_.link_bytes_per_s();
     perf.bottleneck_s = std::max(perf.bottleneck_s, perf.stage_time_s[d]);
     perf.latency_s += perf.stage_time_s[d];
   }

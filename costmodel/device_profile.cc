@@ -1,6 +1,6 @@
-#include <cmath>
 #include "costmodel/device_profile.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>

@@ -2,9 +2,9 @@
 
 #include <chrono>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

@@ -109,9 +109,9 @@ TEST(SinkConstantsTest, ConstantsMoveToTheirLowestReader) {
   // c0 (constant) -> c1 (constant) -> n3 and c1 -> n4; n2 -> n3 -> n4.
   // Split: c0, c1, n2 on IPU 0; n3, n4 on IPU 1. Both constants follow
   // their readers to IPU 1, but then IPU 0 keeps n2.
-  ShardingProblem p = MakeTestProblem(
-      5, {{0, 1}, {1, 3}, {1, 4}, {2, 3}, {3, 4}}, {0, 0, 0, 0, 0},
-      {0, 0, 1, 1, 1});
+  ShardingProblem p =
+      MakeTestProblem(5, {{0, 1}, {1, 3}, {1, 4}, {2, 3}, {3, 4}},
+                      {0, 0, 0, 0, 0}, {0, 0, 1, 1, 1});
   p.is_constant = {1, 1, 0, 0, 0};
   Assignment a;
   a.ipu = a.pipeline_stage = {0, 0, 0, 1, 1};
