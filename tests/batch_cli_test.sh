@@ -9,27 +9,7 @@ set -u
 BIN=$1
 SRC=$2
 CORPUS=${AUTOSHARD_CORPUS_DIR:-$SRC/models}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect CODE DESCRIPTION -- COMMAND...: runs COMMAND, checks the exit code.
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want"; head -20 "$TMP/err"; fi
-}
-stderr_has() {
-  if grep -qF -- "$1" "$TMP/err"; then ok; else bad "$2: stderr lacks '$1'"; head -20 "$TMP/err"; fi
-}
-stdout_has() {
-  if grep -qF -- "$1" "$TMP/out"; then ok; else bad "$2: stdout lacks '$1'"; head -20 "$TMP/out"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 now() { date +%s.%N; }
 
 # The models of the corpus, relative to it, without ".onnx".
@@ -185,5 +165,4 @@ done
 [ "$(find "$TMP/killed" -name '.autoshard_tmp*' | wc -l)" -eq 0 ] && ok || bad "temporary files left after a kill"
 echo "killed after 0.4 s (exit $code): $(find "$TMP/killed" -name '*.sharded.onnx' | wc -l) of 40 models done"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

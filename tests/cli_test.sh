@@ -7,30 +7,7 @@ BIN=$1
 SRC=$2
 FAKE=${3:-}
 MODEL=$SRC/models/squeezenet1_1.onnx
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect CODE DESCRIPTION -- COMMAND...: runs COMMAND, checks the exit code.
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want"; cat "$TMP/err"; fi
-}
-# stderr_has TEXT DESCRIPTION: the last command's stderr contains TEXT.
-stderr_has() {
-  if grep -qF -- "$1" "$TMP/err"; then ok; else bad "$2: stderr lacks '$1'"; cat "$TMP/err"; fi
-}
-# stdout_has TEXT DESCRIPTION: the last command's stdout contains TEXT.
-stdout_has() {
-  if grep -qF -- "$1" "$TMP/out"; then ok; else bad "$2: stdout lacks '$1'"; cat "$TMP/out"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cp "$MODEL" "$TMP/model.onnx"
 before=$(sha256sum "$TMP/model.onnx")
@@ -220,5 +197,4 @@ expect 0 "help" -- "$BIN" shard --help
 grep -q "Examples" "$TMP/out" && ok || bad "--help shows examples"
 expect 0 "version" -- "$BIN" --version
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,12 +6,7 @@
 set -u
 BUILD=$1
 SRC=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 start=$(date +%s)
 
 if cmake --install "$BUILD" --prefix "$TMP/prefix" >"$TMP/install.log" 2>&1; then ok; else bad "cmake --install"; cat "$TMP/install.log"; fi
@@ -38,5 +33,4 @@ grep -q "^ShardModelBytes: .* the same placements" "$TMP/out" && ok || bad "clie
 grep -q "^bad bytes: INVALID_ARGUMENT" "$TMP/out" && ok || bad "client's bad bytes"
 [ ! -s "$TMP/err" ] && ok || bad "the library printed on stderr: $(cat "$TMP/err")"
 
-echo "$pass passed, $fail failed ($(( $(date +%s) - start )) s)"
-[ "$fail" -eq 0 ]
+finish "$(( $(date +%s) - start )) s"

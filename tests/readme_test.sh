@@ -10,12 +10,7 @@
 set -u
 BUILD=$(cd "$1" && pwd)
 SRC=$2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Split README.md into blocks: $TMP/blocks/NNN.<lang>[.skip], starting line.
 mkdir -p "$TMP/blocks"
@@ -68,5 +63,4 @@ done
 [ "$ran" -ge 3 ] && ok || bad "only $ran sh blocks ran"
 [ -f "$TMP/root/out/batch/summary.csv" ] && ok || bad "the batch example wrote its summary"
 [ -x "$TMP/root/out/client/autoshard_client" ] && ok || bad "the library example built its client"
-echo "$pass passed, $fail failed ($ran examples run)"
-[ "$fail" -eq 0 ]
+finish "$ran examples run"

@@ -8,22 +8,7 @@ set -u
 BIN=$1
 SRC=$2
 TEXT2MODEL=$3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect CODE DESCRIPTION -- COMMAND...: runs COMMAND, checks the exit code.
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want"; cat "$TMP/err"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # refused DESCRIPTION TEXT DIR -- COMMAND...: exit 2, exactly one stderr line
 # containing TEXT, DIR not created, no temporary folder left.
 refused() {
@@ -215,5 +200,4 @@ fi
 expect 0 "help" -- "$BIN" split --help
 grep -q "Examples" "$TMP/out" && ok || bad "split --help shows examples"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

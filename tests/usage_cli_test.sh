@@ -7,26 +7,7 @@ set -u
 BIN=$1
 SRC=$2
 VERSION=$3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, want $want"; head -20 "$TMP/err"; fi
-}
-has() {  # has FILE TEXT DESCRIPTION
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: $(basename "$1") lacks '$2'"; head -20 "$1"; fi
-}
-lacks() {  # lacks FILE TEXT DESCRIPTION
-  if grep -qF -- "$2" "$1"; then bad "$3: $(basename "$1") has '$2'"; else ok; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cp "$SRC/models/squeezenet1_1.onnx" "$TMP/model.onnx"
 
@@ -96,5 +77,4 @@ expect 0 "one model, --out-dir" -- "$BIN" shard "$TMP/model.onnx" -n 2 --out-dir
 [ -f "$TMP/o/model.sharded.onnx" ] && [ -f "$TMP/o/model.sharding.yaml" ] && [ -f "$TMP/o/model.plan.json" ] && ok || bad "--out-dir names"
 has "$TMP/out" "bottleneck" "one model, --out-dir: the report"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
