@@ -154,9 +154,9 @@ onnx::ModelProto OnnxChain(int n, bool computed_shape) {
   return m;
 }
 
-void BM_PlanModelChain(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0));
-  onnx::ModelProto m = OnnxChain(n);
+// PlanModel with the raw strategy onto 16 IPUs, `m` parsed already.
+void PlanRawChain(benchmark::State& state, const onnx::ModelProto& m,
+                  const std::string& label) {
   Options options;
   options.num_ipus = 16;
   options.strategy = "raw";
@@ -166,7 +166,12 @@ void BM_PlanModelChain(benchmark::State& state) {
       state.SkipWithError(std::string(plan.status().message()).c_str());
     benchmark::DoNotOptimize(plan);
   }
-  state.SetLabel(std::to_string(n) + " nodes, 16 IPUs");
+  state.SetLabel(label);
+}
+
+void BM_PlanModelChain(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  PlanRawChain(state, OnnxChain(n), std::to_string(n) + " nodes, 16 IPUs");
 }
 BENCHMARK(BM_PlanModelChain)
     ->Arg(100000)
@@ -206,16 +211,8 @@ BENCHMARK(BM_PlanModelTransformer)
 // (graph/shape_propagation.h): the pass's worst case.
 void BM_PlanModelChainComputedShape(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  onnx::ModelProto m = OnnxChain(n, /*computed_shape=*/true);
-  Options options;
-  options.num_ipus = 16;
-  for (auto _ : state) {
-    auto plan = PlanModel(m, options);
-    if (!plan.ok())
-      state.SkipWithError(std::string(plan.status().message()).c_str());
-    benchmark::DoNotOptimize(plan);
-  }
-  state.SetLabel(std::to_string(n) + " nodes after a computed Reshape");
+  PlanRawChain(state, OnnxChain(n, /*computed_shape=*/true),
+               std::to_string(n) + " nodes after a computed Reshape");
 }
 BENCHMARK(BM_PlanModelChainComputedShape)
     ->Arg(100000)
