@@ -27,18 +27,7 @@ onnx::ModelProto ExternalModel(const std::string& location,
     g (float[4,4] x) => (float[4,4] y) {
       y = Add(x, w)
     })");
-  onnx::TensorProto* w = m.mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(4);
-  w->add_dims(4);
-  w->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* kv = w->add_external_data();
-  kv->set_key("location");
-  kv->set_value(location);
-  kv = w->add_external_data();
-  kv->set_key("offset");
-  kv->set_value(std::to_string(offset));
+  testing::AddExternalWeight(m.mutable_graph(), "w", location, offset);
   return m;
 }
 

@@ -471,18 +471,8 @@ void WriteExternalModel(const fs::path& dir, const std::vector<int>& stages) {
     })",
                                  stages);
   for (int i = 0; i < 2; ++i) {
-    onnx::TensorProto* w = m.mutable_graph()->add_initializer();
-    w->set_name("w" + std::to_string(i));
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    w->add_dims(4);
-    w->add_dims(4);
-    w->set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* kv = w->add_external_data();
-    kv->set_key("location");
-    kv->set_value("m.onnx.data");
-    kv = w->add_external_data();
-    kv->set_key("offset");
-    kv->set_value(std::to_string(64 * i));
+    testing::AddExternalWeight(m.mutable_graph(), "w" + std::to_string(i),
+                               "m.onnx.data", 64 * i);
   }
   std::ofstream(dir / "m.onnx.data", std::ios::binary)
       << std::string(128, '\0');

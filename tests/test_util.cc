@@ -37,6 +37,22 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
+void AddExternalWeight(onnx::GraphProto* graph, const std::string& name,
+                       const std::string& location, int64_t offset) {
+  onnx::TensorProto* w = graph->add_initializer();
+  w->set_name(name);
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_dims(4);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = w->add_external_data();
+  kv->set_key("location");
+  kv->set_value(location);
+  kv = w->add_external_data();
+  kv->set_key("offset");
+  kv->set_value(std::to_string(offset));
+}
+
 int64_t FullestTile(const Plan& plan) {
   int64_t fullest = 0;
   for (const auto& ipu : plan.proto.ipus())

@@ -45,6 +45,11 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Adds to `graph` a float[4,4] initializer `name` (64 bytes) whose data is
+// external, at `location` and `offset`.
+void AddExternalWeight(onnx::GraphProto* graph, const std::string& name,
+                       const std::string& location, int64_t offset);
+
 // The fullest tile of any IPU of `plan` (bytes).
 int64_t FullestTile(const Plan& plan);
 
