@@ -48,14 +48,9 @@ int RunApply(const ApplyOptions& o) {
   text << in.rdbuf();
   auto points = ParseShardingConfigYaml(text.str(), o.sharding_config);
   if (!points.ok()) return ReportError(points.status());
-  auto start = std::chrono::steady_clock::now();
-  auto loaded = LoadModel(o.model.model);
+  auto loaded = LoadModelReported(o.model);
   if (!loaded.ok()) return ReportError(loaded.status());
-  ReportStep(o.model,
-             absl::StrCat("loaded ", o.model.model, " (",
-                          loaded->model.graph().node_size(), " nodes)"),
-             start);
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   auto plan = PlanFromShardingPoints(loaded->model, *options, *points);
   if (!plan.ok()) {
     return ReportError(

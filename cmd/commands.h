@@ -146,6 +146,8 @@ int ReportError(const absl::Status& status);
 // Prints "autoshard: warning: <message>" on stderr (the Console's label
 // first).
 void ReportWarning(const std::string& message);
+// LoadModel(options.model), with --verbose reporting it (ReportStep).
+absl::StatusOr<LoadedModel> LoadModelReported(const ModelOptions& options);
 // With --verbose, prints "autoshard: <what> in S s" (S since `start`) on
 // stderr.
 void ReportStep(const ModelOptions& options, const std::string& what,

@@ -226,6 +226,18 @@ void ReportWarning(const std::string& message) {
                << "\n";
 }
 
+absl::StatusOr<LoadedModel> LoadModelReported(const ModelOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<LoadedModel> loaded = LoadModel(options.model);
+  if (loaded.ok()) {
+    ReportStep(options,
+               absl::StrCat("loaded ", options.model, " (",
+                            loaded->model.graph().node_size(), " nodes)"),
+               start);
+  }
+  return loaded;
+}
+
 void ReportStep(const ModelOptions& options, const std::string& what,
                 std::chrono::steady_clock::time_point start) {
   if (!options.verbose) return;

@@ -30,14 +30,9 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
 int RunInspect(const InspectOptions& o) {
   auto options = ToLibraryOptions(o.model);
   if (!options.ok()) return ReportError(options.status());
-  auto start = std::chrono::steady_clock::now();
-  auto loaded = LoadModel(o.model.model);
+  auto loaded = LoadModelReported(o.model);
   if (!loaded.ok()) return ReportError(loaded.status());
-  ReportStep(o.model,
-             absl::StrCat("loaded ", o.model.model, " (",
-                          loaded->model.graph().node_size(), " nodes)"),
-             start);
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   auto report = InspectModel(loaded->model, *options);
   if (!report.ok()) {
     return ReportError(absl::Status(

@@ -163,14 +163,9 @@ int ShardOneModel(const ShardOptions& o) {
       progress_shown = true;
     };
   }
-  auto start = std::chrono::steady_clock::now();
-  auto loaded = LoadModel(o.model.model);
+  auto loaded = LoadModelReported(o.model);
   if (!loaded.ok()) return ReportError(loaded.status());
-  ReportStep(o.model,
-             absl::StrCat("loaded ", o.model.model, " (",
-                          loaded->model.graph().node_size(), " nodes)"),
-             start);
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   options->model_dir = loaded->path.parent_path();
   options->external_files = loaded->external_files;
   auto plan = PlanModel(loaded->model, *options);
