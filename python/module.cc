@@ -48,8 +48,8 @@ namespace fs = std::filesystem;
 // bytes]).
 struct Source {
   onnx::ModelProto model;
-  std::string label;     // the path, or "model bytes"; starts error messages
-  fs::path path;         // empty for bytes
+  std::string label;  // the path, or "model bytes"; starts error messages
+  fs::path path;      // empty for bytes
   std::vector<std::string> external_files;  // relative to path's folder
 };
 
@@ -77,8 +77,8 @@ absl::Status Labelled(const Source& source, const absl::Status& status) {
   if (status.ok() || absl::StartsWith(status.message(), source.label)) {
     return status;
   }
-  return absl::Status(status.code(), absl::StrCat(source.label, ": ",
-                                                  status.message()));
+  return absl::Status(status.code(),
+                      absl::StrCat(source.label, ": ", status.message()));
 }
 
 // The keyword arguments python/autoshard/__init__.py passes, its types
@@ -147,8 +147,8 @@ absl::Status FixDims(const std::map<std::string, int64_t>& dims,
   }
   for (const auto& [name, found] : used) {
     if (!found) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dims: no graph input has a dim named '", name, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dims: no graph input has a dim named '", name, "'"));
     }
   }
   return absl::OkStatus();
@@ -235,8 +235,8 @@ Plan EvaluatePy(const std::string& data, bool is_path,
   CallOptions call = ToOptions(options);
   std::vector<NamedShardingPoint> named;
   if (!config_yaml.is_none()) {
-    named = ValueOrRaise(ParseShardingConfigYaml(
-        config_yaml.cast<std::string>(), config_what));
+    named = ValueOrRaise(
+        ParseShardingConfigYaml(config_yaml.cast<std::string>(), config_what));
   }
   for (const auto& [node, ipu, stage] : points) {
     named.push_back({node, ipu, stage});

@@ -45,7 +45,8 @@ void BindMemory(py::module_& m) {
       .def("__repr__", [](const IpuMemory& x) {
         return absl::StrFormat(
             "<autoshard.Memory: %d bytes, fullest tile %d bytes, %s>",
-            x.total_bytes(), x.max_tile_bytes(), x.fits() ? "fits" : "overflows");
+            x.total_bytes(), x.max_tile_bytes(),
+            x.fits() ? "fits" : "overflows");
       });
 }
 
@@ -79,9 +80,16 @@ void BindIpu(py::module_& m) {
       });
 }
 
+// A plan-proto field: plan.proto.<field>().
+template <typename R>
+auto PlanField(R (proto::Plan::*field)() const) {
+  return [field](const Plan& p) { return (p.proto.*field)(); };
+}
+
 // A plan-proto figure: plan.proto.<part>().<field>().
 template <typename Part, typename R>
-auto PlanPart(const Part& (proto::Plan::*part)() const, R (Part::*field)() const) {
+auto PlanPart(const Part& (proto::Plan::*part)() const,
+              R (Part::*field)() const) {
   return [part, field](const Plan& p) { return ((p.proto.*part)().*field)(); };
 }
 
@@ -91,58 +99,89 @@ void BindPlan(py::module_& m) {
                    "A split of a model over IPUs and its estimated costs "
                    "(proto/plan.proto), from autoshard.plan or "
                    "autoshard.evaluate.")
-      .def_property_readonly("model", [](const Plan& p) { return p.proto.model(); })
-      .def_property_readonly("strategy", [](const Plan& p) { return p.proto.strategy(); })
-      .def_property_readonly("num_ipus", [](const Plan& p) { return p.proto.num_ipus(); })
-      .def_property_readonly("batch_size", [](const Plan& p) { return p.proto.batch_size(); })
-      .def_property_readonly("precision", [](const Plan& p) { return p.proto.precision(); })
-      .def_property_readonly("device", [](const Plan& p) { return p.proto.device(); })
-      .def_property_readonly("available_memory_proportion", [](const Plan& p) {
-        return p.proto.available_memory_proportion();
-      })
-      .def_property_readonly("fits", [](const Plan& p) { return p.proto.fits(); })
-      .def_property_readonly("out_of_memory", [](const Plan& p) { return p.proto.out_of_memory(); })
-      .def_property_readonly("bottleneck_s", PlanPart(&P::performance, &proto::Performance::bottleneck_s))
-      .def_property_readonly("throughput_per_s", PlanPart(&P::performance, &proto::Performance::throughput_per_s))
-      .def_property_readonly("latency_s", PlanPart(&P::performance, &proto::Performance::latency_s))
-      .def_property_readonly("lower_bound_s", PlanPart(&P::performance, &proto::Performance::lower_bound_s))
-      .def_property_readonly("gap_percent", PlanPart(&P::performance, &proto::Performance::gap_percent))
-      .def_property_readonly("num_nodes", PlanPart(&P::summary, &proto::ModelSummary::num_nodes))
-      .def_property_readonly("total_flops", PlanPart(&P::summary, &proto::ModelSummary::total_flops))
-      .def_property_readonly("total_weight_bytes", PlanPart(&P::summary, &proto::ModelSummary::total_weight_bytes))
-      .def_property_readonly("nodes_named", PlanPart(&P::summary, &proto::ModelSummary::nodes_named))
-      .def_property_readonly("planning_s", PlanPart(&P::summary, &proto::ModelSummary::planning_s))
-      .def_property_readonly("ops_without_rule", [](const Plan& p) {
-        return List(p.proto.summary().ops_without_rule());
-      })
-      .def_property_readonly("warnings", [](const Plan& p) { return List(p.proto.warnings()); })
-      .def_property_readonly("num_ipus_tried", [](const Plan& p) { return List(p.proto.num_ipus_tried()); })
-      .def_property_readonly("ipus", [](const Plan& p) {
-        return std::vector<proto::IpuCost>(p.proto.ipus().begin(), p.proto.ipus().end());
-      })
-      .def_property_readonly("placement", [](const Plan& p) {
-        py::dict out;
-        for (size_t i = 0; i < p.node_names.size(); ++i) {
-          out[py::str(p.node_names[i])] = py::make_tuple(p.ipu[i], p.pipeline_stage[i]);
-        }
-        return out;
-      })
-      .def_property_readonly("sharding_points", [](const Plan& p) {
-        std::vector<std::tuple<std::string, int, int>> out;
-        for (const auto& s : p.proto.sharding_points()) {
-          out.emplace_back(s.node(), s.ipu(), s.pipeline_stage());
-        }
-        return out;
-      })
+      .def_property_readonly("model", PlanField(&P::model))
+      .def_property_readonly("strategy", PlanField(&P::strategy))
+      .def_property_readonly("num_ipus", PlanField(&P::num_ipus))
+      .def_property_readonly("batch_size", PlanField(&P::batch_size))
+      .def_property_readonly("precision", PlanField(&P::precision))
+      .def_property_readonly("device", PlanField(&P::device))
+      .def_property_readonly("available_memory_proportion",
+                             PlanField(&P::available_memory_proportion))
+      .def_property_readonly("fits", PlanField(&P::fits))
+      .def_property_readonly("out_of_memory", PlanField(&P::out_of_memory))
+      .def_property_readonly(
+          "bottleneck_s",
+          PlanPart(&P::performance, &proto::Performance::bottleneck_s))
+      .def_property_readonly(
+          "throughput_per_s",
+          PlanPart(&P::performance, &proto::Performance::throughput_per_s))
+      .def_property_readonly(
+          "latency_s",
+          PlanPart(&P::performance, &proto::Performance::latency_s))
+      .def_property_readonly(
+          "lower_bound_s",
+          PlanPart(&P::performance, &proto::Performance::lower_bound_s))
+      .def_property_readonly(
+          "gap_percent",
+          PlanPart(&P::performance, &proto::Performance::gap_percent))
+      .def_property_readonly(
+          "num_nodes", PlanPart(&P::summary, &proto::ModelSummary::num_nodes))
+      .def_property_readonly(
+          "total_flops",
+          PlanPart(&P::summary, &proto::ModelSummary::total_flops))
+      .def_property_readonly(
+          "total_weight_bytes",
+          PlanPart(&P::summary, &proto::ModelSummary::total_weight_bytes))
+      .def_property_readonly(
+          "nodes_named",
+          PlanPart(&P::summary, &proto::ModelSummary::nodes_named))
+      .def_property_readonly(
+          "planning_s", PlanPart(&P::summary, &proto::ModelSummary::planning_s))
+      .def_property_readonly(
+          "ops_without_rule",
+          [](const Plan& p) {
+            return List(p.proto.summary().ops_without_rule());
+          })
+      .def_property_readonly(
+          "warnings", [](const Plan& p) { return List(p.proto.warnings()); })
+      .def_property_readonly(
+          "num_ipus_tried",
+          [](const Plan& p) { return List(p.proto.num_ipus_tried()); })
+      .def_property_readonly("ipus",
+                             [](const Plan& p) {
+                               return std::vector<proto::IpuCost>(
+                                   p.proto.ipus().begin(),
+                                   p.proto.ipus().end());
+                             })
+      .def_property_readonly(
+          "placement",
+          [](const Plan& p) {
+            py::dict out;
+            for (size_t i = 0; i < p.node_names.size(); ++i) {
+              out[py::str(p.node_names[i])] =
+                  py::make_tuple(p.ipu[i], p.pipeline_stage[i]);
+            }
+            return out;
+          })
+      .def_property_readonly(
+          "sharding_points",
+          [](const Plan& p) {
+            std::vector<std::tuple<std::string, int, int>> out;
+            for (const auto& s : p.proto.sharding_points()) {
+              out.emplace_back(s.node(), s.ipu(), s.pipeline_stage());
+            }
+            return out;
+          })
       .def("to_json", [](const Plan& p) { return PlanJson(p.proto); })
-      .def("sharding_config", [](const Plan& p) { return ShardingConfigYaml(p.proto); })
+      .def("sharding_config",
+           [](const Plan& p) { return ShardingConfigYaml(p.proto); })
       .def("report", [](const Plan& p) { return ReportText(p.proto); })
       .def("to_dict", [](const Plan& p) { return MessageToDict(p.proto); })
       .def("__repr__", [](const Plan& p) {
         return absl::StrFormat(
             "<autoshard.Plan: %d nodes on %d IPUs (%s), %s, bottleneck %.6g s>",
-            p.proto.summary().num_nodes(), p.proto.num_ipus(), p.proto.strategy(),
-            p.proto.fits() ? "fits" : "does not fit",
+            p.proto.summary().num_nodes(), p.proto.num_ipus(),
+            p.proto.strategy(), p.proto.fits() ? "fits" : "does not fit",
             p.proto.performance().bottleneck_s());
       });
 }
@@ -160,12 +199,15 @@ void BindInspectReport(py::module_& m) {
       .def_property_readonly("parameters", &R::parameters)
       .def_property_readonly("min_ipus", &R::min_ipus)
       .def_property_readonly("single_ipu_memory", &R::single_ipu_memory)
-      .def_property_readonly("warnings", [](const R& r) { return List(r.warnings()); })
-      .def_property_readonly("shape_assumptions", [](const R& r) {
-        py::list out;
-        for (const auto& a : r.shape_assumptions()) out.append(MessageToDict(a));
-        return out;
-      })
+      .def_property_readonly("warnings",
+                             [](const R& r) { return List(r.warnings()); })
+      .def_property_readonly("shape_assumptions",
+                             [](const R& r) {
+                               py::list out;
+                               for (const auto& a : r.shape_assumptions())
+                                 out.append(MessageToDict(a));
+                               return out;
+                             })
       .def("to_json", [](const R& r) { return ProtoJson(r); })
       .def("text", [](const R& r) { return InspectText(r); })
       .def("to_dict", [](const R& r) { return MessageToDict(r); })
@@ -173,7 +215,8 @@ void BindInspectReport(py::module_& m) {
         return absl::StrFormat(
             "<autoshard.InspectReport: %d nodes, %.6g FLOPs, %d weight bytes, "
             "min_ipus %d>",
-            r.num_nodes(), r.total_flops(), r.total_weight_bytes(), r.min_ipus());
+            r.num_nodes(), r.total_flops(), r.total_weight_bytes(),
+            r.min_ipus());
       });
 }
 

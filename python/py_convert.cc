@@ -22,17 +22,14 @@ py::object FieldValue(const Message& m, const FieldDescriptor* f, int i) {
     case FieldDescriptor::CPPTYPE_INT64:
       return py::int_(rep ? r->GetRepeatedInt64(m, f, i) : r->GetInt64(m, f));
     case FieldDescriptor::CPPTYPE_UINT32:
-      return py::int_(rep ? r->GetRepeatedUInt32(m, f, i)
-                          : r->GetUInt32(m, f));
+      return py::int_(rep ? r->GetRepeatedUInt32(m, f, i) : r->GetUInt32(m, f));
     case FieldDescriptor::CPPTYPE_UINT64:
-      return py::int_(rep ? r->GetRepeatedUInt64(m, f, i)
-                          : r->GetUInt64(m, f));
+      return py::int_(rep ? r->GetRepeatedUInt64(m, f, i) : r->GetUInt64(m, f));
     case FieldDescriptor::CPPTYPE_DOUBLE:
       return py::float_(rep ? r->GetRepeatedDouble(m, f, i)
                             : r->GetDouble(m, f));
     case FieldDescriptor::CPPTYPE_FLOAT:
-      return py::float_(rep ? r->GetRepeatedFloat(m, f, i)
-                            : r->GetFloat(m, f));
+      return py::float_(rep ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f));
     case FieldDescriptor::CPPTYPE_BOOL:
       return py::bool_(rep ? r->GetRepeatedBool(m, f, i) : r->GetBool(m, f));
     case FieldDescriptor::CPPTYPE_ENUM:

@@ -3,14 +3,13 @@
 # _bytes, _s (seconds), _flops (2 per multiply-accumulate).
 import os
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
-                    Tuple, TypeVar, Union)
+                    Tuple, Union)
 
 __version__: str
 DEVICES: Tuple[str, ...]
 
 # A path (external data beside it), serialized bytes, or an onnx.ModelProto.
 ModelLike = Any
-_M = TypeVar("_M")
 _Path = Union[str, "os.PathLike[str]"]
 
 class AutoshardWarning(UserWarning): ...

@@ -146,16 +146,16 @@ def test_dims_set_symbolic_input_dims_by_name():
 
 
 def test_a_plan_that_does_not_fit_is_returned(tmp_path):
-    # Tiles of 10,000 bytes: SqueezeNet's 4.9 MB of weights need more than
-    # 1472 x 10,000 = 14.7 MB... on one IPU they fit in weights alone, but
-    # its 1000-class Conv's code and activations do not.
+    # Tiles of 100 bytes: 1472 x 100 = 147,200 bytes an IPU, less than
+    # SqueezeNet's weights alone (1,235,496 parameters x 4 = 4,941,984 bytes).
     device = tmp_path / "tiny.textproto"
-    device.write_text('base: "ipu2"\nname: "tiny"\nbytes_per_tile: 10000\n')
+    device.write_text('base: "ipu2"\nname: "tiny"\nbytes_per_tile: 100\n')
     plan = autoshard.plan(MODEL, 1, batch_size=1, device=device, strategy="raw")
     assert not plan.fits
     assert plan.device == "tiny"
     assert plan.out_of_memory.startswith("Out of memory on tile ")
-    assert plan.ipus[0].max_tile_bytes > 10000 and not plan.ipus[0].fits
+    assert plan.ipus[0].memory.weight_bytes >= 4941984
+    assert plan.ipus[0].max_tile_bytes > 100 and not plan.ipus[0].fits
 
 
 def test_apply_refuses_another_model():
