@@ -2,8 +2,8 @@
 // autoshard.h, the split and inspect entry points) for the Python package
 // python/autoshard/, which checks argument types, turns paths, bytes and
 // onnx.ModelProto into the (data, is_path) pairs taken here, and documents
-// the API (python/autoshard/__init__.pyi). The classes are in
-// python/py_classes.cc.
+// the API. The classes are in python/py_classes.cc; the type hints of both
+// in python/autoshard/_autoshard.pyi.
 //
 // Note [Models cross as bytes]
 // A model comes in as a path (read by LoadModel: external data checked
