@@ -142,7 +142,8 @@ def plan(model: Any,
     second by a search that runs longer than one (``best_max_tile_bytes`` is
     None until a candidate was costed), on the planning thread with the GIL
     held. An exception it raises is raised when planning ends (planning is
-    not cut short; the callback is not called again).
+    not cut short; the callback is not called again). Likewise Ctrl-C takes
+    effect when planning ends; ``max_search_seconds`` bounds the wait.
 
     Returns the Plan (``plan.fits`` is False when no split fits). Raises
     ValueError for a bad model or option, FileNotFoundError for a missing
@@ -278,7 +279,12 @@ def split(annotated_model: Any, out_dir: Union[str, "os.PathLike[str]"]
             path = os.path.join(tmp, "model.onnx")
             with open(path, "wb") as f:
                 f.write(data)
-            manifest, notes = _autoshard.split(os.fsencode(path), out, b"")
+            try:
+                manifest, notes = _autoshard.split(os.fsencode(path), out, b"")
+            except (ValueError, OSError) as e:
+                # Name the bytes, not the temporary file.
+                message = str(e).replace(path, "model bytes")
+                raise type(e)(message.replace(tmp + os.sep, "")) from None
     for note in notes:
         warnings.warn(note, AutoshardWarning, stacklevel=2)
     return manifest

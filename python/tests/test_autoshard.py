@@ -186,6 +186,23 @@ def test_split_equals_the_cli_byte_for_byte(tmp_path):
         autoshard.split(MODEL, tmp_path / "none")
 
 
+def test_external_data_stays_beside_the_model(tmp_path):
+    model = onnx.load(MODEL)
+    onnx.save_model(model, str(tmp_path / "ext.onnx"), save_as_external_data=True,
+                    location="ext.data", size_threshold=0)
+    plan = autoshard.plan(tmp_path / "ext.onnx", 2, batch_size=1)
+    assert plan.num_nodes == 65
+    # The annotated model refers to ext.data by a relative path: beside it,
+    # it splits, the stages hard-linking the data file.
+    (tmp_path / "ext.sharded.onnx").write_bytes(autoshard.apply(tmp_path / "ext.onnx", plan))
+    manifest = autoshard.split(tmp_path / "ext.sharded.onnx", tmp_path / "stages")
+    assert manifest["data_files"] == ["ext.data"]
+    assert os.path.samefile(tmp_path / "stages" / "ext.data", tmp_path / "ext.data")
+    # As bytes it has no folder, so no data: the error names the bytes.
+    with pytest.raises(ValueError, match="^model bytes: .*external data file 'ext.data' is missing"):
+        autoshard.split((tmp_path / "ext.sharded.onnx").read_bytes(), tmp_path / "stages2")
+
+
 def test_inspect_equals_the_cli():
     run = cli("inspect", MODEL, "--batch-size", 1, "--json")
     assert run.returncode == 0, run.stderr
