@@ -81,9 +81,11 @@ absl::Status Labelled(const Source& source, const absl::Status& status) {
                       absl::StrCat(source.label, ": ", status.message()));
 }
 
-// The keyword arguments python/autoshard/__init__.py passes, its types
-// already checked there (with the CLI's messages for --num-ipus,
-// --batch-size, --precision and --available-memory-proportion).
+// The options python/autoshard/__init__.py passes as a dict, their types
+// checked there, and with the CLI's messages the values the CLI checks
+// before the library (--num-ipus, --strategy, --batch-size, --input-shape,
+// --precision, --available-memory-proportion); Options::Validate and
+// LoadDeviceProfile check the rest, as for the CLI.
 struct CallOptions {
   Options options;
   std::map<std::string, int64_t> dims;  // dim_param -> value
@@ -120,10 +122,10 @@ CallOptions ToOptions(const py::dict& d) {
   return call;
 }
 
-// Sets every graph input dim whose dim_param is a key of `dims` to its
-// value (later inputs and tensors of the same name follow it, as for
-// --batch-size). InvalidArgument for a name no graph input dim has, or a
-// value outside 1 .. 2^31-1.
+// Sets every graph-input dim whose dim_param is a key of `dims` to its
+// value, before shape inference (the dims of other tensors follow from
+// it). InvalidArgument for a name no graph-input dim has, or a value
+// outside 1 .. 2^31-1.
 absl::Status FixDims(const std::map<std::string, int64_t>& dims,
                      onnx::ModelProto* model) {
   std::map<std::string, bool> used;

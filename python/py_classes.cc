@@ -255,9 +255,11 @@ void BindPlan(py::module_& m) {
           "The plan file's fields as a dict.")
       .def("__repr__", [](const Plan& p) {
         return absl::StrFormat(
-            "<autoshard.Plan: %d nodes on %d IPU%s (%s), %s, bottleneck %.6g s>",
+            "<autoshard.Plan: %d nodes on %d IPU%s (%s), %s, bottleneck %.6g "
+            "s>",
             p.proto.summary().num_nodes(), p.proto.num_ipus(),
-            p.proto.num_ipus() == 1 ? "" : "s", p.proto.strategy(), p.proto.fits() ? "fits" : "does not fit",
+            p.proto.num_ipus() == 1 ? "" : "s", p.proto.strategy(),
+            p.proto.fits() ? "fits" : "does not fit",
             p.proto.performance().bottleneck_s());
       });
 }
