@@ -61,6 +61,10 @@ def test_plan_apply_round_trip_equals_the_cli_byte_for_byte(tmp_path):
     assert plan.bottleneck_s == max(ipu.stage_time_s for ipu in plan.ipus)
     # throughput = batch / bottleneck (proto/plan.proto).
     assert plan.throughput_per_s == pytest.approx(1 / plan.bottleneck_s)
+    as_dict = plan.to_dict()
+    assert as_dict["summary"]["num_nodes"] == 65 and len(as_dict["nodes"]) == 65
+    assert as_dict["ipus"][3]["memory"]["total_bytes"] == plan.ipus[3].memory.total_bytes
+    assert as_dict["strategy"] == "auto" and as_dict["search"] is not None
 
     # The config back (`autoshard apply`): the same annotated model.
     run = cli("apply", MODEL, "--sharding-config", tmp_path / "s.yaml",
@@ -139,6 +143,8 @@ def test_dims_set_symbolic_input_dims_by_name():
     by_batch = autoshard.plan(MODEL, 2, batch_size=8)
     assert by_dims.batch_size == 8
     assert untimed(by_dims.to_json()) == untimed(by_batch.to_json())
+    by_shape = autoshard.plan(MODEL, 2, input_shapes={"input": [8, 3, 224, 224]})
+    assert untimed(by_shape.to_json()) == untimed(by_batch.to_json())
     with pytest.raises(ValueError, match="dims: no graph input has a dim named 'seq'"):
         autoshard.plan(MODEL, 2, dims={"seq": 128})
     with pytest.raises(ValueError, match=r"dims\['batch'\] = 0 is not an integer"):
