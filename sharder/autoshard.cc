@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "costmodel/calibration.h"
 #include "costmodel/device_model.h"
 #include "costmodel/device_profile.h"
 #include "costmodel/problem.h"
@@ -43,10 +44,14 @@ void EvaluateOnDevice(const Prepared& p, const Options& options,
   pp.set_device(device.name());
   pp.set_available_memory_proportion(device.available_memory_proportion());
   pp.set_fits(true);
+  pp.set_calibration(CalibrationLine(device));
+  pp.set_within_model_uncertainty(false);
   int64_t worst_bytes = 0;
   for (int32_t d = 0; d < pp.ipus_size(); ++d) {
     const IpuMemory m = model.EvaluateMemory(a.ipu, d);
     *pp.mutable_ipus(d)->mutable_memory() = MemoryProto(m, d, device);
+    if (WithinMemoryBand(device, m.max_tile_bytes))
+      pp.set_within_model_uncertainty(true);
     if (!m.fits && (pp.fits() || m.max_tile_bytes > worst_bytes)) {
       // The message names the fullest tile of all (the compiler names one).
       pp.set_fits(false);
