@@ -107,6 +107,15 @@ struct SplitOptions {
   bool quiet = false;
 };
 
+struct CalibrateOptions {
+  ModelOptions model;               // shapes, precision, --device (the base)
+  std::vector<std::string> models;  // MODEL...
+  std::string compile_cmd;          // --compile-cmd 'CMD {model}'
+  std::vector<int> num_ipus = {2};  // --num-ipus: raw splits to compile
+  int jobs = 1;                     // compiles at once
+  std::string output;               // -o: the calibrated profile
+};
+
 struct InspectOptions {
   ModelOptions model;
   bool json = false;  // --json: the InspectReport in protobuf's JSON mapping
@@ -131,6 +140,8 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* options);
 int RunInspect(const InspectOptions& options);
 CLI::App* SetupSplit(CLI::App& app, SplitOptions* options);
 int RunSplit(const SplitOptions& options);
+CLI::App* SetupCalibrate(CLI::App& app, CalibrateOptions* options);
+int RunCalibrate(const CalibrateOptions& options);
 
 // Internals shared by the commands (cmd/common.cc).
 // Adds MODEL (into options->model, or one or more into *models when given)

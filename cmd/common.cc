@@ -143,7 +143,7 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
                   "set the symbolic first dim of every input to B (B >= 1)");
   sub->add_option(
       "--device", o->device,
-      "ipu1, ipu2 (default), ipu21, or a DeviceProfile text-proto file "
+      "ipu1, ipu2 (default), ipu21, c600, or a DeviceProfile text-proto file "
       "(proto/device.proto)");
   sub->add_option(
       "--available-memory-proportion", o->available_memory_proportion,

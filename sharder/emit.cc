@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 
 #include "absl/strings/str_cat.h"
@@ -174,6 +175,34 @@ std::string TileBytes(int64_t bytes) {
                             : HumanBytes(bytes);
 }
 
+namespace {
+
+// The per-IPU margin to the tile capacity and the calibration line; the
+// note to compile when some IPU is within the model's uncertainty.
+void AppendTrustLines(const proto::Plan& plan, std::string* out) {
+  std::vector<std::string> margins;
+  for (const auto& ipu : plan.ipus()) {
+    const proto::IpuMemory& m = ipu.memory();
+    const int64_t capacity = m.max_tile_bytes() + m.tile_margin_bytes();
+    margins.push_back(absl::StrFormat(
+        "IPU %d %s%s (%.1f%%)", ipu.ipu(), m.tile_margin_bytes() < 0 ? "-" : "",
+        HumanBytes(std::abs(m.tile_margin_bytes())),
+        capacity > 0 ? 100.0 * static_cast<double>(m.tile_margin_bytes()) /
+                           static_cast<double>(capacity)
+                     : 0.0));
+  }
+  absl::StrAppend(out, "tile margin (room left on the fullest tile): ",
+                  absl::StrJoin(margins, ", "), "\n");
+  absl::StrAppend(out, "calibration: ", plan.calibration(), "\n");
+  if (plan.within_model_uncertainty()) {
+    absl::StrAppend(out, plan.fits() ? "fits" : "does not fit",
+                    " by less than the model's error band: within the model's "
+                    "uncertainty; confirm with --compile-cmd 'CMD {model}'\n");
+  }
+}
+
+}  // namespace
+
 std::string ReportText(const proto::Plan& plan) {
   std::string out;
   const auto& s = plan.summary();
@@ -221,6 +250,7 @@ std::string ReportText(const proto::Plan& plan) {
       HumanBytes(total.activation_bytes()), HumanBytes(total.temporary_bytes()),
       HumanBytes(total.total_bytes()), "", plan.fits() ? "yes" : "NO",
       HumanFlops(flops), "");
+  AppendTrustLines(plan, &out);
   const proto::Performance& perf = plan.performance();
   absl::StrAppendFormat(
       &out,

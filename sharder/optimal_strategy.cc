@@ -65,7 +65,6 @@ class SliceDp {
       running += diff[x];
       boundary_bytes_[x] = std::max(running, 0.0);
     }
-    link_bytes_per_s_ = model.profile().link_bytes_per_s();
     capacity_bytes_ = static_cast<double>(model.profile().tiles_per_ipu()) *
                       static_cast<double>(model.profile().bytes_per_tile());
     ipu_scratch_.assign(n, 1);
@@ -76,7 +75,8 @@ class SliceDp {
   // Seconds of the stage that runs units [a, b).
   double Time(int32_t a, int32_t b) const {
     return prefix_s_[b] - prefix_s_[a] +
-           (boundary_bytes_[a] + boundary_bytes_[b]) / link_bytes_per_s_;
+           model_.CopySeconds(boundary_bytes_[a]) +
+           model_.CopySeconds(boundary_bytes_[b]);
   }
 
   // Whether units [a, b) fit one IPU (remembered). Past the budget of
@@ -115,7 +115,7 @@ class SliceDp {
     double max_boundary = 0;
     for (double c : boundary_bytes_) max_boundary = std::max(max_boundary, c);
     // No stage time exceeds this, so a round with this cap skips nothing.
-    const double cap_all = prefix_s_[m_] + 2 * max_boundary / link_bytes_per_s_;
+    const double cap_all = prefix_s_[m_] + 2 * model_.CopySeconds(max_boundary);
     double max_unit_s = 0;
     for (int32_t u = 0; u < m_; ++u)
       max_unit_s = std::max(max_unit_s, prefix_s_[u + 1] - prefix_s_[u]);
@@ -252,10 +252,9 @@ class SliceDp {
   const std::chrono::steady_clock::time_point deadline_;
   std::vector<double> prefix_s_;        // Σ unit times, m + 1 values
   std::vector<double> boundary_bytes_;  // C[x], m + 1 values
-  double link_bytes_per_s_ = 1;
-  double capacity_bytes_ = 0;  // tiles x bytes per tile
-  std::vector<double> best_;   // f[j][b]
-  std::vector<int32_t> arg_;   // the a that gave it
+  double capacity_bytes_ = 0;           // tiles x bytes per tile
+  std::vector<double> best_;            // f[j][b]
+  std::vector<int32_t> arg_;            // the a that gave it
   absl::flat_hash_map<int64_t, bool> fit_memo_;
   int64_t fit_evaluations_ = 0;
   bool complete_ = true;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "costmodel/calibration.h"
 #include "graph/status_macros.h"
 #include "sharder/plan.h"
 #include "sharder/strategies/registry.h"
@@ -17,9 +18,13 @@ void SetFigures(const proto::DeviceProfile& device, const PlanEvaluation& e,
   pp->set_device(device.name());
   pp->set_available_memory_proportion(proportion);
   pp->set_fits(e.fits);
+  pp->set_calibration(CalibrationLine(device));
+  pp->set_within_model_uncertainty(false);
   for (int32_t d = 0; d < pp->ipus_size(); ++d) {
     *pp->mutable_ipus(d)->mutable_memory() =
         MemoryProto(e.memory[d], d, device);
+    if (WithinMemoryBand(device, e.memory[d].max_tile_bytes))
+      pp->set_within_model_uncertainty(true);
     pp->mutable_ipus(d)->set_stage_time_s(e.performance.stage_time_s[d]);
   }
   const Performance& perf = e.performance;
