@@ -19,6 +19,7 @@
 #include "sharder/emit.h"
 #include "sharder/optimal_strategy.h"
 #include "sharder/plan.h"
+#include "sharder/pod/node_bound.h"
 #include "sharder/prepare.h"
 #include "sharder/raw_strategy.h"
 #include "sharder/search_strategy.h"
@@ -162,9 +163,14 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
   const double all_memory_bytes =
       static_cast<double>(options.num_ipus) * p.device.tiles_per_ipu() *
       static_cast<double>(p.device.bytes_per_tile());
+  DeviceModel device_model(p.problem, p.device, options.precision);
+  // Nor when a node alone overflows an IPU (sharder/pod/node_bound.h).
+  const std::optional<pod::OverflowingNode> too_big =
+      pod::NodeThatNoIpuHolds(p.problem, device_model);
   if (options.compile_cmd.empty() &&
-      static_cast<double>(p.costs.total_weight_bytes) > all_memory_bytes) {
-    DeviceModel model(p.problem, p.device, options.precision);
+      (too_big ||
+       static_cast<double>(p.costs.total_weight_bytes) > all_memory_bytes)) {
+    const DeviceModel& model = device_model;
     int64_t fullest = 0;
     for (int32_t d = 0; d < options.num_ipus; ++d) {
       fullest = std::max(
@@ -176,9 +182,12 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
     summary->set_available_memory_proportion(
         p.device.available_memory_proportion());
     summary->set_optimal_perf(options.optimal_perf);
-    summary->set_stop_reason(absl::StrCat(
-        "the weights alone (", p.costs.total_weight_bytes,
-        " bytes) exceed the memory of ", options.num_ipus, " IPUs"));
+    summary->set_stop_reason(too_big
+                                 ? too_big->message
+                                 : absl::StrCat("the weights alone (",
+                                                p.costs.total_weight_bytes,
+                                                " bytes) exceed the memory of ",
+                                                options.num_ipus, " IPUs"));
     return absl::OkStatus();
   }
   // PopRT's subgraphs first; when no split of them fits, finer ones: small
@@ -280,6 +289,8 @@ absl::Status RunOptimal(const Options& options, Prepared* prepared,
   DeviceModel model(p.problem, p.device, options.precision);
   OptimalOptions optimal_options;
   optimal_options.max_seconds = options.max_search_s;
+  optimal_options.nothing_fits =
+      pod::NodeThatNoIpuHolds(p.problem, model).has_value();
   absl::StatusOr<OptimalResult> r =
       OptimalStrategy(p.problem, model, options.num_ipus, optimal_options);
   if (!r.ok()) {
@@ -526,9 +537,9 @@ absl::Status Options::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat(
         "--num-ipus must be at least 1 (or auto), got ", num_ipus));
   }
-  if (max_ipus < 1) {
+  if (max_ipus < 1 || max_ipus > 1024) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--max-ipus must be at least 1, got ", max_ipus));
+        absl::StrCat("--max-ipus must be from 1 to 1024, got ", max_ipus));
   }
   if (strategy != "raw" && strategy != "search" && strategy != "optimal" &&
       strategy != "auto") {
@@ -579,16 +590,32 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   // memory proportion and add warnings).
   const proto::DeviceProfile device = p.device;
   const std::vector<std::string> warnings = p.warnings;
-  std::vector<int> tried;
+  std::vector<int> tried, skipped;
   std::optional<Plan> plan;
   const auto loop_start = std::chrono::steady_clock::now();
+  // Every weight is stored on some IPU: counts whose memory the weights alone
+  // exceed never fit and are skipped unplanned (all but the last).
+  const double ipu_bytes = static_cast<double>(device.tiles_per_ipu()) *
+                           static_cast<double>(device.bytes_per_tile());
+  // So are all when a node alone overflows an IPU (sharder/pod/node_bound.h).
+  const std::optional<pod::OverflowingNode> too_big = pod::NodeThatNoIpuHolds(
+      p.problem, DeviceModel(p.problem, device, options.precision));
+  const auto too_small = [&](int k) {
+    return 2 * k <= most &&
+           (too_big ||
+            static_cast<double>(p.costs.total_weight_bytes) > k * ipu_bytes);
+  };
   for (int k = 1; k <= most; k *= 2) {
+    if (too_small(k)) {
+      skipped.push_back(k);
+      continue;
+    }
     Options for_k = options;
     for_k.num_ipus = k;
     // The time limits are shared over the counts still to try, so a model
     // that fits nowhere costs about what one count would (at least 1 s each).
     int counts_left = 0;
-    for (int c = k; c <= most; c *= 2) ++counts_left;
+    for (int c = k; c <= most; c *= 2) counts_left += too_small(c) ? 0 : 1;
     const double spent_s = std::chrono::duration<double>(
                                std::chrono::steady_clock::now() - loop_start)
                                .count();
@@ -601,10 +628,12 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
     if (plan->proto.fits()) break;
   }
   for (int k : tried) plan->proto.add_num_ipus_tried(k);
+  for (int k : skipped) plan->proto.add_num_ipus_skipped(k);
   if (!plan->proto.fits()) {
     plan->proto.add_warnings(absl::StrCat(
         "--num-ipus auto: no power-of-two IPU count up to ", tried.back(),
-        " fits; the plan is for ", tried.back(), " IPUs"));
+        " fits; the plan is for ", tried.back(), " IPUs",
+        too_big ? absl::StrCat(" (", too_big->message, ")") : ""));
   }
   return std::move(*plan);
 }

@@ -10,6 +10,8 @@
 #include "google/protobuf/util/json_util.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
+#include "sharder/pod/ipu_rows.h"
+#include "sharder/pod/pod_planner.h"
 #include "yaml-cpp/yaml.h"
 
 namespace autoshard {
@@ -174,7 +176,7 @@ std::string TileBytes(int64_t bytes) {
                             : HumanBytes(bytes);
 }
 
-std::string ReportText(const proto::Plan& plan) {
+std::string ReportText(const proto::Plan& plan, bool all_ipus) {
   std::string out;
   const auto& s = plan.summary();
   absl::StrAppend(&out, "model: ", plan.model(), "\n");
@@ -193,15 +195,25 @@ std::string ReportText(const proto::Plan& plan) {
   int64_t nodes = 0;
   double flops = 0;
   proto::IpuMemory total;
-  for (const auto& ipu : plan.ipus()) {
+  // At POD scale the IPUs between the ones that matter fold into one row
+  // (sharder/pod/ipu_rows.h); the totals count every IPU.
+  const std::vector<pod::IpuRun> runs = pod::IpuRows(plan, all_ipus);
+  for (const pod::IpuRun& run : runs) {
+    const proto::IpuCost ipu = pod::FoldIpus(plan, run);
     const proto::IpuMemory& m = ipu.memory();
     absl::StrAppendFormat(
-        &out, row, absl::StrCat(ipu.ipu()), absl::StrCat(ipu.num_nodes()),
-        HumanBytes(m.weight_bytes()), HumanBytes(m.code_bytes()),
-        HumanBytes(m.exchange_bytes()), HumanBytes(m.activation_bytes()),
-        HumanBytes(m.temporary_bytes()), HumanBytes(m.total_bytes()),
-        HumanBytes(m.max_tile_bytes()), m.fits() ? "yes" : "NO",
-        HumanFlops(ipu.flops()), HumanSeconds(ipu.stage_time_s()));
+        &out, row,
+        run.first == run.last ? absl::StrCat(run.first)
+                              : absl::StrCat(run.first, "-", run.last),
+        absl::StrCat(ipu.num_nodes()), HumanBytes(m.weight_bytes()),
+        HumanBytes(m.code_bytes()), HumanBytes(m.exchange_bytes()),
+        HumanBytes(m.activation_bytes()), HumanBytes(m.temporary_bytes()),
+        HumanBytes(m.total_bytes()), HumanBytes(m.max_tile_bytes()),
+        m.fits() ? "yes" : "NO", HumanFlops(ipu.flops()),
+        HumanSeconds(ipu.stage_time_s()));
+  }
+  for (const auto& ipu : plan.ipus()) {
+    const proto::IpuMemory& m = ipu.memory();
     nodes += ipu.num_nodes();
     flops += ipu.flops();
     total.set_weight_bytes(
@@ -221,6 +233,12 @@ std::string ReportText(const proto::Plan& plan) {
       HumanBytes(total.activation_bytes()), HumanBytes(total.temporary_bytes()),
       HumanBytes(total.total_bytes()), "", plan.fits() ? "yes" : "NO",
       HumanFlops(flops), "");
+  if (runs.size() < static_cast<size_t>(plan.ipus_size())) {
+    absl::StrAppend(&out,
+                    "(a row of several IPUs: their sums, fullest tile and "
+                    "slowest stage; -v prints every IPU)\n",
+                    pod::OverflowSummary(plan));
+  }
   const proto::Performance& perf = plan.performance();
   absl::StrAppendFormat(
       &out,
@@ -299,6 +317,13 @@ std::string ReportText(const proto::Plan& plan) {
     absl::StrAppend(&out, "--num-ipus auto: IPU counts tried: ",
                     absl::StrJoin(plan.num_ipus_tried(), ", "), "\n");
   }
+  if (plan.num_ipus_skipped_size() > 0) {
+    absl::StrAppend(&out,
+                    "--num-ipus auto: skipped, as they never fit (the weights, "
+                    "or a node, alone exceed their memory): ",
+                    absl::StrJoin(plan.num_ipus_skipped(), ", "), "\n");
+  }
+  absl::StrAppend(&out, pod::PodReportText(plan));
   if (!plan.fits())
     absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");
   absl::StrAppend(

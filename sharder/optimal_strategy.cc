@@ -374,6 +374,11 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
   SliceResult best;
   for (const SliceOrder& order : orders) {
     if (static_cast<int>(order.units.size()) < num_ipus) continue;
+    if (options.nothing_fits) {
+      out.tried.push_back(
+          {order.name, static_cast<int32_t>(order.units.size()), false, 0});
+      continue;
+    }
     SliceResult r = SliceOptimally(problem, model, order, num_ipus,
                                    /*ignore_memory=*/false, deadline,
                                    options.max_fit_evaluations);
