@@ -26,8 +26,7 @@ TEST(NodeBoundTest, ANodeNoIpuHolds) {
   const int32_t n3 = p->graph.FindNode("n3");
   EXPECT_EQ(NodeBoundBytes(p->problem, device, n3), 64 + 2400 + 16 + 16);
   // n0 = MatMul(x, w0): x is a graph input, not counted: 64 + 2400 + 16.
-  EXPECT_EQ(NodeBoundBytes(p->problem, device, p->graph.FindNode("n0")),
-            2480);
+  EXPECT_EQ(NodeBoundBytes(p->problem, device, p->graph.FindNode("n0")), 2480);
   // 2,496 > 2,490: n3 fits nowhere; n0 (2,480) would.
   std::optional<OverflowingNode> worst = NodeThatNoIpuHolds(p->problem, device);
   ASSERT_TRUE(worst.has_value());
@@ -38,10 +37,9 @@ TEST(NodeBoundTest, ANodeNoIpuHolds) {
   options.device.set_bytes_per_tile(2500);
   p = internal::Prepare(model, options);
   ASSERT_TRUE(p.ok());
-  EXPECT_FALSE(
-      NodeThatNoIpuHolds(p->problem,
-                         DeviceModel(p->problem, p->device, Precision::kFp32))
-          .has_value());
+  EXPECT_FALSE(NodeThatNoIpuHolds(p->problem, DeviceModel(p->problem, p->device,
+                                                          Precision::kFp32))
+                   .has_value());
 }
 
 TEST(NodeBoundTest, PlanModelSaysSoAndSkipsTheSearch) {
