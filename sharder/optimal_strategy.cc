@@ -166,10 +166,6 @@ class SliceDp {
     arg_.assign(best_.size(), -1);
     best_[Index(0, 0)] = 0;
     const double total = prefix_s_[m_];
-    struct Candidate {
-      int32_t a;
-      double time_s;
-    };
     std::vector<Candidate> candidates;
     std::vector<std::pair<double, int32_t>> values;  // (value, a)
     for (int32_t b = 1; b <= m_; ++b) {
@@ -220,6 +216,12 @@ class SliceDp {
         candidates.push_back({a, t});
       }
       for (int j = jmin; j <= jmax; ++j) {
+        if (ignore_memory) {
+          // Every slice counts as fitting: the smallest value (on a tie the
+          // smaller a), as the sort below would give, in one pass.
+          SelectSmallest(j, b, candidates);
+          continue;
+        }
         values.clear();
         for (const Candidate& c : candidates) {
           const double before = best_[Index(j - 1, c.a)];
@@ -238,6 +240,30 @@ class SliceDp {
       }
     }
     return best_[Index(k_, m_)];
+  }
+
+  struct Candidate {
+    int32_t a;
+    double time_s;
+  };
+
+  // f[j][b] = min over the candidates a of max(f[j-1][a], time(a, b)),
+  // ties to the smaller a; O(candidates).
+  void SelectSmallest(int j, int32_t b, const std::vector<Candidate>& cands) {
+    double best_value = kInf;
+    int32_t best_a = -1;
+    for (const Candidate& c : cands) {
+      const double before = best_[Index(j - 1, c.a)];
+      if (before == kInf) continue;
+      const double value = std::max(before, c.time_s);
+      if (value < best_value || (value == best_value && c.a < best_a)) {
+        best_value = value;
+        best_a = c.a;
+      }
+    }
+    if (best_a < 0) return;
+    best_[Index(j, b)] = best_value;
+    arg_[Index(j, b)] = best_a;
   }
 
   const int64_t max_fit_evaluations_;
