@@ -75,6 +75,23 @@ Replication ReplicationOf(const proto::Replication& r) {
   return out;
 }
 
+// PlanModel for k IPUs per replica and micro-batch b (0: the model's),
+// with the time left shared over the `tries_left` candidates.
+absl::StatusOr<Plan> PlanCandidate(const onnx::ModelProto& model,
+                                   const Options& options, int k, int b,
+                                   std::chrono::steady_clock::time_point start,
+                                   int tries_left) {
+  Options for_one = options;
+  for_one.num_ipus = k;
+  for_one.shapes.batch_size = b;
+  const double spent =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  for_one.max_search_s =
+      std::max(1.0, (options.max_search_s - spent) / std::max(1, tries_left));
+  return PlanModel(model, for_one);
+}
+
 }  // namespace
 
 absl::Status PodOptions::Validate() const {
@@ -147,16 +164,8 @@ absl::StatusOr<Plan> PlanPod(const onnx::ModelProto& model,
         tried.push_back(c);
         continue;
       }
-      Options for_one = options;
-      for_one.num_ipus = k;
-      for_one.shapes.batch_size = b;
-      // The time limit is shared over the candidates still to try.
-      const double spent = std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start)
-                               .count();
-      for_one.max_search_s = std::max(
-          1.0, (options.max_search_s - spent) / (total_tries - planned));
-      ASSIGN_OR_RETURN(Plan plan, PlanModel(model, for_one));
+      ASSIGN_OR_RETURN(Plan plan, PlanCandidate(model, options, k, b, start,
+                                                total_tries - planned));
       ++planned;
       weight_bytes =
           static_cast<double>(plan.proto.summary().total_weight_bytes());
@@ -174,6 +183,8 @@ absl::StatusOr<Plan> PlanPod(const onnx::ModelProto& model,
             absl::StrCat("the model's batch is fixed at ", c.batch_size()));
       }
       tried.push_back(c);
+      // A later batch that is the fixed one again repeats the first's plans.
+      if (batch_fixed && b != batches.front()) break;
       any_fits |= c.fits();
       if (c.fits() && (best_index < 0 || Beats(c, tried[best_index]))) {
         best_index = static_cast<int>(tried.size()) - 1;

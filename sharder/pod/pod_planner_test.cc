@@ -16,15 +16,13 @@ using ::testing::HasSubstr;
 
 // kResidualModelText with a symbolic batch N: x: float[N,4], 4 nodes,
 // weights w0, w1 float[4,4] (128 bytes).
-constexpr char kBatchedResidual[] = R"(
-  <ir_version: 8, opset_import: ["" : 13]>
-  g (float[N,4] x) => (float[N,4] y) <float[4,4] w0 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1},
-                                       float[4,4] w1 = {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}> {
-    a = MatMul(x, w0)
-    b = Relu(a)
-    c = Add(b, x)
-    y = MatMul(c, w1)
-  })";
+onnx::ModelProto BatchedResidual() {
+  std::string text = testing::kResidualModelText;
+  const std::string fixed = "(float[1,4] x) => (float[1,4] y)";
+  text.replace(text.find(fixed), fixed.size(),
+               "(float[N,4] x) => (float[N,4] y)");
+  return testing::ParseModelText(text);
+}
 
 Options Defaults(int num_ipus) {
   Options options;
@@ -34,7 +32,7 @@ Options Defaults(int num_ipus) {
 }
 
 TEST(PodPlannerTest, FixedIpusPerReplica) {
-  const onnx::ModelProto model = testing::ParseModelText(kBatchedResidual);
+  const onnx::ModelProto model = BatchedResidual();
   PodOptions pod;
   pod.total_ipus = 8;
   Options options = Defaults(2);
@@ -59,7 +57,7 @@ TEST(PodPlannerTest, FixedIpusPerReplica) {
 }
 
 TEST(PodPlannerTest, RefusesTotalsThatAreNotAMultiple) {
-  const onnx::ModelProto model = testing::ParseModelText(kBatchedResidual);
+  const onnx::ModelProto model = BatchedResidual();
   PodOptions pod;
   pod.total_ipus = 6;
   // 6 % 4 != 0.
@@ -75,7 +73,7 @@ TEST(PodPlannerTest, RefusesTotalsThatAreNotAMultiple) {
 }
 
 TEST(PodPlannerTest, RefusesAGroupingThatDoesNotDivideTheReplicas) {
-  const onnx::ModelProto model = testing::ParseModelText(kBatchedResidual);
+  const onnx::ModelProto model = BatchedResidual();
   PodOptions pod;
   pod.total_ipus = 4;
   pod.grouping = ReplicaGrouping{1, 3};  // 4 replicas of 1 IPU: 4 % 3 != 0
@@ -90,7 +88,7 @@ TEST(PodPlannerTest, RefusesAGroupingThatDoesNotDivideTheReplicas) {
 }
 
 TEST(PodPlannerTest, AutoTriesEveryCombinationAndKeepsTheFastestPod) {
-  const onnx::ModelProto model = testing::ParseModelText(kBatchedResidual);
+  const onnx::ModelProto model = BatchedResidual();
   PodOptions pod;
   pod.total_ipus = 4;
   pod.batch_sizes = {1, 2};
@@ -137,20 +135,34 @@ TEST(PodPlannerTest, StopsAtAFixedBatch) {
   absl::StatusOr<Plan> plan = PlanPod(model, Defaults(1), pod);
   ASSERT_TRUE(plan.ok()) << plan.status();
   const proto::Replication& r = plan->proto.replication();
-  // Batch 1, then 2 is found to be 1 again: no batch 4.
+  // Batch 1, then 2 is found to be 1 again: no batch 4 (1 IPU per replica
+  // only: --num-ipus 1).
   ASSERT_EQ(r.tried_size(), 2);
   EXPECT_EQ(r.tried(1).batch_size(), 1);
   EXPECT_EQ(r.tried(1).note(), "the model's batch is fixed at 1");
   EXPECT_TRUE(r.tried(0).chosen());
+  // --num-ipus auto: batch 1 with 1 and 2 IPUs, then batch 2 stops at its
+  // first plan.
+  plan = PlanPod(model, Defaults(kAutoIpus), pod);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->proto.replication().tried_size(), 3);
+  EXPECT_EQ(plan->proto.replication().tried(2).note(),
+            "the model's batch is fixed at 1");
 }
 
-TEST(PodPlannerTest, SkipsCountsTooSmallForTheWeights) {
-  const onnx::ModelProto model = testing::ParseModelText(kBatchedResidual);
+// --num-ipus auto with IPUs of one 50-byte tile: the 128 bytes of weights
+// need 3 of them.
+Options FiftyByteIpus() {
   Options options = Defaults(kAutoIpus);
-  // One tile of 50 bytes per IPU: the 128 bytes of weights need 3 IPUs.
   options.device = testing::Ipu2WithTiles(50);
   options.device.set_tiles_per_ipu(1);
   options.device.set_grain_bytes(1);
+  return options;
+}
+
+TEST(PodPlannerTest, SkipsCountsTooSmallForTheWeights) {
+  const onnx::ModelProto model = BatchedResidual();
+  const Options options = FiftyByteIpus();
   PodOptions pod;
   pod.total_ipus = 8;
   absl::StatusOr<Plan> plan = PlanPod(model, options, pod);
@@ -175,12 +187,8 @@ TEST(PodPlannerTest, SkipsCountsTooSmallForTheWeights) {
 }
 
 TEST(PodPlannerTest, NumIpusAutoSkipsCountsTooSmallForTheWeights) {
-  const onnx::ModelProto model = testing::ParseModelText(kBatchedResidual);
-  Options options = Defaults(kAutoIpus);
-  options.device = testing::Ipu2WithTiles(50);
-  options.device.set_tiles_per_ipu(1);
-  options.device.set_grain_bytes(1);
-  absl::StatusOr<Plan> plan = PlanModel(model, options);
+  const onnx::ModelProto model = BatchedResidual();
+  absl::StatusOr<Plan> plan = PlanModel(model, FiftyByteIpus());
   ASSERT_TRUE(plan.ok()) << plan.status();
   // 1 x 50 and 2 x 50 < 128 bytes: skipped; 4 (the most, 4 nodes) planned.
   EXPECT_THAT(plan->proto.num_ipus_skipped(), ElementsAre(1, 2));
