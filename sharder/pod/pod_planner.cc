@@ -204,6 +204,10 @@ absl::StatusOr<Plan> PlanPod(const onnx::ModelProto& model,
   proto::Replication* r = plan.proto.mutable_replication();
   SetReplication(pod, plan.proto, r);
   for (const auto& c : tried) *r->add_tried() = c;
+  // Every candidate's planning, not only the chosen one's.
+  plan.proto.mutable_summary()->set_planning_s(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
   // The grouping must fit the replicas of the chosen plan.
   RETURN_IF_ERROR(GatherGrouping(ReplicationOf(*r)).status());
   if (!best) {
