@@ -25,8 +25,8 @@ run() {
       --plan "$TMP/plan.json" "$@" >"$TMP/report" 2>"$TMP/err"; } 2>"$TMP/time" || true
   local wall user sys ipus fits planned
   read -r wall user sys <"$TMP/time"
-  ipus=$(grep -o '"num_ipus": [0-9]*' "$TMP/plan.json" | head -1 | grep -o '[0-9]*$')
-  fits=$(grep -o '^  "fits": [a-z]*' "$TMP/plan.json" | head -1 | grep -o '[a-z]*$')
+  ipus=$(grep -o '^ "num_ipus": [0-9]*' "$TMP/plan.json" | head -1 | grep -o '[0-9]*$')
+  fits=$(grep -o '^ "fits": [a-z]*' "$TMP/plan.json" | head -1 | grep -o '[a-z]*$')
   planned=$(grep -o 'planned in [0-9.]*' "$TMP/report" | grep -o '[0-9.]*$')
   printf '%-34s %5s %5s %10s %6.2f %6.2f\n' "$name" "$ipus" "$fits" "$planned" \
     "$(echo "$user + $sys" | bc)" "$wall"
