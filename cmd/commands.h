@@ -16,6 +16,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "cmd/pod_flags.h"
 #include "graph/model_io.h"
 #include "sharder/autoshard.h"
 
@@ -64,7 +65,9 @@ std::shared_mutex& OutputWriteLock();
 struct ModelOptions {
   std::string model;
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
-  std::optional<int> batch_size;          // --batch-size, when given
+  // --batch-size: B, or empty; shard with --total-ipus also takes auto or
+  // B1,B2,... (cmd/pod_flags.h).
+  std::string batch_size;
   std::string precision = "fp32";
   std::string device = "ipu2";              // built-in name or text-proto file
   double available_memory_proportion = -1;  // -1: the profile's
@@ -93,6 +96,7 @@ struct ShardOptions {
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml
   std::string split_dir;                 // --split-dir DIR: per-stage models
+  PodFlags pod;  // --total-ipus, --max-ipus, --replica-grouping, --shard-over
 };
 
 struct ApplyOptions {

@@ -45,8 +45,9 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
   AddModelFlags(sub, &o->model, /*writes_outputs=*/true, &o->models);
   sub->add_option("-n,--num-ipus", o->num_ipus,
                   "number of IPUs, or auto: the smallest power of two (1, 2, "
-                  "4, ... 64) whose split fits")
+                  "4, ... --max-ipus) whose split fits")
       ->required();
+  AddPodFlags(sub, &o->pod);
   sub->add_option("--strategy", o->strategy, StrategiesHelp())
       ->check(CLI::IsMember(StrategyNames()));
   sub->add_flag("--optimal-perf", o->optimal_perf,
@@ -119,7 +120,12 @@ int RunShard(const ShardOptions& o) {
 }
 
 absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
-  auto options = ToLibraryOptions(o.model);
+  ModelOptions model = o.model;
+  int batch = 0;
+  if (o.pod.total_ipus > 0 && !absl::SimpleAtoi(model.batch_size, &batch)) {
+    model.batch_size.clear();  // auto or a list: PlanPod tries each
+  }
+  auto options = ToLibraryOptions(model);
   if (!options.ok()) return options.status();
   if (o.num_ipus == "auto") {
     options->num_ipus = kAutoIpus;
@@ -129,6 +135,7 @@ absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
         absl::StrCat("--num-ipus must be a count of at least 1 or auto, got '",
                      o.num_ipus, "'"));
   }
+  options->max_ipus = o.pod.max_ipus;
   options->strategy = o.strategy;
   options->optimal_perf = o.optimal_perf;
   options->max_candidates = o.max_candidates;
@@ -145,6 +152,8 @@ int ShardOneModel(const ShardOptions& o) {
   Console& console = CurrentConsole();
   auto options = ShardLibraryOptions(o);
   if (!options.ok()) return ReportError(options.status());
+  auto pod = PodOptionsOf(o.pod, o.model.batch_size);
+  if (!pod.ok()) return ReportError(pod.status());
   bool progress_shown = false;
   if (!o.model.quiet && console.show_progress) {
     options->progress = [&progress_shown](int64_t candidates,
@@ -163,7 +172,8 @@ int ShardOneModel(const ShardOptions& o) {
   auto start = std::chrono::steady_clock::now();
   options->model_dir = loaded->path.parent_path();
   options->external_files = loaded->external_files;
-  auto plan = PlanModel(loaded->model, *options);
+  auto plan = *pod ? pod::PlanPod(loaded->model, *options, **pod)
+                   : PlanModel(loaded->model, *options);
   if (progress_shown) std::cerr << "\n";
   if (!plan.ok()) {
     return ReportError(absl::Status(

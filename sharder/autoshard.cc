@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "costmodel/device_model.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/naming.h"
@@ -15,6 +16,7 @@
 #include "sharder/compile_oracle.h"
 #include "sharder/emit.h"
 #include "sharder/planner.h"
+#include "sharder/pod/node_bound.h"
 #include "sharder/prepare.h"
 #include "sharder/search_strategy.h"
 #include "sharder/sharding_points.h"
@@ -67,16 +69,32 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
   if (most < 1) {
     return absl::InvalidArgumentError("the model's main graph has no nodes");
   }
-  std::vector<int> tried;
+  std::vector<int> tried, skipped;
   std::optional<Plan> plan;
   const auto loop_start = std::chrono::steady_clock::now();
+  // Every weight is stored on some IPU: counts whose memory the weights alone
+  // exceed never fit and are skipped unplanned (all but the last).
+  const double ipu_bytes = static_cast<double>(p.device.tiles_per_ipu()) *
+                           static_cast<double>(p.device.bytes_per_tile());
+  // So are all when a node alone overflows an IPU (sharder/pod/node_bound.h).
+  const std::optional<pod::OverflowingNode> too_big = pod::NodeThatNoIpuHolds(
+      p.problem, DeviceModel(p.problem, p.device, options.precision));
+  const auto too_small = [&](int k) {
+    return 2 * k <= most &&
+           (too_big ||
+            static_cast<double>(p.costs.total_weight_bytes) > k * ipu_bytes);
+  };
   for (int k = 1; k <= most; k *= 2) {
+    if (too_small(k)) {
+      skipped.push_back(k);
+      continue;
+    }
     Options for_k = options;
     for_k.num_ipus = k;
     // The time limits are shared over the counts still to try, so a model
     // that fits nowhere costs about what one count would (at least 1 s each).
     int counts_left = 0;
-    for (int c = k; c <= most; c *= 2) ++counts_left;
+    for (int c = k; c <= most; c *= 2) counts_left += too_small(c) ? 0 : 1;
     for_k.max_search_s = std::max(
         1.0, (options.max_search_s - SecondsSince(loop_start)) / counts_left);
     ASSIGN_OR_RETURN(plan, PlanPrepared(p, for_k, oracle, start));
@@ -84,10 +102,12 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
     if (plan->proto.fits()) break;
   }
   for (int k : tried) plan->proto.add_num_ipus_tried(k);
+  for (int k : skipped) plan->proto.add_num_ipus_skipped(k);
   if (!plan->proto.fits()) {
     plan->proto.add_warnings(absl::StrCat(
         "--num-ipus auto: no power-of-two IPU count up to ", tried.back(),
-        " fits; the plan is for ", tried.back(), " IPUs"));
+        " fits; the plan is for ", tried.back(), " IPUs",
+        too_big ? absl::StrCat(" (", too_big->message, ")") : ""));
   }
   return std::move(*plan);
 }
@@ -99,9 +119,9 @@ absl::Status Options::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat(
         "--num-ipus must be at least 1 (or auto), got ", num_ipus));
   }
-  if (max_ipus < 1) {
+  if (max_ipus < 1 || max_ipus > 1024) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--max-ipus must be at least 1, got ", max_ipus));
+        absl::StrCat("--max-ipus must be from 1 to 1024, got ", max_ipus));
   }
   if (FindStrategy(strategy) == nullptr) {
     return absl::InvalidArgumentError(

@@ -13,6 +13,7 @@
 #include "sharder/strategies/auto_strategy.h"
 #include "sharder/strategies/builtin.h"
 #include "sharder/subgraphs.h"
+#include "sharder/pod/node_bound.h"
 
 namespace autoshard {
 namespace {
@@ -169,10 +170,6 @@ class SliceDp {
     arg_.assign(best_.size(), -1);
     best_[Index(0, 0)] = 0;
     const double total = prefix_s_[m_];
-    struct Candidate {
-      int32_t a;
-      double time_s;
-    };
     std::vector<Candidate> candidates;
     std::vector<std::pair<double, int32_t>> values;  // (value, a)
     for (int32_t b = 1; b <= m_; ++b) {
@@ -223,6 +220,12 @@ class SliceDp {
         candidates.push_back({a, t});
       }
       for (int j = jmin; j <= jmax; ++j) {
+        if (ignore_memory) {
+          // Every slice counts as fitting: the smallest value (on a tie the
+          // smaller a), as the sort below would give, in one pass.
+          SelectSmallest(j, b, candidates);
+          continue;
+        }
         values.clear();
         for (const Candidate& c : candidates) {
           const double before = best_[Index(j - 1, c.a)];
@@ -241,6 +244,30 @@ class SliceDp {
       }
     }
     return best_[Index(k_, m_)];
+  }
+
+  struct Candidate {
+    int32_t a;
+    double time_s;
+  };
+
+  // f[j][b] = min over the candidates a of max(f[j-1][a], time(a, b)),
+  // ties to the smaller a; O(candidates).
+  void SelectSmallest(int j, int32_t b, const std::vector<Candidate>& cands) {
+    double best_value = kInf;
+    int32_t best_a = -1;
+    for (const Candidate& c : cands) {
+      const double before = best_[Index(j - 1, c.a)];
+      if (before == kInf) continue;
+      const double value = std::max(before, c.time_s);
+      if (value < best_value || (value == best_value && c.a < best_a)) {
+        best_value = value;
+        best_a = c.a;
+      }
+    }
+    if (best_a < 0) return;
+    best_[Index(j, b)] = best_value;
+    arg_[Index(j, b)] = best_a;
   }
 
   const int64_t max_fit_evaluations_;
@@ -376,6 +403,11 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
   SliceResult best;
   for (const SliceOrder& order : orders) {
     if (static_cast<int>(order.units.size()) < num_ipus) continue;
+    if (options.nothing_fits) {
+      out.tried.push_back(
+          {order.name, static_cast<int32_t>(order.units.size()), false, 0});
+      continue;
+    }
     SliceResult r = SliceOptimally(problem, model, order, num_ipus,
                                    /*ignore_memory=*/false, deadline,
                                    options.max_fit_evaluations);
@@ -459,6 +491,7 @@ absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
   const DeviceModel model(*c.problem, c.device, c.precision);
   OptimalOptions options;
   options.max_seconds = c.max_search_s;
+  options.nothing_fits = pod::NodeThatNoIpuHolds(*c.problem, model).has_value();
   absl::StatusOr<OptimalResult> r =
       OptimalStrategy(*c.problem, model, c.num_ipus, options);
   if (!r.ok()) {

@@ -338,8 +338,12 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
 
   // Every split is judged the moment it is costed, so the candidate budget
   // never drops a split that fits.
+  int64_t closer_at = 1;  // candidates when the closest split was found
   auto judge = [&](const Split& split) {
-    if (split.max_tile_bytes < closest.max_tile_bytes) closest = split;
+    if (split.max_tile_bytes < closest.max_tile_bytes) {
+      closest = split;
+      closer_at = candidates;
+    }
     if (!split.fits) return;
     const double b = bottleneck(split);
     if (!best_fit || b < best_fit_s) {
@@ -383,8 +387,11 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
   judge(start);
   queue.push_back(std::move(start));
 
+  auto stalled = [&] {
+    return !best_fit && candidates - closer_at >= options.max_stall_candidates;
+  };
   while (!done && !queue.empty() && candidates < options.max_candidates &&
-         elapsed() < options.max_seconds) {
+         elapsed() < options.max_seconds && !stalled()) {
     Split split = std::move(queue.front());
     queue.pop_front();
     if (options.progress && elapsed() - last_report >= 1.0) {
@@ -437,11 +444,13 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
     }
   }
   result.candidates = candidates;
-  result.stop_reason = done            ? "a split fits"
-                       : queue.empty() ? "no move left"
-                       : candidates >= options.max_candidates
-                           ? "candidate limit"
-                           : "time limit";
+  result.stop_reason =
+      done                                   ? "a split fits"
+      : queue.empty()                        ? "no move left"
+      : candidates >= options.max_candidates ? "candidate limit"
+      : stalled() ? absl::StrCat("no closer split in ",
+                                 options.max_stall_candidates, " candidates")
+                  : "time limit";
 
   const Split* chosen = best_fit ? &*best_fit : &closest;
   result.fits = best_fit.has_value();

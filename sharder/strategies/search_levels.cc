@@ -13,6 +13,7 @@
 #include "sharder/raw_strategy.h"
 #include "sharder/search_strategy.h"
 #include "sharder/strategies/builtin.h"
+#include "sharder/pod/node_bound.h"
 
 namespace autoshard {
 namespace {
@@ -44,7 +45,11 @@ std::optional<StrategyResult> WeightsExceedMemory(const StrategyContext& c,
   const double all_memory_bytes =
       static_cast<double>(c.num_ipus) * c.device.tiles_per_ipu() *
       static_cast<double>(c.device.bytes_per_tile());
-  if (c.oracle || static_cast<double>(weight_bytes) <= all_memory_bytes) {
+  // Nor when a node alone overflows an IPU (sharder/pod/node_bound.h).
+  const std::optional<pod::OverflowingNode> too_big = pod::NodeThatNoIpuHolds(
+      p, DeviceModel(p, c.device, c.precision));
+  if (c.oracle ||
+      (!too_big && static_cast<double>(weight_bytes) <= all_memory_bytes)) {
     return std::nullopt;
   }
   StrategyResult r = Evaluated(c, raw, c.device.available_memory_proportion());
@@ -54,9 +59,10 @@ std::optional<StrategyResult> WeightsExceedMemory(const StrategyContext& c,
   s.set_max_tile_bytes(r.evaluation.max_tile_bytes);
   s.set_available_memory_proportion(c.device.available_memory_proportion());
   s.set_optimal_perf(c.optimal_perf);
-  s.set_stop_reason(absl::StrCat("the weights alone (", weight_bytes,
-                                 " bytes) exceed the memory of ", c.num_ipus,
-                                 " IPUs"));
+  s.set_stop_reason(too_big ? too_big->message
+                            : absl::StrCat("the weights alone (", weight_bytes,
+                                           " bytes) exceed the memory of ",
+                                           c.num_ipus, " IPUs"));
   return r;
 }
 
