@@ -95,29 +95,17 @@ std::string InspectHtml(const proto::InspectReport& report,
                         const HtmlPageInputs& inputs) {
   const std::vector<proto::IpuMemory> memory = {report.single_ipu_memory()};
   const std::vector<std::string> labels = {"one IPU"};
-  std::vector<std::vector<std::string>> options = {
-      {"batch size", absl::StrCat(report.batch_size())},
-      {"precision", XmlEscape(report.precision())}};
-  for (auto& row : html::DeviceRows(inputs.device))
-    options.push_back(std::move(row));
-  if (!inputs.command_line.empty()) {
-    options.push_back(
-        {"command", "<code>" + XmlEscape(inputs.command_line) + "</code>"});
-  }
-  const std::vector<std::string> warnings(report.warnings().begin(),
-                                          report.warnings().end());
   const std::string body = absl::StrCat(
       Header(report),
-      html::Section("memory", "The whole model on one IPU",
-                    html::MemoryChart(memory, labels, inputs.device) +
-                        html::TileChart(memory, labels, inputs.device) +
-                        MemoryTable(report.single_ipu_memory())),
+      html::MemorySection("The whole model on one IPU", memory, labels,
+                          inputs.device,
+                          MemoryTable(report.single_ipu_memory())),
       html::Section("op-types", "FLOPs by op type",
                     OpTypeChart(report) + OpTypeTable(report)),
-      html::Section("warnings", "Warnings", html::WarningList(warnings)),
-      html::Section(
-          "options", "Options",
-          html::Table("options-table", {"option", "value"}, options)));
+      html::WarningSection(report.warnings()),
+      html::OptionsSection({{"batch size", absl::StrCat(report.batch_size())},
+                            {"precision", XmlEscape(report.precision())}},
+                           inputs.device, inputs.command_line));
   return html::Page(absl::StrCat("autoshard inspect: ", report.model()), body);
 }
 

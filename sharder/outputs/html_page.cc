@@ -184,24 +184,46 @@ std::string TileChart(const std::vector<proto::IpuMemory>& memory,
   return DrawBarChart(chart);
 }
 
-std::vector<std::vector<std::string>> DeviceRows(
-    const proto::DeviceProfile& device) {
-  return {
-      {"device", XmlEscape(device.name())},
-      {"tiles per IPU", absl::StrCat(device.tiles_per_ipu())},
-      {"bytes per tile", absl::StrCat(device.bytes_per_tile())},
-      {"peak FP16", HumanFlopsText(device.peak_fp16_flops_per_s()) + "/s"},
-      {"peak FP32", HumanFlopsText(device.peak_fp32_flops_per_s()) + "/s"},
-      {"inter-IPU link", HumanBytesText(device.link_bytes_per_s()) + "/s"},
-  };
+std::string MemorySection(absl::string_view title,
+                          const std::vector<proto::IpuMemory>& memory,
+                          const std::vector<std::string>& labels,
+                          const proto::DeviceProfile& device,
+                          absl::string_view extra) {
+  return Section("memory", title,
+                 absl::StrCat(MemoryChart(memory, labels, device),
+                              TileChart(memory, labels, device), extra));
 }
 
-std::string WarningList(const std::vector<std::string>& warnings) {
-  if (warnings.empty()) return "<p>none</p>\n";
-  std::string out = "<ul class=\"warnings\">\n";
-  for (const auto& w : warnings)
-    absl::StrAppend(&out, "<li>", XmlEscape(w), "</li>\n");
-  return out + "</ul>\n";
+std::string OptionsSection(std::vector<std::vector<std::string>> rows,
+                           const proto::DeviceProfile& device,
+                           absl::string_view command_line) {
+  rows.push_back({"device", XmlEscape(device.name())});
+  rows.push_back({"tiles per IPU", absl::StrCat(device.tiles_per_ipu())});
+  rows.push_back({"bytes per tile", absl::StrCat(device.bytes_per_tile())});
+  rows.push_back(
+      {"peak FP16", HumanFlopsText(device.peak_fp16_flops_per_s()) + "/s"});
+  rows.push_back(
+      {"peak FP32", HumanFlopsText(device.peak_fp32_flops_per_s()) + "/s"});
+  rows.push_back(
+      {"inter-IPU link", HumanBytesText(device.link_bytes_per_s()) + "/s"});
+  if (!command_line.empty()) {
+    rows.push_back({"command", absl::StrCat("<code>", XmlEscape(command_line),
+                                            "</code>")});
+  }
+  return Section("options", "Options",
+                 Table("options-table", {"option", "value"}, rows));
+}
+
+std::string WarningSection(
+    const google::protobuf::RepeatedPtrField<std::string>& warnings) {
+  std::string list = "<p>none</p>\n";
+  if (!warnings.empty()) {
+    list = "<ul class=\"warnings\">\n";
+    for (const auto& w : warnings)
+      absl::StrAppend(&list, "<li>", XmlEscape(w), "</li>\n");
+    list += "</ul>\n";
+  }
+  return Section("warnings", "Warnings", list);
 }
 
 }  // namespace autoshard::html

@@ -59,12 +59,23 @@ std::string TileChart(const std::vector<proto::IpuMemory>& memory,
                       const std::vector<std::string>& labels,
                       const proto::DeviceProfile& device);
 
-// The device's figures the charts use, as table rows.
-std::vector<std::vector<std::string>> DeviceRows(
-    const proto::DeviceProfile& device);
+// The "memory" section: MemoryChart and TileChart of `memory`, then `extra`
+// (HTML).
+std::string MemorySection(absl::string_view title,
+                          const std::vector<proto::IpuMemory>& memory,
+                          const std::vector<std::string>& labels,
+                          const proto::DeviceProfile& device,
+                          absl::string_view extra = "");
 
-// Warnings as a list ("none" when empty).
-std::string WarningList(const std::vector<std::string>& warnings);
+// The "options" section: `rows` (option, HTML value), then the device's
+// figures the charts use and, when not empty, the command line.
+std::string OptionsSection(std::vector<std::vector<std::string>> rows,
+                           const proto::DeviceProfile& device,
+                           absl::string_view command_line);
+
+// The "warnings" section: a list, or "none".
+std::string WarningSection(
+    const google::protobuf::RepeatedPtrField<std::string>& warnings);
 
 }  // namespace autoshard::html
 

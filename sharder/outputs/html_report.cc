@@ -241,21 +241,6 @@ std::string StrategyTables(const proto::Plan& plan) {
   return out.empty() ? "<p>one strategy, no alternatives compared</p>\n" : out;
 }
 
-std::string OptionsTable(const proto::Plan& plan, const HtmlPageInputs& in) {
-  std::vector<std::vector<std::string>> rows = {
-      {"strategy", XmlEscape(plan.strategy())},
-      {"IPUs", absl::StrCat(plan.num_ipus())},
-      {"batch size", absl::StrCat(std::max(plan.batch_size(), 1))},
-      {"precision", XmlEscape(plan.precision())},
-      {"available memory proportion",
-       absl::StrFormat("%.2f", plan.available_memory_proportion())}};
-  for (auto& row : html::DeviceRows(in.device)) rows.push_back(std::move(row));
-  if (!in.command_line.empty())
-    rows.push_back(
-        {"command", "<code>" + XmlEscape(in.command_line) + "</code>"});
-  return html::Table("options-table", {"option", "value"}, rows);
-}
-
 std::string GraphSection(const HtmlPageInputs& in) {
   if (in.graph_svg.empty()) {
     return in.graph_note.empty()
@@ -280,21 +265,24 @@ std::string PlanHtml(const proto::Plan& plan, const HtmlPageInputs& inputs) {
     memory.push_back(ipu.memory());
     labels.push_back(absl::StrCat("IPU ", ipu.ipu()));
   }
-  const std::vector<std::string> warnings(plan.warnings().begin(),
-                                          plan.warnings().end());
   const std::string body = absl::StrCat(
       Header(plan),
-      html::Section("memory", "Memory",
-                    html::MemoryChart(memory, labels, inputs.device) +
-                        html::TileChart(memory, labels, inputs.device)),
+      html::MemorySection("Memory", memory, labels, inputs.device),
       html::Section(
           "time", "Time",
           StageChart(plan, inputs.device) + PipelineChart(plan, inputs.device)),
       html::Section("ipus", "Per IPU", IpuTable(plan)), GraphSection(inputs),
       html::Section("cut-tensors", "Cut tensors", CutTensorTable(plan)),
       html::Section("strategies", "Strategies tried", StrategyTables(plan)),
-      html::Section("warnings", "Warnings", html::WarningList(warnings)),
-      html::Section("options", "Options", OptionsTable(plan, inputs)));
+      html::WarningSection(plan.warnings()),
+      html::OptionsSection(
+          {{"strategy", XmlEscape(plan.strategy())},
+           {"IPUs", absl::StrCat(plan.num_ipus())},
+           {"batch size", absl::StrCat(std::max(plan.batch_size(), 1))},
+           {"precision", XmlEscape(plan.precision())},
+           {"available memory proportion",
+            absl::StrFormat("%.2f", plan.available_memory_proportion())}},
+          inputs.device, inputs.command_line));
   return html::Page(absl::StrCat("autoshard: ", plan.model()), body);
 }
 
