@@ -18,7 +18,9 @@
 #include "absl/status/status.h"
 #include "cmd/pod_flags.h"
 #include "graph/model_io.h"
+#include "proto/inspect.pb.h"
 #include "sharder/autoshard.h"
+#include "sharder/outputs/pictures.h"
 
 namespace autoshard::cmd {
 
@@ -74,8 +76,12 @@ struct ModelOptions {
   bool strict_names = false;
   bool quiet = false;
   bool verbose = false;
-  std::string report = "text";  // --report text|json
-  std::string plan_path;        // --plan OUT.json
+  std::string report = "text";        // --report text|json
+  std::string plan_path;              // --plan OUT.json
+  std::string html_path;              // --html OUT.html
+  std::string graph_path;             // --graph OUT.svg|OUT.dot (shard, apply)
+  std::string graph_detail = "auto";  // --graph-detail auto|nodes|runs
+  std::string command_line;           // the process's arguments, for the page
 };
 
 struct ShardOptions {
@@ -176,6 +182,29 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::string& sharding_config_out,
                  const std::vector<std::string>& inputs, const Plan& plan,
                  const std::string& split_dir = "");
+
+// Checks every output path before any work is written, so that a bad path
+// loses nothing: outputs are distinct, none is an input, none is an existing
+// non-regular file (device, FIFO, symlink, folder) or a read-only file, and
+// each folder exists and is writable.
+absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
+                              const std::vector<std::filesystem::path>& inputs);
+
+// --html, and with `graph` --graph and --graph-detail (cmd/pictures.cc).
+void AddPictureFlags(CLI::App* sub, ModelOptions* options, bool graph);
+// The --html page and --graph file of `plan` for `model`, as asked (nothing
+// when neither is); errors prefixed with the model's path.
+absl::StatusOr<Pictures> RenderPlanPictures(const ModelOptions& options,
+                                            const onnx::ModelProto& model,
+                                            const Plan& plan);
+// Writes them (each atomically), appending the paths to `written`.
+absl::Status WritePictures(const ModelOptions& options,
+                           const Pictures& pictures,
+                           std::vector<std::string>* written);
+// inspect --html: checks the path and writes the page of `report`.
+absl::Status WriteInspectHtml(const ModelOptions& options,
+                              const LoadedModel& loaded,
+                              const proto::InspectReport& report);
 
 // Blocks the signals that would end the process while outputs are being
 // written, so a kill never leaves a temporary file; they are delivered when

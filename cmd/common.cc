@@ -49,10 +49,8 @@ absl::Status ParseInputShape(const std::string& spec, ShapeOptions* shapes) {
   return absl::OkStatus();
 }
 
-// Checks every output path before any work is written, so that a bad path
-// loses nothing: outputs are distinct, none is an input, none is an existing
-// non-regular file (device, FIFO, symlink, folder) or a read-only file, and
-// each folder exists and is writable.
+}  // namespace
+
 absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
                               const std::vector<fs::path>& inputs) {
   std::error_code ec;
@@ -110,8 +108,6 @@ absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 Console& CurrentConsole() {
   thread_local Console console;
@@ -171,6 +167,7 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
                   "text (default), or json: the report as JSON on stdout, "
                   "for piping")
       ->check(CLI::IsMember({"text", "json"}));
+  AddPictureFlags(sub, o, /*graph=*/writes_outputs);
   if (!writes_outputs) return;
   sub->add_option("--plan", o->plan_path,
                   "also write the plan as JSON to this file");
@@ -200,6 +197,7 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   for (const std::string& spec : o.input_shapes) {
     RETURN_IF_ERROR(ParseInputShape(spec, &options.shapes));
   }
+  if (!o.graph_path.empty()) RETURN_IF_ERROR(CheckGraphPath(o.graph_path));
   return options;
 }
 
@@ -284,6 +282,8 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   std::vector<std::string> outputs = {output};
   if (!options.plan_path.empty()) outputs.push_back(options.plan_path);
   if (!sharding_config_out.empty()) outputs.push_back(sharding_config_out);
+  for (const std::string* picture : {&options.html_path, &options.graph_path})
+    if (!picture->empty()) outputs.push_back(*picture);
   std::vector<fs::path> input_paths = {loaded->path};
   for (const auto& in : inputs) input_paths.emplace_back(in);
   std::error_code ec;
@@ -317,6 +317,9 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     split = *std::move(made);
     split->manifest.set_model(output);
   }
+  absl::StatusOr<Pictures> pictures =
+      RenderPlanPictures(options, loaded->model, plan);
+  if (!pictures.ok()) return ReportError(pictures.status());
   std::vector<std::string> warnings(plan.proto.warnings().begin(),
                                     plan.proto.warnings().end());
   // The written model must pass the ONNX checker unless the input fails it
@@ -368,6 +371,9 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
       return fail(s);
     }
     written.push_back(sharding_config_out);
+  }
+  if (absl::Status s = WritePictures(options, *pictures, &written); !s.ok()) {
+    return fail(s);
   }
   if (split) {
     std::vector<std::string> split_warnings = split->warnings;

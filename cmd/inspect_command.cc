@@ -47,6 +47,8 @@ int RunInspect(const InspectOptions& o) {
   } else {
     *console.out << InspectText(*report);
   }
+  if (absl::Status s = WriteInspectHtml(o.model, *loaded, *report); !s.ok())
+    return ReportError(s);
   if (!o.model.quiet) {
     for (const auto& w : report->warnings()) ReportWarning(w);
   }

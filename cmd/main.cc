@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
         << "\n(run 'autoshard --help' or 'autoshard SUBCOMMAND --help')\n";
     return kExitBadInput;
   }
+  std::string command_line = "autoshard";
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  for (ModelOptions* o : {&shard.model, &apply.model, &inspect.model})
+    o->command_line = command_line;
   if (shard_cmd->parsed()) return RunShard(shard);
   if (apply_cmd->parsed()) return RunApply(apply);
   if (inspect_cmd->parsed()) return RunInspect(inspect);

@@ -96,6 +96,10 @@ int RunShard(const ShardOptions& o) {
   std::error_code ec;
   if (o.models.size() != 1 || !o.summary_path.empty() ||
       std::filesystem::is_directory(o.models[0], ec)) {
+    if (!o.model.html_path.empty() || !o.model.graph_path.empty()) {
+      return ReportError(absl::InvalidArgumentError(
+          "--html and --graph take one model file, not several or a folder"));
+    }
     return RunShardBatch(o);
   }
   ShardOptions one = o;

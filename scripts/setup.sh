@@ -10,6 +10,7 @@ PACKAGES=(
   libabsl-dev libcli11-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-pytest python3-onnx
+  graphviz
 )
 
 missing=()

@@ -50,6 +50,8 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus = false);
 // "12.34 MB" (powers of 1000) and "1.23 GFLOPs" figures for reports.
 std::string HumanBytesText(double bytes);
 std::string HumanFlopsText(double flops);
+// "1.234 s", "12.345 ms" or "123.456 us".
+std::string HumanSeconds(double s);
 
 }  // namespace autoshard
 

@@ -36,6 +36,38 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
   return ipus;
 }
 
+std::vector<proto::CutTensor> ListCutTensors(const ShardingProblem& problem,
+                                             const Graph& graph,
+                                             const Assignment& assignment) {
+  std::vector<proto::CutTensor> cut;
+  std::vector<int32_t> readers;
+  for (int32_t node = 0; node < problem.num_nodes(); ++node) {
+    const int32_t d = assignment.ipu[node];
+    for (size_t slot = 0; slot < problem.output_consumers[node].size();
+         ++slot) {
+      readers.clear();
+      for (int32_t c : problem.output_consumers[node][slot]) {
+        if (assignment.ipu[c] != d) readers.push_back(assignment.ipu[c]);
+      }
+      if (readers.empty()) continue;
+      std::sort(readers.begin(), readers.end());
+      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+      proto::CutTensor& t = cut.emplace_back();
+      t.set_tensor(graph.node(node).output(static_cast<int>(slot)));
+      t.set_producer(problem.names[node]);
+      t.set_from_ipu(d);
+      for (int32_t r : readers) t.add_reader_ipus(r);
+      t.set_bytes(problem.output_bytes[node][slot]);
+    }
+  }
+  // Stable: equal sizes keep the producer's and slot's order.
+  std::stable_sort(cut.begin(), cut.end(),
+                   [](const proto::CutTensor& a, const proto::CutTensor& b) {
+                     return a.bytes() > b.bytes();
+                   });
+  return cut;
+}
+
 proto::IpuMemory MemoryProto(const IpuMemory& m, int32_t ipu,
                              const proto::DeviceProfile& device) {
   proto::IpuMemory out;

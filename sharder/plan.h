@@ -7,6 +7,7 @@
 
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
+#include "graph/graph.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
 #include "sharder/sharding_points.h"
@@ -21,6 +22,13 @@ namespace autoshard {
 //   that consumes it; cut_tensor_in_bytes: the same seen from the receiver.
 std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
                                           const Assignment& assignment);
+
+// The cut tensors of `assignment` (see proto::CutTensor), largest first, then
+// by producer id and output slot; `graph` (the problem's) names the tensors.
+// Cost: O(nodes + tensor readers).
+std::vector<proto::CutTensor> ListCutTensors(const ShardingProblem& problem,
+                                             const Graph& graph,
+                                             const Assignment& assignment);
 
 // The tile-memory model's figures for IPU `ipu` as the plan file holds them
 // (max_tile made global: ipu x tiles + local tile).

@@ -91,6 +91,8 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
     out->set_pipeline_stage(pt.pipeline_stage);
   }
   for (auto& ipu : SummarizeIpus(p.problem, a)) *pp.add_ipus() = std::move(ipu);
+  for (auto& t : ListCutTensors(p.problem, p.graph, a))
+    *pp.add_cut_tensors() = std::move(t);
   const int n = p.problem.num_nodes();
   for (int32_t node = 0; node < n; ++node) {
     auto* placement = pp.add_nodes();

@@ -1,0 +1,78 @@
+// The CLI's side of --html, --graph and --graph-detail (shard, apply,
+// inspect): flags, and writing what sharder/outputs/pictures.h renders.
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/commands.h"
+#include "costmodel/device_profile.h"
+#include "graph/model_io.h"
+#include "graph/status_macros.h"
+#include "sharder/outputs/html_report.h"
+
+namespace autoshard::cmd {
+
+void AddPictureFlags(CLI::App* sub, ModelOptions* o, bool graph) {
+  sub->add_option("--html", o->html_path,
+                  "also write one self-contained HTML page of charts (memory "
+                  "by kind per IPU, stage times, pipeline, cut tensors" +
+                      std::string(graph ? ", the graph when Graphviz is "
+                                          "installed)"
+                                        : ")"));
+  if (!graph) return;
+  sub->add_option("--graph", o->graph_path,
+                  "also write the graph coloured by IPU: FILE.svg (laid out "
+                  "by Graphviz's dot) or FILE.dot");
+  sub->add_option("--graph-detail", o->graph_detail,
+                  "auto (default: every node up to 300 nodes, else runs of "
+                  "nodes with their counts), nodes, or runs")
+      ->check(CLI::IsMember({"auto", "nodes", "runs"}));
+}
+
+absl::StatusOr<Pictures> RenderPlanPictures(const ModelOptions& o,
+                                            const onnx::ModelProto& model,
+                                            const Plan& plan) {
+  PictureOptions options;
+  options.html = !o.html_path.empty();
+  options.graph_path = o.graph_path;
+  ASSIGN_OR_RETURN(options.dot.detail, ParseGraphDetail(o.graph_detail));
+  options.command_line = o.command_line;
+  if (!options.html && options.graph_path.empty()) return Pictures{};
+  ASSIGN_OR_RETURN(proto::DeviceProfile device, LoadDeviceProfile(o.device));
+  absl::StatusOr<Pictures> pictures =
+      RenderPictures(model, plan.proto, device, options);
+  if (!pictures.ok()) {
+    return absl::Status(
+        pictures.status().code(),
+        absl::StrCat(o.model, ": pictures: ", pictures.status().message()));
+  }
+  return pictures;
+}
+
+absl::Status WritePictures(const ModelOptions& o, const Pictures& pictures,
+                           std::vector<std::string>* written) {
+  if (!o.html_path.empty()) {
+    RETURN_IF_ERROR(WriteFileAtomically(o.html_path, pictures.html));
+    written->push_back(o.html_path);
+  }
+  if (!o.graph_path.empty()) {
+    RETURN_IF_ERROR(WriteFileAtomically(o.graph_path, pictures.graph));
+    written->push_back(o.graph_path);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteInspectHtml(const ModelOptions& o, const LoadedModel& loaded,
+                              const proto::InspectReport& report) {
+  if (o.html_path.empty()) return absl::OkStatus();
+  std::vector<std::filesystem::path> inputs = {loaded.path};
+  for (const auto& rel : loaded.external_files)
+    inputs.push_back(loaded.path.parent_path() / rel);
+  RETURN_IF_ERROR(CheckOutputPaths({o.html_path}, inputs));
+  HtmlPageInputs page;
+  ASSIGN_OR_RETURN(page.device, LoadDeviceProfile(o.device));
+  page.command_line = o.command_line;
+  DeferTerminationSignals defer_signals;
+  return WriteFileAtomically(o.html_path, InspectHtml(report, page));
+}
+
+}  // namespace autoshard::cmd

@@ -1,0 +1,59 @@
+#include "sharder/outputs/pictures.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "sharder/outputs/html_report.h"
+
+namespace autoshard {
+
+absl::Status CheckGraphPath(absl::string_view path) {
+  if (absl::EndsWith(path, ".svg") || absl::EndsWith(path, ".dot")) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--graph ", path, ": the file must end with .svg or .dot"));
+}
+
+std::string InlineSvg(absl::string_view svg_file) {
+  const size_t start = svg_file.find("<svg");
+  return std::string(start == absl::string_view::npos ? svg_file
+                                                      : svg_file.substr(start));
+}
+
+absl::StatusOr<Pictures> RenderPictures(const onnx::ModelProto& model,
+                                        const proto::Plan& plan,
+                                        const proto::DeviceProfile& device,
+                                        const PictureOptions& options) {
+  Pictures out;
+  const bool want_graph = !options.graph_path.empty();
+  if (want_graph) RETURN_IF_ERROR(CheckGraphPath(options.graph_path));
+  if (!want_graph && !options.html) return out;
+  ASSIGN_OR_RETURN(PlanGraph graph, MakePlanGraph(model.graph(), plan));
+  const std::string dot = PlanDot(graph, options.dot);
+  const bool dot_file = absl::EndsWith(options.graph_path, ".dot");
+  if (dot_file) out.graph = dot;
+  HtmlPageInputs page;
+  page.device = device;
+  page.command_line = options.command_line;
+  if ((want_graph && !dot_file) || options.html) {
+    absl::StatusOr<std::string> svg = RenderDotSvg(dot);
+    if (!svg.ok()) {
+      // Without Graphviz a page is still made; an SVG file cannot be.
+      const absl::StatusCode code = svg.status().code();
+      if ((want_graph && !dot_file) ||
+          (code != absl::StatusCode::kFailedPrecondition &&
+           code != absl::StatusCode::kDeadlineExceeded)) {
+        return svg.status();
+      }
+      page.graph_note = std::string(svg.status().message());
+    } else {
+      if (want_graph && !dot_file) out.graph = *svg;
+      page.graph_svg = InlineSvg(*svg);
+    }
+  }
+  if (options.html) out.html = PlanHtml(plan, page);
+  return out;
+}
+
+}  // namespace autoshard
