@@ -19,6 +19,7 @@
 #include "benchmark/benchmark.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/device_model.h"
+#include "costmodel/plan_evaluation.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/shapes.h"
@@ -287,11 +288,7 @@ void BM_SearchFile(benchmark::State& state) {
   {
     auto a = RawStrategy(problem, k);
     DeviceModel model(problem, device, Precision::kFp32);
-    int64_t fullest = 0;
-    for (int d = 0; d < k; ++d) {
-      fullest =
-          std::max(fullest, model.EvaluateMemory(a->ipu, d).max_tile_bytes);
-    }
+    const int64_t fullest = EvaluatePlan(model, a->ipu, k, 1).max_tile_bytes;
     device.set_bytes_per_tile(fullest * 8 / 10);
   }
   SearchOptions search;

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
+#include "sharder/strategies/registry.h"
 
 namespace autoshard::cmd {
 
@@ -46,14 +47,8 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
                   "number of IPUs, or auto: the smallest power of two (1, 2, "
                   "4, ... 64) whose split fits")
       ->required();
-  sub->add_option(
-         "--strategy", o->strategy,
-         "auto (default): the best of raw, search, optimal and search moves "
-         "from optimal's split; optimal: the fastest fitting slicing of a "
-         "topological order (dynamic programming); search: raw, then move "
-         "boundary subgraphs until every IPU fits the tile-memory model; raw: "
-         "PopRT's bytes-balanced split")
-      ->check(CLI::IsMember({"auto", "optimal", "search", "raw"}));
+  sub->add_option("--strategy", o->strategy, StrategiesHelp())
+      ->check(CLI::IsMember(StrategyNames()));
   sub->add_flag("--optimal-perf", o->optimal_perf,
                 "search (also within auto): after a split fits, keep "
                 "searching for the best bottleneck");

@@ -8,7 +8,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/shapes.h"
+#include "graph/status_macros.h"
 #include "sharder/raw_strategy.h"
+#include "sharder/strategies/auto_strategy.h"
+#include "sharder/strategies/builtin.h"
 #include "sharder/subgraphs.h"
 
 namespace autoshard {
@@ -408,6 +411,87 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
   out.order = best_order->name;
   out.units = static_cast<int32_t>(best_order->units.size());
   return out;
+}
+
+namespace {
+
+// The optimal strategy slices an order in which a constant (a weight's
+// Identity, say) may sit far from its reader; SinkConstants moves it there
+// when the split is no worse for it (fewer cut tensors, fewer points):
+// `sliced` evaluated, or the sunk split when it is not worse by auto's order
+// (BetterResult).
+StrategyResult SinkConstantsIfNoWorse(const StrategyContext& c,
+                                      Assignment sliced) {
+  const double amp = c.device.available_memory_proportion();
+  Assignment sunk = SinkConstants(*c.problem, sliced);
+  const bool moved = sunk.ipu != sliced.ipu;
+  StrategyResult before = Evaluated(c, std::move(sliced), amp);
+  if (!moved) return before;
+  StrategyResult after = Evaluated(c, std::move(sunk), amp);
+  return BetterResult(before, after) ? before : after;
+}
+
+// The DPs' summary for the plan.
+proto::OptimalSummary OptimalSummaryOf(const OptimalResult& r, double seconds) {
+  proto::OptimalSummary s;
+  s.set_order(r.order);
+  s.set_units(r.units);
+  s.set_fits(r.fits);
+  s.set_complete(r.complete);
+  s.set_bottleneck_s(r.bottleneck_s);
+  s.set_fit_evaluations(r.fit_evaluations);
+  for (const OptimalResult::Tried& t : r.tried) {
+    proto::OrderResult* o = s.add_orders();
+    o->set_order(t.order);
+    o->set_units(t.units);
+    o->set_fits(t.fits);
+    o->set_bottleneck_s(t.bottleneck_s);
+  }
+  s.set_seconds(seconds);
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
+                                            const Assignment& raw) {
+  const auto optimal_start = std::chrono::steady_clock::now();
+  const DeviceModel model(*c.problem, c.device, c.precision);
+  OptimalOptions options;
+  options.max_seconds = c.max_search_s;
+  absl::StatusOr<OptimalResult> r =
+      OptimalStrategy(*c.problem, model, c.num_ipus, options);
+  if (!r.ok()) {
+    if (!absl::IsDeadlineExceeded(r.status())) return r.status();
+    StrategyResult out = SinkConstantsIfNoWorse(c, raw);
+    out.warnings.push_back(absl::StrCat(
+        "the optimal strategy found no split within --max-search-seconds ",
+        c.max_search_s, "; the raw split is used"));
+    out.optimal.emplace().set_complete(false);
+    return out;
+  }
+  const double seconds = SecondsSince(optimal_start);
+  StrategyResult out = SinkConstantsIfNoWorse(c, std::move(r->assignment));
+  out.optimal = OptimalSummaryOf(*r, seconds);
+  return out;
+}
+
+namespace {
+
+class Optimal : public Strategy {
+ public:
+  absl::string_view name() const override { return "optimal"; }
+  absl::StatusOr<StrategyResult> Run(const StrategyContext& c) const override {
+    ASSIGN_OR_RETURN(Assignment raw, RawSplit(c));
+    return OptimalOrRaw(c, raw);
+  }
+};
+
+}  // namespace
+
+const Strategy& OptimalStrategyInstance() {
+  static const Optimal optimal;
+  return optimal;
 }
 
 }  // namespace autoshard

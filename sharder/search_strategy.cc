@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_model.h"
+#include "costmodel/plan_evaluation.h"
 #include "graph/status_macros.h"
 
 namespace autoshard {
@@ -255,16 +256,12 @@ absl::StatusOr<std::optional<LowerProportionFit>> FitWithLowerProportion(
     const SearchOracle& oracle) {
   for (double amp : {0.3, 0.1}) {
     if (amp >= device.available_memory_proportion()) continue;
-    proto::DeviceProfile lower = device;
-    lower.set_available_memory_proportion(amp);
-    DeviceModel lower_model(problem, lower, precision);
-    bool fits = true;
-    int64_t fullest = 0;
-    for (int32_t g = 0; g < num_ipus; ++g) {
-      const IpuMemory m = lower_model.EvaluateMemory(ipu_of_node, g);
-      fits &= m.fits;
-      fullest = std::max(fullest, m.max_tile_bytes);
-    }
+    const DeviceModel lower_model(problem, WithMemoryProportion(device, amp),
+                                  precision);
+    const PlanEvaluation e =
+        EvaluatePlan(lower_model, ipu_of_node, num_ipus, /*batch=*/1);
+    bool fits = e.fits;
+    int64_t fullest = e.max_tile_bytes;
     if (oracle) {
       ASSIGN_OR_RETURN(std::vector<OracleVerdict> verdicts,
                        oracle({ipu_of_node}, amp));
