@@ -1,19 +1,22 @@
 // Fits the built-in profiles' constants to the published facts of
 // costmodel/calibration/facts.textproto (docs/calibration.md §3 describes the
-// procedure) and prints the fitted constants and the calibration table
-// (published figure, prediction, error) before and after.
+// procedure): prints the calibration table (published figure, prediction,
+// error) of the built-in profiles as they are, then the fitted constants.
 //
 //   build/autoshard_calibration_fit [FACTS_FILE]
 //
 // Throughput: a 1-IPU stage time is Σ_class FLOPs_class / (peak x
-// efficiency_class) + ops x op_overhead_s (costmodel/device_model.h), so each
-// throughput or latency fact is a few sums taken once from the model; the
-// fit minimises Σ (log predicted - log published)^2 over the "fitted" facts
-// plus 0.05 x Σ (log value - log previous value)^2 (a weak prior that keeps
-// constants no fact constrains where they were), by coordinate descent with
-// a golden-section search per constant. Memory: the Dense layer's report
-// gives code and per-tile bytes directly (FitMemory). The output is frozen by
-// hand into costmodel/device_profile.cc.
+// efficiency_class) + ops x op_overhead_s + data_movement ops x their
+// overhead + data_movement output bytes / their rate (costmodel/
+// device_model.h), so each throughput or latency fact is a few sums taken
+// once from the model; the fit minimises Σ (log predicted - log published)^2
+// over the "fitted" facts plus 0.01 x Σ (log value - log prior)^2, the prior
+// being the estimates before any calibration (a weak pull that only holds
+// still what no fact constrains), by coordinate descent with a
+// golden-section search per constant. Memory: the Dense layer's report gives
+// code and per-tile bytes directly (FitMemory); the "fits" facts bound the
+// small ops' code (FitSmallOpCode). The output is frozen by hand into
+// costmodel/builtin_profiles.cc (Note [Calibrated constants]).
 #include <cmath>
 #include <cstdio>
 #include <functional>

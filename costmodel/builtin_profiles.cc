@@ -101,7 +101,7 @@ constexpr char kCommon[] =
 std::string Calibrated(absl::string_view chip) {
   return absl::StrCat(
       "calibration { status: \"", chip,
-      ": fitted to 6 PopRT single-IPU runs on a C600 (throughput), 5 fits "
+      ": fitted to 6 PopRT single-IPU runs on a C600 (throughput), 4 fits "
       "facts and one Poplar memory report (docs/calibration.md)\" "
       "throughput_error_band: 0.15 memory_error_band: 0.15 }");
 }

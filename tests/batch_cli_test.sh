@@ -89,7 +89,7 @@ stderr_has "autoshard: error: $TMP/a.onnx: $TMP/blocked/a.sharded.onnx: is a fol
 [ ! -e "$TMP/blocked/a.plan.json" ] && [ ! -e "$TMP/blocked/a.sharding.yaml" ] && ok || bad "the failed model left files"
 
 # Exit codes: does not fit (3) alone; with a bad model, bad input (2) wins.
-printf 'base: "ipu2"\nbytes_per_tile: 30000\n' >"$TMP/tiny.textproto"
+printf 'base: "ipu2"\nbytes_per_tile: 15000\n' >"$TMP/tiny.textproto"
 expect 3 "nothing fits" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --device "$TMP/tiny.textproto" --out-dir "$TMP/tiny"
 [ -f "$TMP/tiny/a.sharded.onnx" ] && [ -f "$TMP/tiny/z.sharded.onnx" ] && ok || bad "outputs written when nothing fits"
 grep -qE "^$TMP/a.onnx +65 +2 +no .*does not fit" "$TMP/out" && ok || bad "row says it does not fit: $(cat "$TMP/out")"

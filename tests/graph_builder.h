@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "onnx/onnx_pb.h"
+#include "tests/test_graphs.h"
 
 namespace autoshard::testing {
 
@@ -35,25 +36,7 @@ class GraphBuilder {
 
   // A float weight of `dims` whose data is external (never read).
   std::string Weight(const std::string& name, std::vector<int64_t> dims) {
-    onnx::TensorProto* w = g_->add_initializer();
-    w->set_name(name);
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t bytes = 4;
-    for (int64_t d : dims) {
-      w->add_dims(d);
-      bytes *= d;
-    }
-    w->set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
-             {"location", "weights.bin"},
-             {"offset", std::to_string(offset_)},
-             {"length", std::to_string(bytes)}}) {
-      auto* e = w->add_external_data();
-      e->set_key(key);
-      e->set_value(value);
-    }
-    offset_ += bytes;
-    return name;
+    return AddExternalFloat(g_, name, dims, &offset_);
   }
 
   // An int64 constant vector (shapes, axes, slice bounds).

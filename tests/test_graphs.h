@@ -13,6 +13,33 @@
 
 namespace autoshard::testing {
 
+// Adds to `g` a float initializer `name` of `dims` whose data is external
+// ("weights.bin" at *offset, which moves past it); nothing reads the data.
+inline std::string AddExternalFloat(onnx::GraphProto* g,
+                                    const std::string& name,
+                                    const std::vector<int64_t>& dims,
+                                    int64_t* offset) {
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name(name);
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t bytes = 4;
+  for (int64_t dim : dims) {
+    w->add_dims(dim);
+    bytes *= dim;
+  }
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"location", "weights.bin"},
+           {"offset", std::to_string(*offset)},
+           {"length", std::to_string(bytes)}}) {
+    auto* e = w->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  }
+  *offset += bytes;
+  return name;
+}
+
 // A chain of `num_ifs` If nodes on one bool input `cond`: If i reads x<i>
 // from the outer scope in both branches (then: Relu, else: Sigmoid, each on
 // float[16]) and outputs x<i+1>. Every tensor's type and shape is recorded.
@@ -73,25 +100,7 @@ inline onnx::ModelProto MakeTransformerLike(int layers, int d, int seq) {
   int64_t offset = 0;
   auto weight = [&](const std::string& name,
                     std::initializer_list<int64_t> dims) {
-    onnx::TensorProto* w = g->add_initializer();
-    w->set_name(name);
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t bytes = 4;
-    for (int64_t dim : dims) {
-      w->add_dims(dim);
-      bytes *= dim;
-    }
-    w->set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [key, value] :
-         {std::pair<std::string, std::string>{"location", "weights.bin"},
-          {"offset", std::to_string(offset)},
-          {"length", std::to_string(bytes)}}) {
-      auto* e = w->add_external_data();
-      e->set_key(key);
-      e->set_value(value);
-    }
-    offset += bytes;
-    return name;
+    return AddExternalFloat(g, name, dims, &offset);
   };
   auto scalar = [&](const std::string& name, float value) {
     onnx::TensorProto* t = g->add_initializer();

@@ -61,7 +61,7 @@ has "$TMP/out" '"bottleneck_s"' "--report json"
 has "$TMP/out" '"sharding_points"' "--report json"
 has "$TMP/out" '"nodes": []' "--report json leaves out the placements"
 has "$TMP/err" "autoshard: warning:" "--report json: warnings on stderr"
-printf 'base: "ipu2"\nbytes_per_tile: 30000\n' >"$TMP/tiny.textproto"
+printf 'base: "ipu2"\nbytes_per_tile: 15000\n' >"$TMP/tiny.textproto"
 expect 3 "--report json, does not fit" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o "$TMP/e.onnx" --report json \
   --device "$TMP/tiny.textproto"
 has "$TMP/out" '"fits": false' "--report json says it does not fit"
