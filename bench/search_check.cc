@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "costmodel/device_model.h"
+#include "costmodel/plan_evaluation.h"
 #include "graph/model_io.h"
 #include "sharder/prepare.h"
 #include "sharder/raw_strategy.h"
@@ -36,10 +37,7 @@ bool AnyFits(const ShardingProblem& problem, const SubgraphSet& set, int k,
       for (int32_t node = 0; node < problem.num_nodes(); ++node) {
         ipu_of_node[node] = group[set.subgraph_of_node(node)];
       }
-      for (int d = 0; d < k; ++d) {
-        if (!model.EvaluateMemory(ipu_of_node, d).fits) return false;
-      }
-      return true;
+      return EvaluatePlan(model, ipu_of_node, k, /*batch=*/1).fits;
     }
     int32_t lo = 0;
     for (int32_t p : set.subgraphs()[s].parents) lo = std::max(lo, group[p]);
@@ -78,14 +76,10 @@ int main(int argc, char** argv) {
       const std::vector<int32_t> raw = RawSplitSubgraphs(set, k);
       proto::DeviceProfile device = prepared->device;
       auto a = RawStrategy(problem, k);
-      int64_t fullest = 0;
-      {
-        DeviceModel model(problem, device, Precision::kFp32);
-        for (int d = 0; d < k; ++d) {
-          fullest =
-              std::max(fullest, model.EvaluateMemory(a->ipu, d).max_tile_bytes);
-        }
-      }
+      const int64_t fullest =
+          EvaluatePlan(DeviceModel(problem, device, Precision::kFp32), a->ipu,
+                       k, /*batch=*/1)
+              .max_tile_bytes;
       device.set_bytes_per_tile(std::max<int64_t>(fullest * percent / 100, 64));
       DeviceModel model(problem, device, Precision::kFp32);
       auto r =

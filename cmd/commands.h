@@ -16,6 +16,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "cmd/pod_flags.h"
 #include "graph/model_io.h"
 #include "proto/inspect.pb.h"
 #include "sharder/autoshard.h"
@@ -66,7 +67,9 @@ std::shared_mutex& OutputWriteLock();
 struct ModelOptions {
   std::string model;
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
-  std::optional<int> batch_size;          // --batch-size, when given
+  // --batch-size: B, or empty; shard with --total-ipus also takes auto or
+  // B1,B2,... (cmd/pod_flags.h).
+  std::string batch_size;
   std::string precision = "fp32";
   std::string device = "ipu2";              // built-in name or text-proto file
   double available_memory_proportion = -1;  // -1: the profile's
@@ -99,6 +102,7 @@ struct ShardOptions {
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml
   std::string split_dir;                 // --split-dir DIR: per-stage models
+  PodFlags pod;  // --total-ipus, --max-ipus, --replica-grouping, --shard-over
 };
 
 struct ApplyOptions {
@@ -111,6 +115,15 @@ struct SplitOptions {
   std::string model;    // an annotated model
   std::string out_dir;  // --out-dir DIR
   bool quiet = false;
+};
+
+struct CalibrateOptions {
+  ModelOptions model;               // shapes, precision, --device (the base)
+  std::vector<std::string> models;  // MODEL...
+  std::string compile_cmd;          // --compile-cmd 'CMD {model}'
+  std::vector<int> num_ipus = {2};  // --num-ipus: raw splits to compile
+  int jobs = 1;                     // compiles at once
+  std::string output;               // -o: the calibrated profile
 };
 
 struct InspectOptions {
@@ -137,6 +150,8 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* options);
 int RunInspect(const InspectOptions& options);
 CLI::App* SetupSplit(CLI::App& app, SplitOptions* options);
 int RunSplit(const SplitOptions& options);
+CLI::App* SetupCalibrate(CLI::App& app, CalibrateOptions* options);
+int RunCalibrate(const CalibrateOptions& options);
 
 // Internals shared by the commands (cmd/common.cc).
 // Adds MODEL (into options->model, or one or more into *models when given)

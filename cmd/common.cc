@@ -136,10 +136,12 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
                   "over --batch-size for that input)")
       ->allow_extra_args(false);
   sub->add_option("--batch-size", o->batch_size,
-                  "set the symbolic first dim of every input to B (B >= 1)");
+                  "set the symbolic first dim of every input to B (B >= 1); "
+                  "shard --total-ipus: also auto (1, 2, 4, ... 64) or "
+                  "B1,B2,...: the micro-batch of the highest POD throughput");
   sub->add_option(
       "--device", o->device,
-      "ipu1, ipu2 (default), ipu21, or a DeviceProfile text-proto file "
+      "ipu1, ipu2 (default), ipu21, c600, or a DeviceProfile text-proto file "
       "(proto/device.proto)");
   sub->add_option(
       "--available-memory-proportion", o->available_memory_proportion,
@@ -174,11 +176,12 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   Options options;
   options.strict_names = o.strict_names;
-  if (o.batch_size && *o.batch_size < 1) {
+  if (!o.batch_size.empty() &&
+      (!absl::SimpleAtoi(o.batch_size, &options.shapes.batch_size) ||
+       options.shapes.batch_size < 1)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--batch-size must be at least 1, got ", *o.batch_size));
+        absl::StrCat("--batch-size must be at least 1, got ", o.batch_size));
   }
-  options.shapes.batch_size = o.batch_size.value_or(0);
   options.precision =
       o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
   ASSIGN_OR_RETURN(options.device, LoadDeviceProfile(o.device));
@@ -397,7 +400,7 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
           *console.err << "autoshard: wrote " << out << "\n";
       }
     } else {
-      *console.out << ReportText(plan.proto);
+      *console.out << ReportText(plan.proto, /*all_ipus=*/options.verbose);
       for (const auto& out : written) *console.out << "wrote " << out << "\n";
     }
     for (const auto& w : warnings) ReportWarning(w);

@@ -18,16 +18,22 @@ int main(int argc, char** argv) {
       "  autoshard shard models/ --num-ipus 2 --out-dir out --jobs 2 "
       "--summary out/summary.csv\n"
       "  autoshard inspect model.onnx --batch-size 1\n"
+      "  autoshard shard model.onnx -n auto --total-ipus 256 --plan p.json\n"
+      "  autoshard launch p.json --hosts a,b --partition p256 -- prog\n"
       "Run 'autoshard SUBCOMMAND --help' for a subcommand's options.");
   app.require_subcommand(1);
   ShardOptions shard;
   ApplyOptions apply;
   InspectOptions inspect;
   SplitOptions split;
+  CalibrateOptions calibrate;
+  LaunchCommandOptions launch;
   CLI::App* shard_cmd = SetupShard(app, &shard);
   CLI::App* apply_cmd = SetupApply(app, &apply);
   CLI::App* inspect_cmd = SetupInspect(app, &inspect);
   CLI::App* split_cmd = SetupSplit(app, &split);
+  CLI::App* calibrate_cmd = SetupCalibrate(app, &calibrate);
+  CLI::App* launch_cmd = SetupLaunch(app, &launch);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -50,5 +56,7 @@ int main(int argc, char** argv) {
   if (apply_cmd->parsed()) return RunApply(apply);
   if (inspect_cmd->parsed()) return RunInspect(inspect);
   if (split_cmd->parsed()) return RunSplit(split);
+  if (calibrate_cmd->parsed()) return RunCalibrate(calibrate);
+  if (launch_cmd->parsed()) return RunLaunch(launch);
   return kExitBadInput;
 }

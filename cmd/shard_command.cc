@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
+#include "sharder/strategies/registry.h"
 
 namespace autoshard::cmd {
 
@@ -44,16 +45,11 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
   AddModelFlags(sub, &o->model, /*writes_outputs=*/true, &o->models);
   sub->add_option("-n,--num-ipus", o->num_ipus,
                   "number of IPUs, or auto: the smallest power of two (1, 2, "
-                  "4, ... 64) whose split fits")
+                  "4, ... --max-ipus) whose split fits")
       ->required();
-  sub->add_option(
-         "--strategy", o->strategy,
-         "auto (default): the best of raw, search, optimal and search moves "
-         "from optimal's split; optimal: the fastest fitting slicing of a "
-         "topological order (dynamic programming); search: raw, then move "
-         "boundary subgraphs until every IPU fits the tile-memory model; raw: "
-         "PopRT's bytes-balanced split")
-      ->check(CLI::IsMember({"auto", "optimal", "search", "raw"}));
+  AddPodFlags(sub, &o->pod);
+  sub->add_option("--strategy", o->strategy, StrategiesHelp())
+      ->check(CLI::IsMember(StrategyNames()));
   sub->add_flag("--optimal-perf", o->optimal_perf,
                 "search (also within auto): after a split fits, keep "
                 "searching for the best bottleneck");
@@ -128,7 +124,12 @@ int RunShard(const ShardOptions& o) {
 }
 
 absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
-  auto options = ToLibraryOptions(o.model);
+  ModelOptions model = o.model;
+  int batch = 0;
+  if (o.pod.total_ipus > 0 && !absl::SimpleAtoi(model.batch_size, &batch)) {
+    model.batch_size.clear();  // auto or a list: PlanPod tries each
+  }
+  auto options = ToLibraryOptions(model);
   if (!options.ok()) return options.status();
   if (o.num_ipus == "auto") {
     options->num_ipus = kAutoIpus;
@@ -138,6 +139,7 @@ absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
         absl::StrCat("--num-ipus must be a count of at least 1 or auto, got '",
                      o.num_ipus, "'"));
   }
+  options->max_ipus = o.pod.max_ipus;
   options->strategy = o.strategy;
   options->optimal_perf = o.optimal_perf;
   options->max_candidates = o.max_candidates;
@@ -154,6 +156,8 @@ int ShardOneModel(const ShardOptions& o) {
   Console& console = CurrentConsole();
   auto options = ShardLibraryOptions(o);
   if (!options.ok()) return ReportError(options.status());
+  auto pod = PodOptionsOf(o.pod, o.model.batch_size);
+  if (!pod.ok()) return ReportError(pod.status());
   bool progress_shown = false;
   if (!o.model.quiet && console.show_progress) {
     options->progress = [&progress_shown](int64_t candidates,
@@ -172,7 +176,8 @@ int ShardOneModel(const ShardOptions& o) {
   auto start = std::chrono::steady_clock::now();
   options->model_dir = loaded->path.parent_path();
   options->external_files = loaded->external_files;
-  auto plan = PlanModel(loaded->model, *options);
+  auto plan = *pod ? pod::PlanPod(loaded->model, *options, **pod)
+                   : PlanModel(loaded->model, *options);
   if (progress_shown) std::cerr << "\n";
   if (!plan.ok()) {
     return ReportError(absl::Status(

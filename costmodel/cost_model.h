@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "costmodel/precision.h"
+#include "costmodel/problem.h"
 #include "graph/graph.h"
 #include "graph/shapes.h"
 
@@ -114,6 +115,9 @@ bool IsHeavyOpClass(std::string_view op_class);
 
 // Element size under `precision`: FLOAT and DOUBLE become 2 bytes with kFp16.
 int64_t ElementSizeBytesAt(int32_t elem_type, Precision precision);
+
+// Builds the problem of a model from its DAG and costs.
+ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs);
 
 }  // namespace autoshard
 

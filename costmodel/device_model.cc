@@ -99,11 +99,25 @@ DeviceModel::DeviceModel(const ShardingProblem& problem,
   node_time_s_.assign(n, 0);
   code_bytes_per_tile_.assign(n, 0);
   tiles_spanned_.assign(n, 0);
+  codelet_of_.assign(n, -1);
+  std::vector<const proto::OpClassProfile*> classes;
   for (int32_t node = 0; node < n; ++node) {
     if (problem.is_constant[node]) continue;
     const proto::OpClassProfile& c = OpClassOf(profile, problem.op_class[node]);
+    auto it = std::find(classes.begin(), classes.end(), &c);
+    codelet_of_[node] = static_cast<int8_t>(it - classes.begin());
+    if (it == classes.end()) {
+      classes.push_back(&c);
+      codelet_bytes_.push_back(c.codelet_bytes_per_tile());
+    }
     node_time_s_[node] =
-        problem.flops[node] / (peak * c.efficiency()) + profile.op_overhead_s();
+        problem.flops[node] / (peak * c.efficiency()) +
+        (c.has_op_overhead_s() ? c.op_overhead_s() : profile.op_overhead_s());
+    if (c.output_bytes_per_s() > 0) {
+      node_time_s_[node] +=
+          static_cast<double>(problem.activation_bytes[node]) /
+          c.output_bytes_per_s();
+    }
     code_bytes_per_tile_[node] = c.code_bytes_per_tile();
     const int64_t out = problem.largest_output_bytes[node];
     const int64_t grains =
@@ -230,11 +244,22 @@ IpuMemory DeviceModel::EvaluateSchedule(
           SaturatingAdd(m.activation_bytes, map.AddTensor(t.bytes));
     }
   }
+  // Code: each op's on the tiles it spans, each class's codelets once on
+  // every tile, and the per-tile fixed bytes.
+  std::vector<uint8_t> codelet_placed(codelet_bytes_.size(), 0);
   for (int32_t node : schedule) {
     m.code_bytes = SaturatingAdd(
         m.code_bytes,
         map.AddPerTile(code_bytes_per_tile_[node], tiles_spanned_[node]));
+    const int8_t c = codelet_of_[node];
+    if (c >= 0 && !codelet_placed[c]) {
+      codelet_placed[c] = 1;
+      m.code_bytes =
+          SaturatingAdd(m.code_bytes, map.AddUniform(codelet_bytes_[c]));
+    }
   }
+  m.code_bytes =
+      SaturatingAdd(m.code_bytes, map.AddUniform(profile_.tile_fixed_bytes()));
   if (steps > 0)
     m.temporary_bytes =
         map.AddUniform(capped_temp_per_tile(schedule[peak_step]));
@@ -257,9 +282,8 @@ Performance DeviceModel::EvaluatePerformance(
       problem_, std::vector<int32_t>(ipu_of_node.begin(), ipu_of_node.end()),
       num_ipus);
   for (int d = 0; d < num_ipus; ++d) {
-    perf.stage_time_s[d] += (static_cast<double>(cut.in_bytes[d]) +
-                             static_cast<double>(cut.out_bytes[d])) /
-                            profile_.link_bytes_per_s();
+    perf.stage_time_s[d] += CopySeconds(static_cast<double>(cut.in_bytes[d])) +
+                            CopySeconds(static_cast<double>(cut.out_bytes[d]));
     perf.bottleneck_s = std::max(perf.bottleneck_s, perf.stage_time_s[d]);
     perf.latency_s += perf.stage_time_s[d];
   }

@@ -8,7 +8,10 @@
 // - always live: the IPU's weights (each distinct weight once), exchange
 //   buffers for cut tensors received and sent, and code + vertex state: each
 //   non-constant op puts its class's code_bytes_per_tile on every tile it
-//   spans, ceil(largest output bytes / grain) tiles, at least 1, at most all;
+//   spans, ceil(largest output bytes / grain) tiles, at least 1, at most all,
+//   and each class with an op on the IPU puts its codelet_bytes_per_tile
+//   (vertex code, shared by the class's ops) on every tile once; every tile
+//   holds tile_fixed_bytes (stack, control code);
 // - not always live: at the step of the IPU's schedule (its nodes in
 //   topological order) where live activations plus the running op's
 //   temporary memory peak. Each output tensor lives from its producer's step
@@ -43,7 +46,7 @@ namespace autoshard {
 // IPU's tiles (after grain rounding), except the max_tile fields.
 struct IpuMemory {
   int64_t weight_bytes = 0;
-  int64_t code_bytes = 0;        // code and vertex state
+  int64_t code_bytes = 0;        // code, vertex state, per-tile fixed bytes
   int64_t exchange_bytes = 0;    // cut tensors received and sent
   int64_t activation_bytes = 0;  // live activations at the peak step
   int64_t temporary_bytes = 0;   // capped temporaries at the peak step
@@ -107,6 +110,14 @@ class DeviceModel {
     return code_bytes_per_tile_[n] * tiles_spanned_[n];
   }
 
+  // Seconds of one stage's copies over one pipeline boundary: `bytes` /
+  // link_bytes_per_s + transfer_fixed_s, 0 when nothing crosses it.
+  double CopySeconds(double bytes) const {
+    return bytes > 0 ? bytes / profile_.link_bytes_per_s() +
+                           profile_.transfer_fixed_s()
+                     : 0;
+  }
+
   // Seconds node `n` takes on its IPU: FLOPs / (peak x class efficiency)
   // plus the per-op overhead; 0 for folded constants.
   double NodeTime(int32_t n) const { return node_time_s_[n]; }
@@ -124,6 +135,9 @@ class DeviceModel {
   std::vector<double> node_time_s_;
   std::vector<int64_t> code_bytes_per_tile_;
   std::vector<int32_t> tiles_spanned_;
+  // Node -> index into codelet_bytes_ (its op class), -1 for constants.
+  std::vector<int8_t> codelet_of_;
+  std::vector<int64_t> codelet_bytes_;  // per distinct op class
   // Prefix sums of the node times sorted in descending order (n + 1 values).
   std::vector<double> descending_prefix_s_;
 };

@@ -6,95 +6,12 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "costmodel/builtin_profiles.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
 namespace autoshard {
 namespace {
-
-// Op-class figures shared by the built-in IPUs. They are estimates, not
-// published figures: efficiencies in the range Graphcore's benchmarks show
-// for conv/matmul-heavy inference (roughly a third to a half of peak) and
-// lower for memory-bound ops; code bytes per tile in the range of Poplar's
-// vertex code and state for one op on one tile (a few hundred bytes to a few
-// kB). Measure and override with --device FILE for a real calibration.
-constexpr char kOpClasses[] = R"pb(
-  op_classes { op_class: "matmul" efficiency: 0.45 code_bytes_per_tile: 2400 }
-  op_classes { op_class: "conv" efficiency: 0.35 code_bytes_per_tile: 3200 }
-  op_classes {
-    op_class: "elementwise"
-    efficiency: 0.10
-    code_bytes_per_tile: 300
-  }
-  op_classes {
-    op_class: "normalization"
-    efficiency: 0.08
-    code_bytes_per_tile: 600
-  }
-  op_classes { op_class: "reduction" efficiency: 0.08 code_bytes_per_tile: 500 }
-  op_classes {
-    op_class: "data_movement"
-    efficiency: 1.0
-    code_bytes_per_tile: 200
-  }
-  op_classes {
-    op_class: "control_flow"
-    efficiency: 0.05
-    code_bytes_per_tile: 1000
-  }
-  op_classes { op_class: "other" efficiency: 0.05 code_bytes_per_tile: 500 }
-)pb";
-
-// Shared by all built-ins: 0.6 is PopRT's and Poplar's default
-// availableMemoryProportion; the per-op overhead (about 2 us for a compute
-// set's sync and exchange) and the 64-byte grain are estimates.
-constexpr char kCommon[] =
-    R"pb(
-  available_memory_proportion: 0.6 op_overhead_s: 2e-6 grain_bytes: 64
-    )pb";
-
-// Mk1 GC2 (Colossus): 1216 tiles x 256 KiB = 304 MiB In-Processor-Memory;
-// 124.5 TFLOP/s fp16 (a C2 card's 250 TFLOP/s for two IPUs); fp32 taken as a
-// quarter of fp16, the ratio of GC200's published figures (no GC2 fp32 figure
-// was found); 192 GB/s IPU-Link bandwidth between the card's IPUs.
-constexpr char kIpu1[] = R"pb(
-  name: "ipu1"
-  description: "Graphcore Mk1 GC2 (Colossus) IPU"
-  tiles_per_ipu: 1216
-  bytes_per_tile: 262144
-  peak_fp16_flops_per_s: 124.5e12
-  peak_fp32_flops_per_s: 31.1e12
-  link_bytes_per_s: 192e9
-  sources: "Graphcore C2 PCIe card: two GC2 IPUs, 250 TFLOP/s mixed precision, 192 GB/s IPU-Link bandwidth between them (graphcore/legacy_drivers_and_tools)"
-  sources: "GC2: 1216 tiles, 256 KiB SRAM per tile (Graphcore IPU Programmer's Guide; DESIGN.md 3.2)"
-)pb";
-
-// Mk2 GC200: 1472 tiles x 624 KiB (638,976 B) = 900 MB In-Processor-Memory;
-// 250 TFLOP/s fp16, 62.5 TFLOP/s fp32; IPU-Links 320 GB/s chip to chip.
-constexpr char kIpu2[] = R"pb(
-  name: "ipu2"
-  description: "Graphcore Mk2 GC200 IPU (IPU-M2000)"
-  tiles_per_ipu: 1472
-  bytes_per_tile: 638976
-  peak_fp16_flops_per_s: 250e12
-  peak_fp32_flops_per_s: 62.5e12
-  link_bytes_per_s: 320e9
-  sources: "IPU-M2000 / GC200 datasheet: 1472 tiles, 900 MB In-Processor-Memory, 250 TFLOP/s FP16, 62.5 TFLOP/s FP32, IPU-Links 320 GB/s"
-  sources: "638,976 bytes per tile: the constant in PopRT's auto-sharding tool (seed 001)"
-)pb";
-
-// Bow IPU (C600 card, Bow-2000): GC200's memory and tiles, wafer-on-wafer
-// clock: 350 TFLOP/s fp16, 87.5 TFLOP/s fp32.
-constexpr char kIpu21[] = R"pb(
-  name: "ipu21"
-  description: "Graphcore Bow IPU (Bow-2000, C600)"
-  tiles_per_ipu: 1472
-  bytes_per_tile: 638976
-  peak_fp16_flops_per_s: 350e12
-  peak_fp32_flops_per_s: 87.5e12
-  link_bytes_per_s: 320e9
-  sources: "Bow-2000 datasheet: Bow IPU 1472 tiles, 900 MB In-Processor-Memory, 350 TFLOP/s FP16, 87.5 TFLOP/s FP32, IPU-Links 320 GB/s"
-)pb";
 
 // Keeps the text-format parser's messages (instead of protobuf's default of
 // printing them on stderr) for the error autoshard returns.
@@ -137,19 +54,14 @@ absl::StatusOr<proto::DeviceProfile> Validated(proto::DeviceProfile profile,
 }  // namespace
 
 std::vector<std::string> BuiltinDeviceNames() {
-  return {"ipu1", "ipu2", "ipu21"};
+  return {"ipu1", "ipu2", "ipu21", "c600"};
 }
 
 absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
     absl::string_view name_or_path) {
-  const char* chip = name_or_path == "ipu1"    ? kIpu1
-                     : name_or_path == "ipu2"  ? kIpu2
-                     : name_or_path == "ipu21" ? kIpu21
-                                               : nullptr;
-  if (chip != nullptr) {
-    // Built-ins: common figures, op classes, then the chip's own.
-    auto parsed =
-        ParseText(absl::StrCat(kCommon, kOpClasses, chip), name_or_path);
+  if (const std::string text = internal::BuiltinProfileText(name_or_path);
+      !text.empty()) {
+    auto parsed = ParseText(text, name_or_path);
     if (!parsed.ok()) return parsed.status();
     return Validated(*std::move(parsed), name_or_path);
   }
@@ -164,8 +76,8 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
   if (!in) {
     return absl::NotFoundError(
         absl::StrCat("--device '", name_or_path,
-                     "' is neither a built-in profile (ipu1, ipu2, ipu21) nor "
-                     "a readable file"));
+                     "' is neither a built-in profile (ipu1, ipu2, ipu21, "
+                     "c600) nor a readable file"));
   }
   std::stringstream text;
   text << in.rdbuf();
@@ -175,17 +87,17 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
   const proto::DeviceProfile& file = *parsed;
   proto::DeviceProfile profile;
   if (!file.base().empty()) {
-    if (file.base() != "ipu1" && file.base() != "ipu2" &&
-        file.base() != "ipu21") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name_or_path, ": base '", file.base(),
-                       "' is not a built-in profile (ipu1, ipu2, ipu21)"));
+    if (internal::BuiltinProfileText(file.base()).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_or_path, ": base '", file.base(),
+          "' is not a built-in profile (ipu1, ipu2, ipu21, c600)"));
     }
     auto base = LoadDeviceProfile(file.base());
     if (!base.ok()) return base.status();
     profile = *std::move(base);
     profile.clear_sources();
     profile.clear_description();
+    profile.clear_calibration();  // what the base was fitted to is not this
     if (file.op_classes_size() > 0) profile.clear_op_classes();
   }
   // Merged as text so a field the file sets to 0 overrides the base too.
@@ -203,6 +115,47 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
   }
   return Validated(std::move(profile), name_or_path);
 }
+
+namespace {
+
+// The calibration's fields (tile_fixed_bytes, transfer_fixed_s, codelets,
+// error bands), kept apart from the range checks of the older fields.
+absl::Status ValidateCalibratedFields(const proto::DeviceProfile& p) {
+  auto bad = [](absl::string_view field, absl::string_view rule) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " must be ", rule));
+  };
+  // Not bounded by bytes_per_tile: a chip where nothing fits is valid.
+  constexpr int64_t kMaxBytes = int64_t{1} << 40;
+  if (p.tile_fixed_bytes() < 0 || p.tile_fixed_bytes() > kMaxBytes)
+    return bad("tile_fixed_bytes", "in 0..2^40");
+  if (!(p.transfer_fixed_s() >= 0 && std::isfinite(p.transfer_fixed_s())))
+    return bad("transfer_fixed_s", "finite and >= 0");
+  for (const auto& c : p.op_classes()) {
+    if (c.has_op_overhead_s() &&
+        !(c.op_overhead_s() >= 0 && std::isfinite(c.op_overhead_s()))) {
+      return bad(absl::StrCat("op_classes '", c.op_class(), "' op_overhead_s"),
+                 "finite and >= 0");
+    }
+    if (!(c.output_bytes_per_s() >= 0 && std::isfinite(c.output_bytes_per_s())))
+      return bad(
+          absl::StrCat("op_classes '", c.op_class(), "' output_bytes_per_s"),
+          "finite and >= 0");
+    if (c.codelet_bytes_per_tile() < 0 ||
+        c.codelet_bytes_per_tile() > kMaxBytes) {
+      return bad(absl::StrCat("op_classes '", c.op_class(),
+                              "' codelet_bytes_per_tile"),
+                 "in 0..2^40");
+    }
+  }
+  const proto::Calibration& k = p.calibration();
+  for (double band : {k.throughput_error_band(), k.memory_error_band()}) {
+    if (!(band >= 0 && band <= 1))
+      return bad("calibration error bands", "in [0, 1]");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ValidateDeviceProfile(const proto::DeviceProfile& p) {
   auto bad = [](absl::string_view field, absl::string_view rule) {
@@ -232,6 +185,7 @@ absl::Status ValidateDeviceProfile(const proto::DeviceProfile& p) {
   if (p.grain_bytes() <= 0 || p.grain_bytes() > p.bytes_per_tile()) {
     return bad("grain_bytes", "in 1..bytes_per_tile");
   }
+  if (absl::Status s = ValidateCalibratedFields(p); !s.ok()) return s;
   for (const auto& c : p.op_classes()) {
     if (!(c.efficiency() > 0 && c.efficiency() <= 1)) {
       return bad(absl::StrCat("op_classes '", c.op_class(), "' efficiency"),

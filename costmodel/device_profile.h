@@ -12,7 +12,8 @@
 
 namespace autoshard {
 
-// Names of the built-in profiles: "ipu1", "ipu2" (the default), "ipu21".
+// Names of the built-in profiles: "ipu1", "ipu2" (the default), "ipu21",
+// "c600" (costmodel/builtin_profiles.cc; docs/calibration.md).
 std::vector<std::string> BuiltinDeviceNames();
 
 // A built-in profile by name, or else a text-format DeviceProfile file at
@@ -25,7 +26,10 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
 // InvalidArgument naming the first field out of range: tiles in 1..2^20,
 // bytes per tile in 1..2^40, peaks and link bandwidth > 0, 0 < available
 // memory proportion <= 1, overhead >= 0, grain in 1..bytes per tile,
-// efficiencies in (0, 1], code bytes >= 0.
+// efficiencies in (0, 1], code bytes >= 0; tile_fixed_bytes and codelet
+// bytes in 0..2^40, transfer_fixed_s and class overheads finite
+// and >= 0, class output_bytes_per_s finite and >= 0, calibration error
+// bands in [0, 1].
 absl::Status ValidateDeviceProfile(const proto::DeviceProfile& profile);
 
 // The profile's entry for `op_class`, or its "other" entry, or a neutral one

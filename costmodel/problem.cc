@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "costmodel/cost_model.h"
 #include "graph/shapes.h"
 
 namespace autoshard {

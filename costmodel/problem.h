@@ -1,5 +1,7 @@
 // ShardingProblem: what the strategies see of a model — plain vectors, no
-// ONNX types — so they can be tested on hand-written problems.
+// ONNX types (this header includes none) — so they can be tested on
+// hand-written problems. A model's is built by MakeProblem
+// (costmodel/cost_model.h).
 #ifndef AUTOSHARD_COSTMODEL_PROBLEM_H_
 #define AUTOSHARD_COSTMODEL_PROBLEM_H_
 
@@ -7,9 +9,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "costmodel/cost_model.h"
-#include "graph/graph.h"
 
 namespace autoshard {
 
@@ -66,9 +65,6 @@ CutBytes ComputeCutBytes(const ShardingProblem& problem,
 // constant; one output tensor per node, of activation_bytes, read by all its
 // consumers).
 void FillProblemDefaults(ShardingProblem* problem);
-
-// Builds the problem of a model from its DAG and costs.
-ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs);
 
 }  // namespace autoshard
 

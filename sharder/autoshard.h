@@ -43,7 +43,7 @@ struct Options {
   // and keeps the first plan that fits (else the last), sharing
   // max_search_s over the counts still to try (at least 1 s each).
   int num_ipus = kAutoIpus;
-  int max_ipus = 64;  // kAutoIpus: the most IPUs to try
+  int max_ipus = 256;  // kAutoIpus: the most IPUs to try, 1 .. 1024
   // "raw": PopRT's bytes-balanced split (DESIGN.md §4.1); "search": raw,
   // then boundary moves until every IPU fits the tile-memory model (§4.2);
   // "optimal": the fastest fitting contiguous slicing of a few topological

@@ -29,7 +29,13 @@ std::string ShellQuote(const std::string& s) {
 CompileVerdict ParseCompilerOutput(int exit_code, absl::string_view output) {
   CompileVerdict v;
   static const std::regex kOom(R"(Out of memory on tile (\d+): (\d+) bytes)");
+  static const std::regex kFullest(R"(fullest tile (\d+): (\d+) bytes)");
   std::string text(output);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kFullest);
+       it != std::sregex_iterator(); ++it) {
+    v.fullest_tiles.emplace_back(std::stoll((*it)[1].str()),
+                                 std::stoll((*it)[2].str()));
+  }
   std::smatch m;
   if (std::regex_search(text, m, kOom)) {
     v.tile = std::stoll(m[1].str());

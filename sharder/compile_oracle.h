@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +26,10 @@ struct CompileVerdict {
   // that cannot fit, exchange or code overflow, a crash): the compiler's
   // line that says so, or its exit status.
   std::string unparsable;
+  // (global tile, bytes) of each "fullest tile T: M bytes" line: what a
+  // compile wrapper that prints the memory report's fullest tile per IPU
+  // says (`autoshard calibrate` reads them; docs/calibration.md §6).
+  std::vector<std::pair<int64_t, int64_t>> fullest_tiles;
 };
 
 // Reads a compiler's exit code and output. Recognises PopRT/Poplar's

@@ -35,5 +35,15 @@ TEST(CompileOracleTest, OtherFailuresAreUnparsable) {
   EXPECT_TRUE(ParseCompilerOutput(0, "compiled\n").fits);
 }
 
+TEST(CompileOracleTest, ReadsFullestTileLines) {
+  CompileVerdict v = ParseCompilerOutput(
+      0,
+      "compiled\nfullest tile 3: 500000 bytes\nfullest tile 1500: 1 bytes\n");
+  EXPECT_TRUE(v.fits);
+  ASSERT_EQ(v.fullest_tiles.size(), 2u);
+  EXPECT_EQ(v.fullest_tiles[0], std::make_pair(int64_t{3}, int64_t{500000}));
+  EXPECT_EQ(v.fullest_tiles[1], std::make_pair(int64_t{1500}, int64_t{1}));
+}
+
 }  // namespace
 }  // namespace autoshard

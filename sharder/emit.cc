@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,8 @@
 #include "google/protobuf/util/json_util.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
+#include "sharder/pod/ipu_rows.h"
+#include "sharder/pod/pod_planner.h"
 #include "yaml-cpp/yaml.h"
 
 namespace autoshard {
@@ -174,7 +177,51 @@ std::string TileBytes(int64_t bytes) {
                             : HumanBytes(bytes);
 }
 
-std::string ReportText(const proto::Plan& plan) {
+namespace {
+
+// The per-IPU margin to the tile capacity and the calibration line; the
+// note to compile when some IPU is within the model's uncertainty.
+// With more than kMaxMarginsListed IPUs and not `all_ipus`, only the
+// smallest margin is printed (a POD-sized report stays readable).
+void AppendTrustLines(const proto::Plan& plan, bool all_ipus,
+                      std::string* out) {
+  constexpr int kMaxMarginsListed = 16;
+  const bool smallest_only = !all_ipus && plan.ipus_size() > kMaxMarginsListed;
+  int smallest = 0;
+  for (int i = 1; i < plan.ipus_size(); ++i) {
+    if (plan.ipus(i).memory().tile_margin_bytes() <
+        plan.ipus(smallest).memory().tile_margin_bytes())
+      smallest = i;
+  }
+  std::vector<std::string> margins;
+  for (const auto& ipu : plan.ipus()) {
+    if (smallest_only && ipu.ipu() != plan.ipus(smallest).ipu()) continue;
+    const proto::IpuMemory& m = ipu.memory();
+    const int64_t capacity = m.max_tile_bytes() + m.tile_margin_bytes();
+    margins.push_back(absl::StrFormat(
+        "IPU %d %s%s (%.1f%%)", ipu.ipu(), m.tile_margin_bytes() < 0 ? "-" : "",
+        HumanBytes(std::abs(m.tile_margin_bytes())),
+        capacity > 0 ? 100.0 * static_cast<double>(m.tile_margin_bytes()) /
+                           static_cast<double>(capacity)
+                     : 0.0));
+  }
+  absl::StrAppend(out, "tile margin (room left on the fullest tile): ",
+                  smallest_only ? "smallest: " : "", absl::StrJoin(margins, ", "),
+                  smallest_only ? absl::StrCat(" of ", plan.ipus_size(),
+                                               " IPUs (-v: every IPU)")
+                                : "",
+                  "\n");
+  absl::StrAppend(out, "calibration: ", plan.calibration(), "\n");
+  if (plan.within_model_uncertainty()) {
+    absl::StrAppend(out, plan.fits() ? "fits" : "does not fit",
+                    " by less than the model's error band: within the model's "
+                    "uncertainty; confirm with --compile-cmd 'CMD {model}'\n");
+  }
+}
+
+}  // namespace
+
+std::string ReportText(const proto::Plan& plan, bool all_ipus) {
   std::string out;
   const auto& s = plan.summary();
   absl::StrAppend(&out, "model: ", plan.model(), "\n");
@@ -193,15 +240,25 @@ std::string ReportText(const proto::Plan& plan) {
   int64_t nodes = 0;
   double flops = 0;
   proto::IpuMemory total;
-  for (const auto& ipu : plan.ipus()) {
+  // At POD scale the IPUs between the ones that matter fold into one row
+  // (sharder/pod/ipu_rows.h); the totals count every IPU.
+  const std::vector<pod::IpuRun> runs = pod::IpuRows(plan, all_ipus);
+  for (const pod::IpuRun& run : runs) {
+    const proto::IpuCost ipu = pod::FoldIpus(plan, run);
     const proto::IpuMemory& m = ipu.memory();
     absl::StrAppendFormat(
-        &out, row, absl::StrCat(ipu.ipu()), absl::StrCat(ipu.num_nodes()),
-        HumanBytes(m.weight_bytes()), HumanBytes(m.code_bytes()),
-        HumanBytes(m.exchange_bytes()), HumanBytes(m.activation_bytes()),
-        HumanBytes(m.temporary_bytes()), HumanBytes(m.total_bytes()),
-        HumanBytes(m.max_tile_bytes()), m.fits() ? "yes" : "NO",
-        HumanFlops(ipu.flops()), HumanSeconds(ipu.stage_time_s()));
+        &out, row,
+        run.first == run.last ? absl::StrCat(run.first)
+                              : absl::StrCat(run.first, "-", run.last),
+        absl::StrCat(ipu.num_nodes()), HumanBytes(m.weight_bytes()),
+        HumanBytes(m.code_bytes()), HumanBytes(m.exchange_bytes()),
+        HumanBytes(m.activation_bytes()), HumanBytes(m.temporary_bytes()),
+        HumanBytes(m.total_bytes()), HumanBytes(m.max_tile_bytes()),
+        m.fits() ? "yes" : "NO", HumanFlops(ipu.flops()),
+        HumanSeconds(ipu.stage_time_s()));
+  }
+  for (const auto& ipu : plan.ipus()) {
+    const proto::IpuMemory& m = ipu.memory();
     nodes += ipu.num_nodes();
     flops += ipu.flops();
     total.set_weight_bytes(
@@ -221,6 +278,13 @@ std::string ReportText(const proto::Plan& plan) {
       HumanBytes(total.activation_bytes()), HumanBytes(total.temporary_bytes()),
       HumanBytes(total.total_bytes()), "", plan.fits() ? "yes" : "NO",
       HumanFlops(flops), "");
+  if (runs.size() < static_cast<size_t>(plan.ipus_size())) {
+    absl::StrAppend(&out,
+                    "(a row of several IPUs: their sums, fullest tile and "
+                    "slowest stage; -v prints every IPU)\n",
+                    pod::OverflowSummary(plan));
+  }
+  AppendTrustLines(plan, all_ipus, &out);
   const proto::Performance& perf = plan.performance();
   absl::StrAppendFormat(
       &out,
@@ -299,6 +363,13 @@ std::string ReportText(const proto::Plan& plan) {
     absl::StrAppend(&out, "--num-ipus auto: IPU counts tried: ",
                     absl::StrJoin(plan.num_ipus_tried(), ", "), "\n");
   }
+  if (plan.num_ipus_skipped_size() > 0) {
+    absl::StrAppend(&out,
+                    "--num-ipus auto: skipped, as they never fit (the weights, "
+                    "or a node, alone exceed their memory): ",
+                    absl::StrJoin(plan.num_ipus_skipped(), ", "), "\n");
+  }
+  absl::StrAppend(&out, pod::PodReportText(plan));
   if (!plan.fits())
     absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");
   absl::StrAppend(

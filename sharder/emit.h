@@ -42,8 +42,10 @@ std::string ProtoJson(const google::protobuf::Message& message);
 // The report printed on stdout: per IPU nodes, memory by kind (tile-memory
 // model), the fullest tile and whether it fits, FLOPs and stage time; then
 // totals, the pipeline's bottleneck, throughput, latency and lower bound.
-// Warnings are not in it: the CLI prints them on stderr.
-std::string ReportText(const proto::Plan& plan);
+// Warnings are not in it: the CLI prints them on stderr. Plans of more than
+// 16 IPUs fold the rows between the IPUs that matter unless `all_ipus`
+// (sharder/pod/ipu_rows.h); a plan with a replication adds the POD lines.
+std::string ReportText(const proto::Plan& plan, bool all_ipus = false);
 
 // "12.34 MB" (powers of 1000) and "1.23 GFLOPs" figures for reports.
 std::string HumanBytesText(double bytes);

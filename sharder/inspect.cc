@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "costmodel/device_model.h"
 #include "costmodel/flops_rules.h"
+#include "costmodel/plan_evaluation.h"
 #include "graph/status_macros.h"
 #include "sharder/emit.h"
 #include "sharder/plan.h"
@@ -29,10 +30,7 @@ bool RawSplitFits(const ShardingProblem& problem, const DeviceModel& model,
     if (!a.ok()) return false;
     ipu_of_node = a->ipu;
   }
-  for (int d = 0; d < k; ++d) {
-    if (!model.EvaluateMemory(ipu_of_node, d).fits) return false;
-  }
-  return true;
+  return EvaluatePlan(model, ipu_of_node, k, /*batch=*/1).fits;
 }
 
 }  // namespace

@@ -8,8 +8,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/shapes.h"
+#include "graph/status_macros.h"
 #include "sharder/raw_strategy.h"
+#include "sharder/strategies/auto_strategy.h"
+#include "sharder/strategies/builtin.h"
 #include "sharder/subgraphs.h"
+#include "sharder/pod/node_bound.h"
 
 namespace autoshard {
 namespace {
@@ -62,7 +66,6 @@ class SliceDp {
       running += diff[x];
       boundary_bytes_[x] = std::max(running, 0.0);
     }
-    link_bytes_per_s_ = model.profile().link_bytes_per_s();
     capacity_bytes_ = static_cast<double>(model.profile().tiles_per_ipu()) *
                       static_cast<double>(model.profile().bytes_per_tile());
     ipu_scratch_.assign(n, 1);
@@ -73,7 +76,8 @@ class SliceDp {
   // Seconds of the stage that runs units [a, b).
   double Time(int32_t a, int32_t b) const {
     return prefix_s_[b] - prefix_s_[a] +
-           (boundary_bytes_[a] + boundary_bytes_[b]) / link_bytes_per_s_;
+           model_.CopySeconds(boundary_bytes_[a]) +
+           model_.CopySeconds(boundary_bytes_[b]);
   }
 
   // Whether units [a, b) fit one IPU (remembered). Past the budget of
@@ -112,7 +116,7 @@ class SliceDp {
     double max_boundary = 0;
     for (double c : boundary_bytes_) max_boundary = std::max(max_boundary, c);
     // No stage time exceeds this, so a round with this cap skips nothing.
-    const double cap_all = prefix_s_[m_] + 2 * max_boundary / link_bytes_per_s_;
+    const double cap_all = prefix_s_[m_] + 2 * model_.CopySeconds(max_boundary);
     double max_unit_s = 0;
     for (int32_t u = 0; u < m_; ++u)
       max_unit_s = std::max(max_unit_s, prefix_s_[u + 1] - prefix_s_[u]);
@@ -166,10 +170,6 @@ class SliceDp {
     arg_.assign(best_.size(), -1);
     best_[Index(0, 0)] = 0;
     const double total = prefix_s_[m_];
-    struct Candidate {
-      int32_t a;
-      double time_s;
-    };
     std::vector<Candidate> candidates;
     std::vector<std::pair<double, int32_t>> values;  // (value, a)
     for (int32_t b = 1; b <= m_; ++b) {
@@ -220,6 +220,12 @@ class SliceDp {
         candidates.push_back({a, t});
       }
       for (int j = jmin; j <= jmax; ++j) {
+        if (ignore_memory) {
+          // Every slice counts as fitting: the smallest value (on a tie the
+          // smaller a), as the sort below would give, in one pass.
+          SelectSmallest(j, b, candidates);
+          continue;
+        }
         values.clear();
         for (const Candidate& c : candidates) {
           const double before = best_[Index(j - 1, c.a)];
@@ -240,6 +246,30 @@ class SliceDp {
     return best_[Index(k_, m_)];
   }
 
+  struct Candidate {
+    int32_t a;
+    double time_s;
+  };
+
+  // f[j][b] = min over the candidates a of max(f[j-1][a], time(a, b)),
+  // ties to the smaller a; O(candidates).
+  void SelectSmallest(int j, int32_t b, const std::vector<Candidate>& cands) {
+    double best_value = kInf;
+    int32_t best_a = -1;
+    for (const Candidate& c : cands) {
+      const double before = best_[Index(j - 1, c.a)];
+      if (before == kInf) continue;
+      const double value = std::max(before, c.time_s);
+      if (value < best_value || (value == best_value && c.a < best_a)) {
+        best_value = value;
+        best_a = c.a;
+      }
+    }
+    if (best_a < 0) return;
+    best_[Index(j, b)] = best_value;
+    arg_[Index(j, b)] = best_a;
+  }
+
   const int64_t max_fit_evaluations_;
   const ShardingProblem& problem_;
   const DeviceModel& model_;
@@ -249,10 +279,9 @@ class SliceDp {
   const std::chrono::steady_clock::time_point deadline_;
   std::vector<double> prefix_s_;        // Σ unit times, m + 1 values
   std::vector<double> boundary_bytes_;  // C[x], m + 1 values
-  double link_bytes_per_s_ = 1;
-  double capacity_bytes_ = 0;  // tiles x bytes per tile
-  std::vector<double> best_;   // f[j][b]
-  std::vector<int32_t> arg_;   // the a that gave it
+  double capacity_bytes_ = 0;           // tiles x bytes per tile
+  std::vector<double> best_;            // f[j][b]
+  std::vector<int32_t> arg_;            // the a that gave it
   absl::flat_hash_map<int64_t, bool> fit_memo_;
   int64_t fit_evaluations_ = 0;
   bool complete_ = true;
@@ -374,6 +403,11 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
   SliceResult best;
   for (const SliceOrder& order : orders) {
     if (static_cast<int>(order.units.size()) < num_ipus) continue;
+    if (options.nothing_fits) {
+      out.tried.push_back(
+          {order.name, static_cast<int32_t>(order.units.size()), false, 0});
+      continue;
+    }
     SliceResult r = SliceOptimally(problem, model, order, num_ipus,
                                    /*ignore_memory=*/false, deadline,
                                    options.max_fit_evaluations);
@@ -409,6 +443,88 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
   out.order = best_order->name;
   out.units = static_cast<int32_t>(best_order->units.size());
   return out;
+}
+
+namespace {
+
+// The optimal strategy slices an order in which a constant (a weight's
+// Identity, say) may sit far from its reader; SinkConstants moves it there
+// when the split is no worse for it (fewer cut tensors, fewer points):
+// `sliced` evaluated, or the sunk split when it is not worse by auto's order
+// (BetterResult).
+StrategyResult SinkConstantsIfNoWorse(const StrategyContext& c,
+                                      Assignment sliced) {
+  const double amp = c.device.available_memory_proportion();
+  Assignment sunk = SinkConstants(*c.problem, sliced);
+  const bool moved = sunk.ipu != sliced.ipu;
+  StrategyResult before = Evaluated(c, std::move(sliced), amp);
+  if (!moved) return before;
+  StrategyResult after = Evaluated(c, std::move(sunk), amp);
+  return BetterResult(before, after) ? before : after;
+}
+
+// The DPs' summary for the plan.
+proto::OptimalSummary OptimalSummaryOf(const OptimalResult& r, double seconds) {
+  proto::OptimalSummary s;
+  s.set_order(r.order);
+  s.set_units(r.units);
+  s.set_fits(r.fits);
+  s.set_complete(r.complete);
+  s.set_bottleneck_s(r.bottleneck_s);
+  s.set_fit_evaluations(r.fit_evaluations);
+  for (const OptimalResult::Tried& t : r.tried) {
+    proto::OrderResult* o = s.add_orders();
+    o->set_order(t.order);
+    o->set_units(t.units);
+    o->set_fits(t.fits);
+    o->set_bottleneck_s(t.bottleneck_s);
+  }
+  s.set_seconds(seconds);
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
+                                            const Assignment& raw) {
+  const auto optimal_start = std::chrono::steady_clock::now();
+  const DeviceModel model(*c.problem, c.device, c.precision);
+  OptimalOptions options;
+  options.max_seconds = c.max_search_s;
+  options.nothing_fits = pod::NodeThatNoIpuHolds(*c.problem, model).has_value();
+  absl::StatusOr<OptimalResult> r =
+      OptimalStrategy(*c.problem, model, c.num_ipus, options);
+  if (!r.ok()) {
+    if (!absl::IsDeadlineExceeded(r.status())) return r.status();
+    StrategyResult out = SinkConstantsIfNoWorse(c, raw);
+    out.warnings.push_back(absl::StrCat(
+        "the optimal strategy found no split within --max-search-seconds ",
+        c.max_search_s, "; the raw split is used"));
+    out.optimal.emplace().set_complete(false);
+    return out;
+  }
+  const double seconds = SecondsSince(optimal_start);
+  StrategyResult out = SinkConstantsIfNoWorse(c, std::move(r->assignment));
+  out.optimal = OptimalSummaryOf(*r, seconds);
+  return out;
+}
+
+namespace {
+
+class Optimal : public Strategy {
+ public:
+  absl::string_view name() const override { return "optimal"; }
+  absl::StatusOr<StrategyResult> Run(const StrategyContext& c) const override {
+    ASSIGN_OR_RETURN(Assignment raw, RawSplit(c));
+    return OptimalOrRaw(c, raw);
+  }
+};
+
+}  // namespace
+
+const Strategy& OptimalStrategyInstance() {
+  static const Optimal optimal;
+  return optimal;
 }
 
 }  // namespace autoshard

@@ -88,6 +88,10 @@ struct OptimalOptions {
   double max_seconds = 60;  // for all orders together (> 0)
   int max_units = 6000;     // per order; longer orders are cut into blocks
   int64_t max_fit_evaluations = 50000;  // per order
+  // Known beforehand that no slicing fits (a node no IPU holds,
+  // sharder/pod/node_bound.h): only the fastest slicing ignoring memory is
+  // looked for.
+  bool nothing_fits = false;
 };
 
 // What the optimal strategy found.

@@ -1,6 +1,8 @@
 #include "sharder/raw_strategy.h"
 
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "sharder/strategies/builtin.h"
 
 namespace autoshard {
 
@@ -72,6 +74,32 @@ absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem,
         group[set.subgraph_of_node(node)];
   }
   return out;
+}
+
+absl::StatusOr<Assignment> RawSplit(const StrategyContext& context) {
+  if (context.num_ipus == 1) {
+    const int n = context.problem->num_nodes();
+    return Assignment{std::vector<int32_t>(n, 0), std::vector<int32_t>(n, 0)};
+  }
+  return RawStrategy(*context.problem, context.num_ipus);
+}
+
+namespace {
+
+class Raw : public Strategy {
+ public:
+  absl::string_view name() const override { return "raw"; }
+  absl::StatusOr<StrategyResult> Run(const StrategyContext& c) const override {
+    ASSIGN_OR_RETURN(Assignment a, RawSplit(c));
+    return Evaluated(c, std::move(a), c.device.available_memory_proportion());
+  }
+};
+
+}  // namespace
+
+const Strategy& RawStrategyInstance() {
+  static const Raw raw;
+  return raw;
 }
 
 }  // namespace autoshard

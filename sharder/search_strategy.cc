@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_model.h"
+#include "costmodel/plan_evaluation.h"
 #include "graph/status_macros.h"
 
 namespace autoshard {
@@ -255,16 +256,12 @@ absl::StatusOr<std::optional<LowerProportionFit>> FitWithLowerProportion(
     const SearchOracle& oracle) {
   for (double amp : {0.3, 0.1}) {
     if (amp >= device.available_memory_proportion()) continue;
-    proto::DeviceProfile lower = device;
-    lower.set_available_memory_proportion(amp);
-    DeviceModel lower_model(problem, lower, precision);
-    bool fits = true;
-    int64_t fullest = 0;
-    for (int32_t g = 0; g < num_ipus; ++g) {
-      const IpuMemory m = lower_model.EvaluateMemory(ipu_of_node, g);
-      fits &= m.fits;
-      fullest = std::max(fullest, m.max_tile_bytes);
-    }
+    const DeviceModel lower_model(problem, WithMemoryProportion(device, amp),
+                                  precision);
+    const PlanEvaluation e =
+        EvaluatePlan(lower_model, ipu_of_node, num_ipus, /*batch=*/1);
+    bool fits = e.fits;
+    int64_t fullest = e.max_tile_bytes;
     if (oracle) {
       ASSIGN_OR_RETURN(std::vector<OracleVerdict> verdicts,
                        oracle({ipu_of_node}, amp));
@@ -341,8 +338,12 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
 
   // Every split is judged the moment it is costed, so the candidate budget
   // never drops a split that fits.
+  int64_t closer_at = 1;  // candidates when the closest split was found
   auto judge = [&](const Split& split) {
-    if (split.max_tile_bytes < closest.max_tile_bytes) closest = split;
+    if (split.max_tile_bytes < closest.max_tile_bytes) {
+      closest = split;
+      closer_at = candidates;
+    }
     if (!split.fits) return;
     const double b = bottleneck(split);
     if (!best_fit || b < best_fit_s) {
@@ -386,8 +387,11 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
   judge(start);
   queue.push_back(std::move(start));
 
+  auto stalled = [&] {
+    return !best_fit && candidates - closer_at >= options.max_stall_candidates;
+  };
   while (!done && !queue.empty() && candidates < options.max_candidates &&
-         elapsed() < options.max_seconds) {
+         elapsed() < options.max_seconds && !stalled()) {
     Split split = std::move(queue.front());
     queue.pop_front();
     if (options.progress && elapsed() - last_report >= 1.0) {
@@ -440,11 +444,13 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
     }
   }
   result.candidates = candidates;
-  result.stop_reason = done            ? "a split fits"
-                       : queue.empty() ? "no move left"
-                       : candidates >= options.max_candidates
-                           ? "candidate limit"
-                           : "time limit";
+  result.stop_reason =
+      done                                   ? "a split fits"
+      : queue.empty()                        ? "no move left"
+      : candidates >= options.max_candidates ? "candidate limit"
+      : stalled() ? absl::StrCat("no closer split in ",
+                                 options.max_stall_candidates, " candidates")
+                  : "time limit";
 
   const Split* chosen = best_fit ? &*best_fit : &closest;
   result.fits = best_fit.has_value();

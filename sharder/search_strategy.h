@@ -64,7 +64,12 @@ struct SearchOptions {
   bool optimal_perf = false;        // keep searching for the best bottleneck
   int64_t max_candidates = 100000;  // splits to evaluate before stopping (> 0)
   double max_seconds = 60;          // and time to spend (> 0)
-  int64_t batch = 1;                // samples per pipeline step (performance)
+  // While no split fits: stop after this many candidates without a closer
+  // split (a smaller fullest tile). At POD scale the closest split's fullest
+  // tile is often one IPU's that no move reaches, and the rest of the
+  // budget would be spent on a plateau (issue 15).
+  int64_t max_stall_candidates = 20000;
+  int64_t batch = 1;  // samples per pipeline step (performance)
   std::function<void(const SearchProgress&)> progress;  // may be empty
   // Without a fitting split, retry the closest with proportion 0.3, 0.1.
   bool retry_lower_proportions = true;
@@ -86,7 +91,8 @@ struct SearchResult {
   int64_t max_tile_bytes = 0;
   std::string compiler_message;  // that failure's message, if any
   // Why it stopped: "a split fits", "no move left", "candidate limit",
-  // "time limit" (with optimal_perf, "a split fits" is never the reason).
+  // "time limit", "no closer split in N candidates" (with optimal_perf, "a
+  // split fits" is never the reason).
   std::string stop_reason;
 };
 

@@ -96,6 +96,15 @@ TEST(SearchStrategyTest, VisitedSetStopsCycling) {
   EXPECT_FALSE(r->fits);
   EXPECT_EQ(r->candidates, 2);
   EXPECT_DOUBLE_EQ(r->available_memory_proportion, 0.6);
+  EXPECT_EQ(r->stop_reason, "no move left");
+  // The move puts 100 B of weights on IPU 1 as {n0, n1} did on IPU 0: no
+  // closer, so a stall limit of 1 stops there, with the move still queued.
+  options.max_stall_candidates = 1;
+  r = SearchStrategy(p, set, {0, 0, 1}, 2, OneTile(60), Precision::kFp32,
+                     options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->candidates, 2);
+  EXPECT_EQ(r->stop_reason, "no closer split in 1 candidates");
 }
 
 TEST(SearchStrategyTest, NothingFitsThenALowerMemoryProportionDoes) {

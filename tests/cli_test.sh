@@ -133,9 +133,9 @@ grep -qE "^Conv +26 " "$TMP/out" && ok || bad "inspect: 26 Conv nodes"
 expect 0 "inspect --json" -- "$BIN" inspect "$TMP/model.onnx" --batch-size 1 --json
 grep -q '"parameters": "1235496"' "$TMP/out" && ok || bad "inspect --json: SqueezeNet 1.1's 1,235,496 parameters"
 
-# The search: on ipu2 with 65,753-byte tiles (80% of the raw 2-IPU split's
-# fullest tile, 82,192 B) raw overflows and one move fits.
-printf 'base: "ipu2"\nbytes_per_tile: 65753\n' >"$TMP/small.textproto"
+# The search: on ipu2 with 18,142-byte tiles (80% of the raw 2-IPU split's
+# fullest tile, 22,678 B) raw overflows and one move fits.
+printf 'base: "ipu2"\nbytes_per_tile: 18142\n' >"$TMP/small.textproto"
 expect 3 "raw overflows the small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" --strategy raw -o "$TMP/raw-small.onnx"
 expect 0 "optimal fits the small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" --strategy optimal -o "$TMP/optimal-small.onnx"
 stdout_has "optimal: the fastest fitting slicing of" "optimal report line"
@@ -152,7 +152,7 @@ stdout_has "IPUs: 2 " "num-ipus auto picks 2 small IPUs"
 stdout_has "IPU counts tried: 1, 2" "num-ipus auto tried 1 then 2"
 expect 0 "search fits the small ipu2" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" --strategy search -o "$TMP/search-small.onnx" --plan "$TMP/search.json"
 grep -q '"fits": true' "$TMP/search.json" && ok || bad "search plan fits"
-grep -q '"raw_max_tile_bytes": "82192"' "$TMP/search.json" && ok || bad "search plan records the raw split's 82,192-byte tile"
+grep -q '"raw_max_tile_bytes": "22678"' "$TMP/search.json" && ok || bad "search plan records the raw split's 22,678-byte tile"
 expect 0 "search --optimal-perf" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 --device "$TMP/small.textproto" --strategy search --optimal-perf -o "$TMP/opt-small.onnx"
 grep -q "best bottleneck" "$TMP/out" && ok || bad "report says optimal-perf"
 
@@ -173,11 +173,26 @@ if [ -n "$FAKE" ]; then
   TMPDIR="$TMP/no_such_dir" expect 2 "no temporary folder" -- "$BIN" shard "$TMP/model.onnx" -n 2 \
     --strategy search --compile-cmd "$FAKE {model}" -o "$TMP/notmp.onnx"
   stderr_has "check TMPDIR" "no temporary folder"
-  # A compiler that accepts everything wins over the model (65,753-byte tiles
+  # A compiler that accepts everything wins over the model (18,142-byte tiles
   # overflow in the model): exit 0, the disagreement is a warning.
   expect 0 "the compiler's word wins" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 \
     --device "$TMP/small.textproto" --strategy search --compile-cmd "true {model}" -o "$TMP/cc-ok.onnx"
   stderr_has "disagrees with the compile command" "the compiler's word wins"
+  # calibrate: the fake compiler plays an ipu2 whose tiles hold 30,000 fixed
+  # bytes (ipu2: 2,074); calibrate finds them and writes a usable profile.
+  printf 'base: "ipu2"\ntile_fixed_bytes: 30000\n' >"$TMP/hidden.textproto"
+  expect 0 "calibrate" -- "$BIN" calibrate "$TMP/model.onnx" --batch-size 1 \
+    --compile-cmd "FAKE_DEVICE=$TMP/hidden.textproto $FAKE {model}" -o "$TMP/calibrated.textproto"
+  grep -qE '^tile_fixed_bytes: (2[7-9]|3[0-2])[0-9]{3}$' "$TMP/calibrated.textproto" && ok ||
+    bad "calibrate recovers 30,000 fixed bytes per tile within 10%: $(grep tile_fixed "$TMP/calibrated.textproto")"
+  stdout_has "fitted: code and codelet bytes x" "calibrate prints the fit"
+  expect 0 "shard with the calibrated profile" -- "$BIN" shard "$TMP/model.onnx" -n 1 --batch-size 1 \
+    --device "$TMP/calibrated.textproto" -o "$TMP/calibrated.onnx"
+  stdout_has "memory fitted by autoshard calibrate" "the report names the calibration"
+  expect 2 "calibrate without a figure" -- "$BIN" calibrate "$TMP/model.onnx" --batch-size 1 \
+    --compile-cmd "true {model}" -o "$TMP/none.textproto"
+  stderr_has "nothing to fit" "calibrate without a figure"
+  [ ! -e "$TMP/none.textproto" ] && ok || bad "no profile written when nothing was fitted"
   leftovers=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'autoshard_compile_*' -newer "$TMP/model.onnx" | wc -l)
   [ "$leftovers" -eq 0 ] && ok || bad "compile folders removed"
 fi

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # README.md's examples work as written: every ```sh block runs (in order, with
 # bash -e, from a scratch folder laid out like the repository's root: build/
-# linked to BUILD_DIR, models/ and tests/install_client/ copied), unless the
-# line before it says "<!-- not run by tests/readme_test.sh: REASON -->";
+# linked to BUILD_DIR, models/ and tests/install_client/ copied), and every
+# ```python block with $AUTOSHARD_PYTHON (default /usr/bin/python3) and
+# PYTHONPATH=BUILD_DIR/python, unless the line before it says
+# "<!-- not run by tests/readme_test.sh: REASON -->";
 # every ```cmake and ```cpp block must appear, line by line, in a file of
 # tests/install_client/ (which tests/install_test.sh builds); a block of any
 # other kind is an error, so no example escapes the test.
@@ -37,9 +39,11 @@ for block in "$TMP"/blocks/*; do
   name=$(basename "$block")
   line=$(cat "$block.line")
   case "$name" in
-    *.sh.skip) ok ;;
-    *.sh)
-      if (cd "$TMP/root" && bash -eo pipefail "$block") >"$TMP/log" 2>&1; then
+    *.sh.skip | *.python.skip) ok ;;
+    *.sh | *.python)
+      run=(bash -eo pipefail)
+      [ "${name##*.}" = python ] && run=(env PYTHONPATH="$BUILD/python" "${AUTOSHARD_PYTHON:-/usr/bin/python3}")
+      if (cd "$TMP/root" && "${run[@]}" "$block") >"$TMP/log" 2>&1; then
         ok
         ran=$((ran + 1))
       else
@@ -56,11 +60,12 @@ for block in "$TMP"/blocks/*; do
       done
       [ "$found" -eq 1 ] && ok || bad "README.md:$line: this ${name#*.} block is not in tests/install_client/"
       ;;
-    *) bad "README.md:$line: a \`\`\` block without sh, cmake or cpp (or a not-run note)" ;;
+    *) bad "README.md:$line: a \`\`\` block without sh, python, cmake or cpp (or a not-run note)" ;;
   esac
 done
 # The examples did run: the one-model, batch and library blocks at least.
 [ "$ran" -ge 3 ] && ok || bad "only $ran sh blocks ran"
 [ -f "$TMP/root/out/batch/summary.csv" ] && ok || bad "the batch example wrote its summary"
 [ -x "$TMP/root/out/client/autoshard_client" ] && ok || bad "the library example built its client"
+[ -f "$TMP/root/out/py_stages/manifest.json" ] && ok || bad "the Python example split its model"
 finish "$ran examples run"

@@ -1,0 +1,311 @@
+"""autoshard: split ONNX models across Graphcore IPUs, from Python.
+
+The same library as the ``autoshard`` command (README.md): ``plan`` splits a
+model, ``apply`` annotates it with ``__ipu_number`` and ``__pipeline_stage``,
+``evaluate`` costs a given split, ``split`` writes one model per pipeline
+stage, ``inspect`` costs a model without splitting it.
+
+A model is a path (``str`` or ``os.PathLike``; external data is read beside
+it), ``bytes``, or an ``onnx.ModelProto`` (serialized to bytes: the module
+never touches the caller's protobuf). Errors raise ``ValueError`` for a bad
+model, option or sharding config (the CLI's messages, which name its flags:
+``--batch-size`` is ``batch_size=``), ``FileNotFoundError`` for a missing
+file, ``PermissionError``, ``TypeError`` for an argument of the wrong type,
+and ``RuntimeError`` for an internal error. A plan that does not fit is
+returned with ``fits == False``, not raised. Planning releases the GIL, so
+threads plan at once.
+"""
+
+import os
+import tempfile
+import warnings
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _autoshard
+from ._autoshard import InspectReport, Ipu, Memory, Plan
+
+__version__ = _autoshard.__version__
+__all__ = [
+    "AutoshardWarning", "DEVICES", "InspectReport", "Ipu", "Memory", "Plan",
+    "apply", "evaluate", "inspect", "plan", "split",
+]
+
+#: The built-in device profiles (DESIGN.md 3.2); ``device=`` also takes a
+#: DeviceProfile text-proto file.
+DEVICES = tuple(_autoshard.builtin_devices())
+
+
+class AutoshardWarning(UserWarning):
+    """A warning of ``split`` (what ``autoshard split`` prints on stderr)."""
+
+
+def _check(name: str, value: Any, types: Tuple[type, ...], what: str) -> None:
+    if isinstance(value, bool) and bool not in types:
+        raise TypeError(f"{name} must be {what}, not bool")
+    if not isinstance(value, types):
+        raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
+
+
+def _source(model: Any, name: str = "model") -> Tuple[bytes, bool]:
+    """(data, is_path): a path's bytes, or the serialized model."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model), False
+    if isinstance(model, (str, os.PathLike)):
+        return os.fsencode(os.fspath(model)), True
+    serialize = getattr(model, "SerializeToString", None)
+    if callable(serialize):
+        return serialize(), False
+    raise TypeError(f"{name} must be a path, bytes or an onnx.ModelProto, "
+                    f"not {type(model).__name__}")
+
+
+def _model_options(batch_size, dims, input_shapes, precision, device,
+                   available_memory_proportion, strict_names) -> dict:
+    """The options every call takes, checked as the CLI checks its flags."""
+    if batch_size is not None:
+        _check("batch_size", batch_size, (int,), "an int")
+        if batch_size < 1:
+            raise ValueError(
+                f"--batch-size must be at least 1, got {batch_size}")
+    shapes = {}
+    for name, shape in (input_shapes or {}).items():
+        _check("input_shapes' keys", name, (str,), "str")
+        spec = f"{name}:{','.join(str(d) for d in shape)}"
+        if not name or not shape:
+            raise ValueError(f"--input-shape '{spec}': expected NAME:D1,D2,..."
+                             " (e.g. input:1,3,224,224)")
+        for d in shape:
+            if isinstance(d, bool) or not isinstance(d, int) or not (
+                    1 <= d <= 2**31 - 1):
+                raise ValueError(f"--input-shape '{spec}': '{d}' is not an "
+                                 "integer from 1 to 2^31-1")
+        shapes[name] = list(shape)
+    for name, value in (dims or {}).items():
+        _check("dims' keys", name, (str,), "str")
+        _check(f"dims['{name}']", value, (int,), "an int")
+    _check("precision", precision, (str,), "'fp32' or 'fp16'")
+    if precision not in ("fp32", "fp16"):
+        raise ValueError(f"--precision: {precision} not in {{fp32,fp16}}")
+    _check("device", device, (str, os.PathLike), "a name or a path")
+    amp = available_memory_proportion
+    if amp is not None:
+        _check("available_memory_proportion", amp, (int, float), "a number")
+        if not 0 < amp <= 1:
+            raise ValueError("--available-memory-proportion must be in "
+                             f"(0, 1], got {amp:g}")
+    return {
+        "batch_size": batch_size,
+        "dims": dict(dims or {}),
+        "input_shapes": shapes,
+        "precision": precision,
+        "device": os.fspath(device),
+        "available_memory_proportion": amp,
+        "strict_names": bool(strict_names),
+    }
+
+
+def plan(model: Any,
+         num_ipus: Union[int, str] = 4,
+         *,
+         strategy: str = "auto",
+         batch_size: Optional[int] = None,
+         dims: Optional[Mapping[str, int]] = None,
+         input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+         precision: str = "fp32",
+         device: Union[str, "os.PathLike[str]"] = "ipu2",
+         available_memory_proportion: Optional[float] = None,
+         strict_names: bool = False,
+         max_ipus: int = 64,
+         optimal_perf: bool = False,
+         max_candidates: int = 100000,
+         max_search_seconds: float = 60.0,
+         compile_cmd: Optional[str] = None,
+         jobs: int = 1,
+         progress: Optional[Callable[[int, Optional[int]], Any]] = None
+         ) -> Plan:
+    """Plans a split of ``model`` over ``num_ipus`` IPUs (``autoshard shard``).
+
+    ``num_ipus`` is a count, or ``"auto"``: the smallest power of two up to
+    ``max_ipus`` whose split fits. ``strategy``: ``"auto"`` (the best of the
+    others), ``"optimal"`` (dynamic programming), ``"search"`` (raw, then
+    boundary moves until every IPU fits) or ``"raw"`` (PopRT's split).
+    ``batch_size`` sets the symbolic first dim of every input; ``dims`` sets
+    symbolic input dims by name (``{"seq": 128}``); ``input_shapes`` fixes
+    whole input shapes (``{"input": [1, 3, 224, 224]}``). ``precision`` is
+    ``"fp32"`` or ``"fp16"``; ``device`` a built-in profile (``DEVICES``) or
+    a DeviceProfile text-proto file. ``max_search_seconds`` bounds the
+    search and the optimal DPs; ``compile_cmd`` lets a real compiler judge
+    each candidate of the search (``{model}`` is the candidate's path),
+    ``jobs`` of them at once.
+
+    ``progress(candidates, best_max_tile_bytes)`` is called about once a
+    second by a search that runs longer than one (``best_max_tile_bytes`` is
+    None until a candidate was costed), on the planning thread with the GIL
+    held. An exception it raises is raised when planning ends (planning is
+    not cut short; the callback is not called again). Likewise Ctrl-C takes
+    effect when planning ends; ``max_search_seconds`` bounds the wait.
+
+    Returns the Plan (``plan.fits`` is False when no split fits). Raises
+    ValueError for a bad model or option, FileNotFoundError for a missing
+    file.
+    """
+    data, is_path = _source(model)
+    if num_ipus == "auto":
+        count = 0
+    elif isinstance(num_ipus, int) and not isinstance(num_ipus,
+                                                      bool) and num_ipus >= 1:
+        count = num_ipus
+    else:
+        raise ValueError("--num-ipus must be a count of at least 1 or auto, "
+                         f"got '{num_ipus}'")
+    options = _model_options(batch_size, dims, input_shapes, precision, device,
+                             available_memory_proportion, strict_names)
+    for name, value, types, what in (
+        ("strategy", strategy, (str,), "str"),
+        ("max_ipus", max_ipus, (int,), "an int"),
+        ("max_candidates", max_candidates, (int,), "an int"),
+        ("max_search_seconds", max_search_seconds, (int, float), "a number"),
+        ("jobs", jobs, (int,), "an int"),
+    ):
+        _check(name, value, types, what)
+    strategies = ("auto", "optimal", "search", "raw")
+    if strategy not in strategies:
+        raise ValueError(
+            f"--strategy: {strategy} not in {{{','.join(strategies)}}}")
+    if compile_cmd is not None:
+        _check("compile_cmd", compile_cmd, (str,), "str")
+    if progress is not None and not callable(progress):
+        raise TypeError("progress must be callable")
+    options.update(
+        num_ipus=count,
+        strategy=strategy,
+        max_ipus=max_ipus,
+        optimal_perf=bool(optimal_perf),
+        max_candidates=max_candidates,
+        max_search_seconds=float(max_search_seconds),
+        compile_cmd=compile_cmd or "",
+        # As the CLI: with one model, jobs counts compiles.
+        jobs=jobs if compile_cmd else 1,
+    )
+    return _autoshard.plan(data, is_path, options, progress)
+
+
+def _points(sharding_points: Any):
+    """(points, YAML text or None, what) for _autoshard.evaluate."""
+    if isinstance(sharding_points, Plan):
+        return sharding_points.sharding_points, None, ""
+    if isinstance(sharding_points, str):
+        return [], sharding_points, "sharding config"
+    if isinstance(sharding_points, os.PathLike):
+        path = os.fspath(sharding_points)
+        with open(path, encoding="utf-8") as f:
+            return [], f.read(), path
+    points = []
+    for p in sharding_points:
+        if isinstance(p, Mapping):
+            point = (p["node"], p["device"], p.get("stage", p["device"]))
+        else:
+            point = tuple(p) if len(p) == 3 else (p[0], p[1], p[1])
+        _check("a sharding point's node", point[0], (str,), "str")
+        _check("a sharding point's device", point[1], (int,), "an int")
+        _check("a sharding point's stage", point[2], (int,), "an int")
+        points.append(point)
+    return points, None, ""
+
+
+def evaluate(model: Any,
+             sharding_points: Any,
+             *,
+             batch_size: Optional[int] = None,
+             dims: Optional[Mapping[str, int]] = None,
+             input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+             precision: str = "fp32",
+             device: Union[str, "os.PathLike[str]"] = "ipu2",
+             available_memory_proportion: Optional[float] = None,
+             strict_names: bool = False) -> Plan:
+    """Costs a given split (``autoshard apply``'s plan).
+
+    ``sharding_points`` are PopRT's: a list of ``(node, ipu, stage)`` or
+    ``(node, ipu)`` tuples or ``{"node", "device", "stage"}`` dicts, a
+    Plan (its points), the text of a sharding config (YAML), or an
+    ``os.PathLike`` naming a sharding-config file. Each point claims its
+    node and unclaimed ancestors; no points put every node on IPU 0. The
+    other options are ``plan``'s. Raises ValueError for an unknown node, a
+    point that is an ancestor of an earlier stage's, or a bad config.
+    """
+    data, is_path = _source(model)
+    options = _model_options(batch_size, dims, input_shapes, precision, device,
+                             available_memory_proportion, strict_names)
+    points, yaml_text, what = _points(sharding_points)
+    return _autoshard.evaluate(data, is_path, points, yaml_text, what,
+                               options)
+
+
+def apply(model: Any, plan: Plan) -> Any:
+    """Annotates ``model`` with ``plan``: every node of the main graph gets
+    ``__ipu_number`` and ``__pipeline_stage`` (what PopART/PopRT read).
+
+    Returns the annotated model as bytes (what ``autoshard shard -o`` writes,
+    byte for byte), or as a new ModelProto of the same class when given one.
+    Raises ValueError when ``model`` is not the model that was planned.
+    """
+    _check("plan", plan, (Plan,), "an autoshard.Plan")
+    data, is_path = _source(model)
+    annotated = _autoshard.apply(data, is_path, plan)
+    if isinstance(model, (bytes, bytearray, memoryview, str, os.PathLike)):
+        return annotated
+    return type(model).FromString(annotated)
+
+
+def split(annotated_model: Any, out_dir: Union[str, "os.PathLike[str]"]
+          ) -> dict:
+    """Writes one ONNX model per pipeline stage of an annotated model, and
+    ``manifest.json``, into ``out_dir`` (``autoshard split``; README.md).
+
+    ``out_dir`` may be missing, empty or an earlier split (replaced as a
+    whole). A model given as bytes or a ModelProto cannot have external
+    data. Returns the manifest (proto/split.proto) as a dict; the split's
+    warnings are issued as AutoshardWarning. Raises ValueError for a model
+    without annotations or with a bad one, and for an ``out_dir`` that holds
+    other files.
+    """
+    _check("out_dir", out_dir, (str, os.PathLike), "a path")
+    out = os.fsencode(os.fspath(out_dir))
+    data, is_path = _source(annotated_model, "annotated_model")
+    if is_path:
+        manifest, notes = _autoshard.split(data, out, data)
+    else:
+        with tempfile.TemporaryDirectory(prefix="autoshard-split-") as tmp:
+            path = os.path.join(tmp, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(data)
+            try:
+                manifest, notes = _autoshard.split(os.fsencode(path), out, b"")
+            except (ValueError, OSError) as e:
+                # Name the bytes, not the temporary file.
+                message = str(e).replace(path, "model bytes")
+                raise type(e)(message.replace(tmp + os.sep, "")) from None
+    for note in notes:
+        warnings.warn(note, AutoshardWarning, stacklevel=2)
+    return manifest
+
+
+def inspect(model: Any,
+            *,
+            batch_size: Optional[int] = None,
+            dims: Optional[Mapping[str, int]] = None,
+            input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+            precision: str = "fp32",
+            device: Union[str, "os.PathLike[str]"] = "ipu2",
+            available_memory_proportion: Optional[float] = None,
+            strict_names: bool = False) -> InspectReport:
+    """A model's costs without a split (``autoshard inspect``): FLOPs, MACs,
+    weights, its memory on one IPU, the fewest IPUs whose raw split fits, a
+    per-op-type table and the data-dependent dims assumed. ``report.text()``
+    is what the CLI prints, ``report.to_json()`` its ``--json``. Options as
+    ``plan``'s.
+    """
+    data, is_path = _source(model)
+    options = _model_options(batch_size, dims, input_shapes, precision, device,
+                             available_memory_proportion, strict_names)
+    return _autoshard.inspect(data, is_path, options)

@@ -1,0 +1,175 @@
+#include "sharder/planner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "costmodel/calibration.h"
+#include "graph/status_macros.h"
+#include "sharder/plan.h"
+#include "sharder/strategies/registry.h"
+
+namespace autoshard::internal {
+namespace {
+
+// Fills the tile-memory and performance figures of `plan` from `e`.
+void SetFigures(const proto::DeviceProfile& device, const PlanEvaluation& e,
+                double proportion, proto::Plan* pp) {
+  pp->set_device(device.name());
+  pp->set_available_memory_proportion(proportion);
+  pp->set_fits(e.fits);
+  pp->set_calibration(CalibrationLine(device));
+  pp->set_within_model_uncertainty(false);
+  for (int32_t d = 0; d < pp->ipus_size(); ++d) {
+    *pp->mutable_ipus(d)->mutable_memory() =
+        MemoryProto(e.memory[d], d, device);
+    if (WithinMemoryBand(device, e.memory[d].max_tile_bytes))
+      pp->set_within_model_uncertainty(true);
+    pp->mutable_ipus(d)->set_stage_time_s(e.performance.stage_time_s[d]);
+  }
+  const Performance& perf = e.performance;
+  proto::Performance* out = pp->mutable_performance();
+  out->set_bottleneck_s(perf.bottleneck_s);
+  out->set_throughput_per_s(perf.throughput_per_s);
+  out->set_latency_s(perf.latency_s);
+  out->set_lower_bound_s(perf.lower_bound_s);
+  // The bottleneck is never below the bound; a rounding error is no gap.
+  out->set_gap_percent(
+      perf.lower_bound_s > 0
+          ? std::max(0.0, (perf.bottleneck_s / perf.lower_bound_s - 1) * 100)
+          : 0);
+}
+
+// The compiler's word wins over the tile-memory model's (search with
+// --compile-cmd).
+void ApplyCompilerVerdict(const StrategyResult& r, proto::Plan* plan) {
+  if (!r.compiler_fits.has_value()) return;
+  if (*r.compiler_fits && !plan->fits()) {
+    plan->add_warnings(
+        absl::StrCat("the tile-memory model disagrees with the compile "
+                     "command, which accepted the split: ",
+                     plan->out_of_memory()));
+    plan->set_fits(true);
+    plan->clear_out_of_memory();
+  }
+  if (!*r.compiler_fits && plan->fits()) {
+    plan->set_fits(false);
+    plan->set_out_of_memory(
+        r.compiler_message.empty()
+            ? absl::StrCat(
+                  "the compile command accepted no split; the closest used ",
+                  r.search->max_tile_bytes(), " bytes on its fullest tile")
+            : absl::StrCat("the compile command accepted no split: ",
+                           r.compiler_message));
+  }
+}
+
+}  // namespace
+
+PlanEvaluation EvaluateAssignment(const Prepared& p, const Options& options,
+                                  const Assignment& a, double proportion) {
+  const DeviceModel model(p.problem, WithMemoryProportion(p.device, proportion),
+                          options.precision);
+  return EvaluatePlan(model, a.ipu, a.num_ipus(), p.batch);
+}
+
+Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
+                const std::vector<ShardingPoint>& points, std::string strategy,
+                const std::vector<std::string>& warnings,
+                PlanEvaluation evaluation, double proportion,
+                std::chrono::steady_clock::time_point start) {
+  Plan plan;
+  proto::Plan& pp = plan.proto;
+  pp.set_strategy(std::move(strategy));
+  pp.set_num_ipus(a.num_ipus());
+  pp.set_batch_size(static_cast<int32_t>(p.batch));
+  pp.set_precision(PrecisionName(options.precision));
+  for (const ShardingPoint& pt : points) {
+    auto* out = pp.add_sharding_points();
+    out->set_node(p.problem.names[pt.node]);
+    out->set_ipu(pt.ipu);
+    out->set_pipeline_stage(pt.pipeline_stage);
+  }
+  for (auto& ipu : SummarizeIpus(p.problem, a)) *pp.add_ipus() = std::move(ipu);
+  for (auto& t : ListCutTensors(p.problem, p.graph, a))
+    *pp.add_cut_tensors() = std::move(t);
+  const int n = p.problem.num_nodes();
+  for (int32_t node = 0; node < n; ++node) {
+    auto* placement = pp.add_nodes();
+    placement->set_node(p.problem.names[node]);
+    placement->set_ipu(a.ipu[node]);
+    placement->set_pipeline_stage(a.pipeline_stage[node]);
+  }
+  plan.node_names = p.problem.names;
+  plan.ipu.assign(a.ipu.begin(), a.ipu.end());
+  plan.pipeline_stage.assign(a.pipeline_stage.begin(), a.pipeline_stage.end());
+  for (const auto& w : p.warnings) pp.add_warnings(w);
+  for (const auto& w : warnings) pp.add_warnings(w);
+  proto::ModelSummary* s = pp.mutable_summary();
+  s->set_num_nodes(n);
+  s->set_total_flops(p.costs.total_flops);
+  s->set_total_weight_bytes(p.costs.total_weight_bytes);
+  s->set_nodes_named(p.naming.renamed_empty + p.naming.renamed_duplicate);
+  for (const auto& op : p.costs.ops_without_rule) s->add_ops_without_rule(op);
+  s->set_nodes_with_unknown_shapes(p.costs.nodes_with_unknown_shapes);
+  if (static_cast<int>(evaluation.memory.size()) != a.num_ipus()) {
+    evaluation = EvaluateAssignment(p, options, a, proportion);
+  }
+  const proto::DeviceProfile device =
+      WithMemoryProportion(p.device, proportion);
+  SetFigures(device, evaluation, proportion, &pp);
+  if (!evaluation.fits) {
+    // The message names the fullest tile of all (the compiler names one).
+    const DeviceModel model(p.problem, device, options.precision);
+    pp.set_out_of_memory(model.OutOfMemoryMessage(
+        evaluation.fullest_ipu, evaluation.memory[evaluation.fullest_ipu]));
+  }
+  s->set_planning_s(SecondsSince(start));
+  return plan;
+}
+
+absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
+                                  const SearchOracle& oracle,
+                                  std::chrono::steady_clock::time_point start) {
+  const int k = options.num_ipus;
+  const int n = p.problem.num_nodes();
+  if (k > n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num-ipus ", k, " exceeds the model's ", n,
+                     " nodes: every IPU needs at least one node"));
+  }
+  const Strategy* strategy = FindStrategy(options.strategy);
+  if (strategy == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown strategy '", options.strategy, "'"));
+  }
+  StrategyContext context;
+  context.problem = &p.problem;
+  context.device = p.device;
+  context.precision = options.precision;
+  context.num_ipus = k;
+  context.batch = p.batch;
+  context.optimal_perf = options.optimal_perf;
+  context.max_candidates = options.max_candidates;
+  context.max_search_s = options.max_search_s;
+  context.start = start;
+  context.progress = options.progress;
+  context.oracle = oracle;
+  ASSIGN_OR_RETURN(StrategyResult r, strategy->Run(context));
+  RETURN_IF_ERROR(ValidateAssignment(p.problem, r.assignment));
+  ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
+                   MinimalShardingPoints(p.problem, r.assignment));
+  Plan plan =
+      FinishPlan(p, options, r.assignment, points,
+                 std::string(strategy->name()), r.warnings,
+                 std::move(r.evaluation), r.available_memory_proportion, start);
+  if (r.search) *plan.proto.mutable_search() = *r.search;
+  if (r.optimal) *plan.proto.mutable_optimal() = *r.optimal;
+  for (proto::StrategyResult& c : r.candidates) {
+    *plan.proto.add_candidates() = std::move(c);
+  }
+  ApplyCompilerVerdict(r, &plan.proto);
+  return plan;
+}
+
+}  // namespace autoshard::internal

@@ -1,0 +1,66 @@
+#include "sharder/pod/node_bound.h"
+
+#include "costmodel/device_profile.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sharder/prepare.h"
+#include "tests/test_util.h"
+
+namespace autoshard::pod {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(NodeBoundTest, ANodeNoIpuHolds) {
+  // x: float[1,4]; a = MatMul(x, w0); b = Relu(a); c = Add(b, x);
+  // y = MatMul(c, w1); w0, w1 float[4,4] (64 bytes each).
+  const onnx::ModelProto model =
+      testing::ParseModelText(testing::kResidualModelText);
+  Options options;
+  options.device = testing::Ipu2WithTiles(2490);
+  options.device.set_tiles_per_ipu(1);  // an IPU of 2,490 bytes
+  absl::StatusOr<internal::Prepared> p = internal::Prepare(model, options);
+  ASSERT_TRUE(p.ok()) << p.status();
+  DeviceModel device(p->problem, p->device, Precision::kFp32);
+  // n3 = MatMul(c, w1): w1 64 + matmul code 2,400 (one tile) + c 16 + y 16.
+  const int32_t n3 = p->graph.FindNode("n3");
+  EXPECT_EQ(NodeBoundBytes(p->problem, device, n3), 64 + 2400 + 16 + 16);
+  // n0 = MatMul(x, w0): x is a graph input, not counted: 64 + 2400 + 16.
+  EXPECT_EQ(NodeBoundBytes(p->problem, device, p->graph.FindNode("n0")), 2480);
+  // 2,496 > 2,490: n3 fits nowhere; n0 (2,480) would.
+  std::optional<OverflowingNode> worst = NodeThatNoIpuHolds(p->problem, device);
+  ASSERT_TRUE(worst.has_value());
+  EXPECT_EQ(worst->node, n3);
+  EXPECT_THAT(worst->message, HasSubstr("node 'n3' alone needs at least 2496 "
+                                        "bytes"));
+  // With 2,500-byte IPUs every node fits alone.
+  options.device.set_bytes_per_tile(2500);
+  p = internal::Prepare(model, options);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(NodeThatNoIpuHolds(p->problem, DeviceModel(p->problem, p->device,
+                                                          Precision::kFp32))
+                   .has_value());
+}
+
+TEST(NodeBoundTest, PlanModelSaysSoAndSkipsTheSearch) {
+  const onnx::ModelProto model =
+      testing::ParseModelText(testing::kResidualModelText);
+  Options options;
+  options.device = testing::Ipu2WithTiles(2490);
+  options.device.set_tiles_per_ipu(1);
+  options.num_ipus = kAutoIpus;
+  options.max_ipus = 4;
+  absl::StatusOr<Plan> plan = PlanModel(model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Every count but the last skipped: 1 and 2; 4 planned.
+  EXPECT_THAT(plan->proto.num_ipus_skipped(), ::testing::ElementsAre(1, 2));
+  EXPECT_THAT(plan->proto.num_ipus_tried(), ::testing::ElementsAre(4));
+  EXPECT_FALSE(plan->proto.fits());
+  EXPECT_THAT(plan->proto.search().stop_reason(),
+              HasSubstr("node 'n3' alone needs at least 2496 bytes"));
+  EXPECT_THAT(plan->proto.warnings(),
+              ::testing::Contains(HasSubstr("no split onto any number")));
+}
+
+}  // namespace
+}  // namespace autoshard::pod

@@ -1,0 +1,138 @@
+#include "sharder/strategies/auto_strategy.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/status_macros.h"
+#include "sharder/search_strategy.h"
+#include "sharder/strategies/builtin.h"
+#include "sharder/subgraphs.h"
+
+namespace autoshard {
+namespace {
+
+// Search moves from `start` (DESIGN.md §4.4): one node per subgraph,
+// --optimal-perf style, on a small budget; nullopt when it finds no fitting
+// split or is not worth running.
+absl::StatusOr<std::optional<Assignment>> Polish(const StrategyContext& c,
+                                                 const Assignment& start,
+                                                 double seconds_left) {
+  const ShardingProblem& p = *c.problem;
+  if (c.num_ipus < 2 || p.num_nodes() > kMaxNodeGranularity ||
+      seconds_left <= 0) {
+    return std::nullopt;
+  }
+  const SubgraphSet nodes(p,
+                          {.drop_small = false, .every_node_candidate = true});
+  std::vector<int32_t> groups(nodes.size());
+  for (int32_t s = 0; s < nodes.size(); ++s) {
+    groups[s] = start.ipu[nodes.subgraphs()[s].nodes.front()];
+  }
+  SearchOptions options;
+  options.optimal_perf = true;
+  options.max_candidates =
+      std::min<int64_t>(c.max_candidates, kPolishCandidates);
+  options.max_seconds = std::min(seconds_left, kPolishSeconds);
+  options.batch = c.batch;
+  options.retry_lower_proportions = false;
+  ASSIGN_OR_RETURN(SearchResult r,
+                   SearchStrategy(p, nodes, std::move(groups), c.num_ipus,
+                                  c.device, c.precision, options));
+  if (!r.fits) return std::nullopt;
+  return std::move(r.assignment);
+}
+
+// One split auto compares, with its name and seconds.
+struct Candidate {
+  std::string strategy;
+  StrategyResult result;
+  double seconds = 0;
+};
+
+proto::StrategyResult CandidateProto(const Candidate& c, bool chosen) {
+  proto::StrategyResult r;
+  r.set_strategy(c.strategy);
+  r.set_fits(c.result.evaluation.fits);
+  r.set_bottleneck_s(c.result.evaluation.performance.bottleneck_s);
+  r.set_max_tile_bytes(c.result.evaluation.max_tile_bytes);
+  r.set_available_memory_proportion(c.result.available_memory_proportion);
+  r.set_seconds(c.seconds);
+  r.set_chosen(chosen);
+  return r;
+}
+
+class Auto : public Strategy {
+ public:
+  absl::string_view name() const override { return "auto"; }
+  absl::StatusOr<StrategyResult> Run(const StrategyContext& c) const override;
+};
+
+absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
+  const double amp = c.device.available_memory_proportion();
+  std::vector<Candidate> candidates;
+  auto t = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Assignment raw, RawSplit(c));
+  candidates.push_back({"raw", Evaluated(c, raw, amp), SecondsSince(t)});
+  std::optional<proto::SearchSummary> search;
+  if (c.num_ipus > 1) {
+    t = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(StrategyResult searched, SearchFrom(c, raw));
+    search = searched.search;
+    candidates.push_back({"search", std::move(searched), SecondsSince(t)});
+  }
+  t = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(StrategyResult sliced, OptimalOrRaw(c, raw));
+  const std::optional<proto::OptimalSummary> optimal = sliced.optimal;
+  std::vector<std::string> warnings = sliced.warnings;
+  candidates.push_back({"optimal", sliced, SecondsSince(t)});
+  if (optimal->fits()) {
+    t = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(
+        std::optional<Assignment> polished,
+        Polish(c, sliced.assignment, c.max_search_s - SecondsSince(c.start)));
+    if (polished) {
+      candidates.push_back({"optimal+search",
+                            Evaluated(c, std::move(*polished), amp),
+                            SecondsSince(t)});
+    }
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (BetterResult(candidates[i].result, candidates[best].result)) best = i;
+  }
+  StrategyResult out = candidates[best].result;
+  if (candidates[best].strategy != "search") {
+    out.compiler_message.clear();
+    out.compiler_fits.reset();
+  }
+  out.search = search;
+  out.optimal = optimal;
+  out.warnings = std::move(warnings);
+  out.candidates.clear();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    out.candidates.push_back(CandidateProto(candidates[i], i == best));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool BetterResult(const StrategyResult& a, const StrategyResult& b) {
+  const PlanEvaluation& x = a.evaluation;
+  const PlanEvaluation& y = b.evaluation;
+  if (x.fits != y.fits) return x.fits;
+  if (!x.fits) return x.max_tile_bytes < y.max_tile_bytes;
+  if (x.performance.bottleneck_s != y.performance.bottleneck_s) {
+    return x.performance.bottleneck_s < y.performance.bottleneck_s;
+  }
+  return a.available_memory_proportion > b.available_memory_proportion;
+}
+
+const Strategy& AutoStrategyInstance() {
+  static const Auto strategy;
+  return strategy;
+}
+
+}  // namespace autoshard

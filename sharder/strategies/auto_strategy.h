@@ -1,0 +1,28 @@
+// The `auto` strategy, the default (DESIGN.md §4.4): raw, search (more than
+// one IPU), optimal, and search moves from optimal's split when it fits
+// ("optimal+search": one node per subgraph, --optimal-perf style, at most
+// kPolishCandidates splits in kPolishSeconds); the best of them by
+// BetterResult. Never worse than raw. The plan lists every candidate's
+// figures (proto::StrategyResult) and which was chosen.
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_AUTO_STRATEGY_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_AUTO_STRATEGY_H_
+
+#include <cstdint>
+
+#include "sharder/strategies/strategy.h"
+
+namespace autoshard {
+
+// The budget of auto's last step, search moves from optimal's split.
+inline constexpr int64_t kPolishCandidates = 2000;
+inline constexpr double kPolishSeconds = 3;
+
+// auto's order: a split that fits beats one that does not; then the smaller
+// bottleneck; on a tie the larger available memory proportion (the device's
+// beats one the search lowered). Among splits that do not fit, the smaller
+// fullest tile. False when neither is better.
+bool BetterResult(const StrategyResult& a, const StrategyResult& b);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_AUTO_STRATEGY_H_

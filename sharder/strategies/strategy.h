@@ -1,0 +1,92 @@
+// The interface every strategy implements (DESIGN.md §4), in the spirit of
+// XLA's HloPassInterface: a name and one Run. A strategy sees plain data
+// (the ShardingProblem, the device profile, the budgets, an optional
+// compiler as judge), never ONNX or CLI options, so each can be unit-tested
+// on hand-written problems (tests/test_problems.h). The list of strategies
+// is sharder/strategies/registry.h.
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_STRATEGY_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_STRATEGY_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "costmodel/plan_evaluation.h"
+#include "costmodel/precision.h"
+#include "costmodel/problem.h"
+#include "proto/device.pb.h"
+#include "proto/plan.pb.h"
+#include "sharder/search_strategy.h"
+#include "sharder/sharding_points.h"
+
+namespace autoshard {
+
+// What a strategy is given: one IPU count of one model.
+struct StrategyContext {
+  const ShardingProblem* problem = nullptr;  // outlives the Run
+  // The chip, with the run's available memory proportion (the user's, or
+  // the profile's): strategies that try lower ones say so in their result.
+  proto::DeviceProfile device;
+  Precision precision = Precision::kFp32;
+  int num_ipus = 1;                 // 1 .. problem->num_nodes()
+  int64_t batch = 1;                // samples per pipeline step
+  bool optimal_perf = false;        // search: keep going for the bottleneck
+  int64_t max_candidates = 100000;  // search: splits to evaluate at most
+  double max_search_s = 60;         // search, and optimal's DPs again
+  // When the plan started: auto gives its last step what is left of
+  // max_search_s since then.
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+  // search: about once a second, candidates tried and the closest split's
+  // fullest tile (bytes); may be empty.
+  std::function<void(int64_t, int64_t)> progress;
+  // search: when set, a compiler judges every candidate (compile_oracle.h).
+  SearchOracle oracle;
+};
+
+// What a strategy returns: the split and its evaluation.
+struct StrategyResult {
+  Assignment assignment;
+  // The proportion the split is evaluated with: the context's, or a lower
+  // one the search settled on (DESIGN.md §4.2).
+  double available_memory_proportion = 0;
+  // EvaluatePlan of `assignment` with that proportion: the plan's figures.
+  PlanEvaluation evaluation;
+  std::optional<proto::SearchSummary> search;     // when a search ran
+  std::optional<proto::OptimalSummary> optimal;   // when the DPs ran
+  std::vector<proto::StrategyResult> candidates;  // auto: the splits compared
+  // search with a compiler: whether it accepted the split, and its words
+  // when it failed without naming a tile.
+  std::optional<bool> compiler_fits;
+  std::string compiler_message;
+  std::vector<std::string> warnings;  // for the plan, in order
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // The --strategy name ("raw", "search", "optimal", "auto").
+  virtual absl::string_view name() const = 0;
+  // Splits context.problem over context.num_ipus IPUs. Errors: those of the
+  // underlying algorithm (InvalidArgument for a split it cannot make,
+  // Internal when time ran out before it started, a compiler's error).
+  virtual absl::StatusOr<StrategyResult> Run(
+      const StrategyContext& context) const = 0;
+};
+
+// Evaluates `assignment` in `context` with available memory proportion
+// `proportion` and returns it as a result (the strategies' last step).
+StrategyResult Evaluated(const StrategyContext& context, Assignment assignment,
+                         double proportion);
+
+// Seconds since `since`.
+double SecondsSince(std::chrono::steady_clock::time_point since);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_STRATEGY_H_

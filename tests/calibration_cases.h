@@ -1,0 +1,37 @@
+// The calibration cases: each published fact of
+// costmodel/calibration/facts.textproto rebuilt (tests/calibration_models.h)
+// and predicted with a device profile on one IPU. Shared by the calibration
+// test (tests/calibration_test.cc) and the fitter (bench/calibration_fit.cc).
+#ifndef AUTOSHARD_TESTS_CALIBRATION_CASES_H_
+#define AUTOSHARD_TESTS_CALIBRATION_CASES_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/calibration.pb.h"
+#include "proto/device.pb.h"
+#include "sharder/autoshard.h"
+
+namespace autoshard::testing {
+
+// Parses the facts file. Errors: NotFound, InvalidArgument (parse).
+absl::StatusOr<proto::CalibrationFacts> LoadCalibrationFacts(
+    const std::string& path);
+
+// The 1-IPU plan of `fact`'s model under `profile` (the fact's precision and
+// available memory proportion; raw strategy: one IPU has one split).
+absl::StatusOr<Plan> PlanFact(const proto::CalibrationFact& fact,
+                              const proto::DeviceProfile& profile);
+
+// The fact's figure as the plan predicts it: throughput (samples/s),
+// latency (the bottleneck stage, s), fits (1 or 0), memory (the total bytes
+// of IPU 0).
+double PredictedFigure(const proto::CalibrationFact& fact, const Plan& plan);
+
+// The memory figure of `fact` named `category`, 0 when absent.
+int64_t MemoryFigure(const proto::CalibrationFact& fact,
+                     const std::string& category);
+
+}  // namespace autoshard::testing
+
+#endif  // AUTOSHARD_TESTS_CALIBRATION_CASES_H_
