@@ -41,14 +41,14 @@ int RunInspect(const InspectOptions& o) {
   }
   ReportStep(o.model, "inspected", start);
   report->set_model(o.model.model);
+  if (absl::Status s = WriteInspectHtml(o.model, *loaded, *report); !s.ok())
+    return ReportError(s);
   Console& console = CurrentConsole();
   if (o.json || o.model.report == "json") {
     *console.out << ProtoJson(*report);
   } else {
     *console.out << InspectText(*report);
   }
-  if (absl::Status s = WriteInspectHtml(o.model, *loaded, *report); !s.ok())
-    return ReportError(s);
   if (!o.model.quiet) {
     for (const auto& w : report->warnings()) ReportWarning(w);
   }

@@ -12,12 +12,13 @@
 namespace autoshard::cmd {
 
 void AddPictureFlags(CLI::App* sub, ModelOptions* o, bool graph) {
-  sub->add_option("--html", o->html_path,
-                  "also write one self-contained HTML page of charts (memory "
-                  "by kind per IPU, stage times, pipeline, cut tensors" +
-                      std::string(graph ? ", the graph when Graphviz is "
-                                          "installed)"
-                                        : ")"));
+  sub->add_option(
+      "--html", o->html_path,
+      graph ? "also write one self-contained HTML page: charts of memory by "
+              "kind per IPU, stage times and the pipeline, the graph (when "
+              "Graphviz is installed), cut tensors, strategies, options"
+            : "also write one self-contained HTML page: the model's memory "
+              "on one IPU and FLOPs by op type, as charts");
   if (!graph) return;
   sub->add_option("--graph", o->graph_path,
                   "also write the graph coloured by IPU: FILE.svg (laid out "
@@ -67,6 +68,9 @@ absl::Status WriteInspectHtml(const ModelOptions& o, const LoadedModel& loaded,
   std::vector<std::filesystem::path> inputs = {loaded.path};
   for (const auto& rel : loaded.external_files)
     inputs.push_back(loaded.path.parent_path() / rel);
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(o.device, ec))
+    inputs.emplace_back(o.device);
   RETURN_IF_ERROR(CheckOutputPaths({o.html_path}, inputs));
   HtmlPageInputs page;
   ASSIGN_OR_RETURN(page.device, LoadDeviceProfile(o.device));
