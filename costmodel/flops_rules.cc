@@ -29,30 +29,6 @@ namespace internal {
 using onnx::AttributeProto;
 using onnx::NodeProto;
 
-const AttributeProto* FindAttr(const NodeProto& node, std::string_view name) {
-  for (const auto& attr : node.attribute()) {
-    if (attr.name() == name) return &attr;
-  }
-  return nullptr;
-}
-
-int64_t AttrInt(const NodeProto& node, std::string_view name, int64_t dflt) {
-  const AttributeProto* attr = FindAttr(node, name);
-  return attr != nullptr ? attr->i() : dflt;
-}
-
-std::vector<int64_t> AttrInts(const NodeProto& node, std::string_view name) {
-  const AttributeProto* attr = FindAttr(node, name);
-  if (attr == nullptr) return {};
-  return {attr->ints().begin(), attr->ints().end()};
-}
-
-std::string AttrString(const NodeProto& node, std::string_view name,
-                       std::string_view dflt) {
-  const AttributeProto* attr = FindAttr(node, name);
-  return attr != nullptr ? attr->s() : std::string(dflt);
-}
-
 std::string OpLabel(const NodeProto& node) {
   if (IsDefaultDomain(node.domain())) return node.op_type();
   return absl::StrCat(node.domain(), ".", node.op_type());

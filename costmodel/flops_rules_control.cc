@@ -81,7 +81,8 @@ std::string BodyNodeLabel(const NodeProto& node, int index) {
 }
 
 // Sum of the FLOPs of `body`'s nodes, with names looked up in the body's own
-// tables first, then in `outer` (Note [Scopes]).
+// tables first, then in `outer` (Note [Scopes],
+// graph/shape_propagation_internal.h).
 FlopsEstimate EstimateBody(const onnx::GraphProto& body, const Scope& outer) {
   const TensorInfoMap tensors = CollectTensorInfo(body);
   const ScalarConstants scalars = CollectScalarConstants(body);

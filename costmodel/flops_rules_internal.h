@@ -13,20 +13,15 @@
 #include <vector>
 
 #include "costmodel/flops_rules.h"
+#include "graph/node_attributes.h"
 #include "graph/shapes.h"
 #include "onnx/onnx_pb.h"
 
 namespace autoshard::internal {
 
-// Note [Scopes]
-// A body (an If branch, a Loop or Scan body) sees the names of every graph
-// that encloses it, and the names it defines itself shadow the enclosing
-// ones. A Scope is one graph's tables plus a pointer to the enclosing graph's
-// Scope; a lookup tries the innermost table first and walks outwards. Costing
-// a body therefore costs time proportional to the body (times the nesting
-// depth per lookup), never to the size of the enclosing graphs: copying the
-// enclosing table per body made a chain of n If nodes O(n^2). A Scope does
-// not own its tables; they and the parent must outlive it.
+// A body's names, looked up innermost first: Note [Scopes] in
+// graph/shape_propagation_internal.h. A Scope does not own its tables; they
+// and the parent must outlive it.
 class Scope {
  public:
   Scope(const TensorInfoMap& tensors, const ScalarConstants& scalars,
@@ -59,14 +54,15 @@ class Scope {
   const Scope* parent_;
 };
 
-const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node,
-                                     std::string_view name);
-int64_t AttrInt(const onnx::NodeProto& node, std::string_view name,
-                int64_t dflt);
-std::vector<int64_t> AttrInts(const onnx::NodeProto& node,
-                              std::string_view name);
-std::string AttrString(const onnx::NodeProto& node, std::string_view name,
-                       std::string_view dflt);
+// Attribute lookups: graph/node_attributes.h; AttrInts is empty when the
+// attribute is absent.
+using ::autoshard::AttrInt;
+using ::autoshard::AttrString;
+using ::autoshard::FindAttr;
+inline std::vector<int64_t> AttrInts(const onnx::NodeProto& node,
+                                     std::string_view name) {
+  return ::autoshard::AttrInts(node, name).value_or(std::vector<int64_t>{});
+}
 
 // The op type, written "domain.OpType" outside the default domain.
 std::string OpLabel(const onnx::NodeProto& node);

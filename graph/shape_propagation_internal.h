@@ -42,11 +42,20 @@ struct SequenceInfo {
   int64_t length = -1;  // -1: unknown
 };
 
+// Note [Scopes]
+// A body (an If branch, a Loop or Scan body) sees the names of every graph
+// that encloses it, and the names it defines itself shadow the enclosing
+// ones. A Scope is one graph's tables plus a pointer to the enclosing graph's
+// Scope; a lookup tries the innermost table first and walks outwards. Analysing
+// or costing a body therefore costs time proportional to the body (times the
+// nesting depth per lookup), never to the size of the enclosing graphs: copying
+// the enclosing table per body made a chain of n If nodes O(n^2). A Scope does
+// not own its tables; they and the parent must outlive it.
+//
 // One graph's tables: what is known of the names it defines, with a pointer
-// to the enclosing graph's tables (lookups walk outwards, as in
-// costmodel's Note [Scopes]). A body's scope and its own bodies' scopes are
-// kept until the whole pass commits, so a Loop body run again simply drops
-// the first run's scope.
+// to the enclosing graph's tables (lookups walk outwards, Note [Scopes]). A
+// body's scope and its own bodies' scopes are kept until the whole pass
+// commits, so a Loop body run again simply drops the first run's scope.
 struct GraphScope {
   explicit GraphScope(const GraphScope* parent) : parent(parent) {}
 

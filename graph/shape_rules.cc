@@ -10,6 +10,35 @@
 #include "graph/graph.h"
 
 namespace autoshard {
+
+bool IsBroadcastOp(const std::string& op) {
+  static constexpr std::string_view kOps[] = {"Add",
+                                              "Sub",
+                                              "Mul",
+                                              "Div",
+                                              "Pow",
+                                              "Mod",
+                                              "Equal",
+                                              "Less",
+                                              "Greater",
+                                              "LessOrEqual",
+                                              "GreaterOrEqual",
+                                              "And",
+                                              "Or",
+                                              "Xor",
+                                              "Where",
+                                              "Min",
+                                              "Max",
+                                              "Sum",
+                                              "Mean",
+                                              "BitShift",
+                                              "PRelu",
+                                              "BitwiseAnd",
+                                              "BitwiseOr",
+                                              "BitwiseXor"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
 namespace {
 
 using onnx::TensorProto;
@@ -241,34 +270,6 @@ std::vector<DerivedOutput> CompressRule(const RuleNode& n) {
 // --- Broadcasting element-wise ops whose ONNX 1.12 schema has a function
 // body but no inference function (GreaterOrEqual, LessOrEqual), and any
 // other the earlier steps left unknown. ---
-
-bool IsBroadcastOp(const std::string& op) {
-  static constexpr std::string_view kOps[] = {"Add",
-                                              "Sub",
-                                              "Mul",
-                                              "Div",
-                                              "Pow",
-                                              "Mod",
-                                              "Equal",
-                                              "Less",
-                                              "Greater",
-                                              "LessOrEqual",
-                                              "GreaterOrEqual",
-                                              "And",
-                                              "Or",
-                                              "Xor",
-                                              "Where",
-                                              "Min",
-                                              "Max",
-                                              "Sum",
-                                              "Mean",
-                                              "BitShift",
-                                              "PRelu",
-                                              "BitwiseAnd",
-                                              "BitwiseOr",
-                                              "BitwiseXor"};
-  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
-}
 
 std::vector<DerivedOutput> BroadcastRule(const RuleNode& n) {
   const std::string& op = n.node.op_type();

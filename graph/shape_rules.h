@@ -72,6 +72,11 @@ struct DerivedOutput {
 // inputdimensions]). Other ops: empty.
 std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n);
 
+// The broadcasting element-wise ops (numpy broadcast of their inputs): the
+// one list both DeriveOutputShapes and the fallback type rules
+// (ApplyTypeRules, graph/tensor_types.h) read.
+bool IsBroadcastOp(const std::string& op);
+
 }  // namespace autoshard
 
 #endif  // AUTOSHARD_GRAPH_SHAPE_RULES_H_

@@ -50,27 +50,6 @@ bool ShapeValue::IsFloatType(int32_t elem_type) {
 
 namespace values_internal {
 
-const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node,
-                                     std::string_view name) {
-  for (const auto& attr : node.attribute()) {
-    if (attr.name() == name) return &attr;
-  }
-  return nullptr;
-}
-
-int64_t AttrInt(const onnx::NodeProto& node, std::string_view name,
-                int64_t dflt) {
-  const onnx::AttributeProto* attr = FindAttr(node, name);
-  return attr != nullptr ? attr->i() : dflt;
-}
-
-std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node,
-                                             std::string_view name) {
-  const onnx::AttributeProto* attr = FindAttr(node, name);
-  if (attr == nullptr) return std::nullopt;
-  return std::vector<int64_t>(attr->ints().begin(), attr->ints().end());
-}
-
 int64_t NumElementsCapped(absl::Span<const int64_t> dims) {
   // The product of the non-zero dims is bounded too, so that no product of
   // some of the dims (a stride, an outer or inner size) can overflow, even

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "graph/node_attributes.h"
 #include "graph/shape_values.h"
 #include "onnx/onnx_pb.h"
 
@@ -33,13 +34,10 @@ struct EvalCtx {
   }
 };
 
-const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node,
-                                     std::string_view name);
-int64_t AttrInt(const onnx::NodeProto& node, std::string_view name,
-                int64_t dflt);
-// nullopt when the attribute is absent.
-std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node,
-                                             std::string_view name);
+// Attribute lookups: graph/node_attributes.h.
+using ::autoshard::AttrInt;
+using ::autoshard::AttrInts;
+using ::autoshard::FindAttr;
 
 // Product of `dims`, or -1 when a dim is negative or the product of the
 // non-zero dims exceeds kMaxValueElements (so a tensor a 0 dim makes empty

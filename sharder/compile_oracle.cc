@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "graph/annotations.h"
 #include "graph/model_io.h"
-#include "sharder/emit.h"
 
 namespace autoshard {
 namespace fs = std::filesystem;

@@ -16,25 +16,7 @@
 #include "yaml-cpp/yaml.h"
 
 namespace autoshard {
-namespace {
-
-void SetIntAttribute(const char* name, int value, onnx::NodeProto* node) {
-  for (auto& attr : *node->mutable_attribute()) {
-    if (attr.name() == name) {
-      attr.Clear();
-      attr.set_name(name);
-      attr.set_type(onnx::AttributeProto::INT);
-      attr.set_i(value);
-      return;
-    }
-  }
-  onnx::AttributeProto* attr = node->add_attribute();
-  attr->set_name(name);
-  attr->set_type(onnx::AttributeProto::INT);
-  attr->set_i(value);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // "12.3 MB"-style figure for the report (powers of 1000, as tools print).
 std::string HumanBytesText(double bytes) {
@@ -78,11 +60,6 @@ absl::StatusOr<int> NonNegativeInt(const YAML::Node& node,
 }
 
 }  // namespace
-
-void SetPlacement(int ipu, int pipeline_stage, onnx::NodeProto* node) {
-  SetIntAttribute(kIpuAttribute, ipu, node);
-  SetIntAttribute(kStageAttribute, pipeline_stage, node);
-}
 
 std::string ShardingConfigYaml(const proto::Plan& plan) {
   YAML::Emitter out;

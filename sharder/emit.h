@@ -8,17 +8,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/annotations.h"
 #include "onnx/onnx_pb.h"
 #include "sharder/autoshard.h"
 
 namespace autoshard {
 
-inline constexpr char kIpuAttribute[] = "__ipu_number";
-inline constexpr char kStageAttribute[] = "__pipeline_stage";
-
-// Sets (or replaces) the INT attributes `__ipu_number` and `__pipeline_stage`
-// on `node`.
-void SetPlacement(int ipu, int pipeline_stage, onnx::NodeProto* node);
+// The annotations themselves (__ipu_number, __pipeline_stage):
+// graph/annotations.h.
 
 // PopRT manual-sharding YAML: a list of `{node: "NAME", device: I, stage: S}`
 // (names double-quoted, so YAML 1.1 readers never turn `yes` or `0x10` into

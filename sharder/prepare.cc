@@ -8,14 +8,11 @@
 #include "absl/strings/str_join.h"
 #include "costmodel/device_profile.h"
 #include "graph/model_io.h"
+#include "graph/shape_analysis.h"
 #include "graph/status_macros.h"
 
 namespace autoshard::internal {
 namespace {
-
-// Initializers with more elements than this are copied without their data
-// into the model used for shape inference: it needs their dims only.
-constexpr int64_t kMaxCopiedInitializerElements = 1024;
 
 // The options' device profile, the built-in default when none was given,
 // with the available memory proportion override applied.
@@ -33,61 +30,7 @@ absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {
 
 }  // namespace
 
-std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
-    const onnx::ModelProto& in) {
-  auto m = std::make_unique<onnx::ModelProto>();
-  m->set_ir_version(in.ir_version());
-  *m->mutable_opset_import() = in.opset_import();
-  *m->mutable_functions() = in.functions();
-  const onnx::GraphProto& g = in.graph();
-  onnx::GraphProto* out = m->mutable_graph();
-  out->set_name(g.name());
-  *out->mutable_node() = g.node();
-  *out->mutable_input() = g.input();
-  *out->mutable_output() = g.output();
-  *out->mutable_value_info() = g.value_info();
-  *out->mutable_sparse_initializer() = g.sparse_initializer();
-  for (const auto& t : g.initializer()) {
-    int64_t elems = 1;
-    for (int64_t d : t.dims()) elems = SaturatingMul(elems, d < 0 ? 0 : d);
-    onnx::TensorProto* copy = out->add_initializer();
-    if (elems <= kMaxCopiedInitializerElements) {
-      *copy = t;
-      continue;
-    }
-    copy->set_name(t.name());
-    copy->set_data_type(t.data_type());
-    *copy->mutable_dims() = t.dims();
-  }
-  return m;
-}
-
 namespace {
-
-// The first tensor of `graph` whose inferred shape has a negative dim (as
-// ONNX's inference computes for a Conv longer than its input), written
-// "name [d0,d1,...]" with a count of the others, or "".
-std::string NegativeDims(const onnx::GraphProto& graph) {
-  std::string first;
-  int count = 0;
-  auto check = [&](const onnx::ValueInfoProto& vi) {
-    const auto& dims = vi.type().tensor_type().shape().dim();
-    bool negative = false;
-    for (const auto& d : dims) {
-      negative |= d.has_dim_value() && d.dim_value() < 0;
-    }
-    if (!negative || count++ > 0) return;
-    std::vector<std::string> text;
-    for (const auto& d : dims) {
-      text.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value()) : "?");
-    }
-    first = absl::StrCat("'", vi.name(), "' [", absl::StrJoin(text, ","), "]");
-  };
-  for (const auto& vi : graph.value_info()) check(vi);
-  for (const auto& vi : graph.output()) check(vi);
-  if (count > 1) absl::StrAppend(&first, " and ", count - 1, " more");
-  return first;
-}
 
 // "a, b, c, d, e and 3 more".
 std::string SomeNames(const std::vector<std::string>& names) {
@@ -238,22 +181,14 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
       if (!d.has_dim_value()) d.set_dim_value(1);
     }
   }
-  if (absl::Status s = InferShapes(p.model.get()); !s.ok()) {
-    p.warnings.push_back(
-        absl::StrCat(s.message(), "; using the shapes the file records"));
-  }
-  if (std::string bad = NegativeDims(p.model->graph()); !bad.empty()) {
-    p.warnings.push_back(absl::StrCat(
-        "shape inference gives negative dims (", bad, "): the inputs are ",
-        "too small for the model",
-        p.unresolved_dims.empty()
-            ? ""
-            : "; its unresolved input dims were taken as 1, set them with "
-              "--input-shape"));
-  }
-  TensorInfoMap tensors = CollectTensorInfo(p.model->graph());
-  ShapePropagationResult propagated = PropagateShapes(p.model.get(), &tensors);
-  p.shape_assumptions = std::move(propagated.assumptions);
+  ModelShapes shapes = AnalyzeShapes(
+      p.model.get(), p.unresolved_dims.empty()
+                         ? ""
+                         : "; its unresolved input dims were taken as 1, set "
+                           "them with --input-shape");
+  for (auto& w : shapes.warnings) p.warnings.push_back(std::move(w));
+  TensorInfoMap& tensors = shapes.tensors;
+  p.shape_assumptions = std::move(shapes.assumptions);
   if (!p.shape_assumptions.empty()) {
     std::map<std::string, int> by_op;
     for (const auto& a : p.shape_assumptions) ++by_op[a.op_type];

@@ -13,16 +13,13 @@
 #include "costmodel/problem.h"
 #include "graph/graph.h"
 #include "graph/naming.h"
+#include "graph/shape_analysis.h"
 #include "graph/shape_propagation.h"
 #include "onnx/onnx_pb.h"
 #include "proto/device.pb.h"
-#include "sharder/autoshard.h"
+#include "sharder/options.h"
 
 namespace autoshard::internal {
-
-// What Debian 12's ONNX 1.12 knows (DESIGN.md §8).
-inline constexpr int64_t kNewestKnownOpset = 17;
-inline constexpr int64_t kNewestKnownIrVersion = 8;
 
 // A graph input dim neither the model nor an option fixes.
 struct UnresolvedDim {
@@ -54,11 +51,6 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                  const Options& options);
 
 std::string PrecisionName(Precision precision);
-
-// A copy of `model` for shape inference: every field it needs, with the data
-// of initializers of more than 1024 elements left out (dims and type kept).
-std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
-    const onnx::ModelProto& model);
 
 }  // namespace autoshard::internal
 

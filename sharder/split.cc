@@ -10,8 +10,8 @@
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
+#include "graph/tensor_types.h"
 #include "sharder/emit.h"
-#include "sharder/split_types.h"
 
 namespace autoshard {
 namespace {
@@ -275,7 +275,7 @@ class Splitter {
         "cut tensor '", t, "' (output of node ",
         p == kNoNode ? std::string("?") : NodeLabel(dag_.node(p), p),
         ") has no known element type: neither ONNX 1.12's shape inference "
-        "nor autoshard's rules (sharder/split_types.h) can tell, and a "
+        "nor autoshard's rules (graph/tensor_types.h) can tell, and a "
         "model's inputs and outputs need one"));
   }
 

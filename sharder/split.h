@@ -26,7 +26,7 @@
 //   imports, IR version, functions, producer and metadata as the model's.
 // A control-flow node is one node: its bodies are never cut, and the names
 // they read from the outer scope are inputs like any other. Types of cut
-// tensors come from sharder/split_types.h (ONNX's inference, then rules); a
+// tensors come from graph/tensor_types.h (ONNX's inference, then rules); a
 // cut tensor whose rank shows only at run time (no model input could declare
 // it) travels as "<t>__autoshard_data" (flattened to 1-D) and
 // "<t>__autoshard_shape", and the reading stage reshapes them back into t.

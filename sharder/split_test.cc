@@ -7,9 +7,9 @@
 #include "gmock/gmock.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
+#include "graph/tensor_types.h"
 #include "gtest/gtest.h"
 #include "sharder/emit.h"
-#include "sharder/split_types.h"
 #include "tests/test_util.h"
 
 namespace autoshard {

@@ -28,10 +28,10 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "graph/model_io.h"
+#include "graph/shape_analysis.h"
 #include "graph/status_macros.h"
 #include "onnx/shape_inference/implementation.h"
 #include "sharder/emit.h"
-#include "sharder/prepare.h"
 #include "sharder/split.h"
 
 namespace autoshard {
@@ -101,8 +101,7 @@ absl::StatusOr<fs::path> MakeTempDir(const fs::path& parent) {
 // ONNX's shape inference in strict mode (type checks, errors thrown) on a
 // copy without large weights; the error's message, or empty.
 std::string StrictInferenceError(const onnx::ModelProto& model) {
-  std::unique_ptr<onnx::ModelProto> copy =
-      internal::CopyWithoutLargeWeights(model);
+  std::unique_ptr<onnx::ModelProto> copy = CopyWithoutLargeWeights(model);
   onnx::ShapeInferenceOptions options;
   options.check_type = true;
   options.error_mode = 1;

@@ -1,4 +1,6 @@
-// The per-op type rules of sharder/split_types.h (ApplyTypeRules).
+// The fallback type rules of graph/tensor_types.h (ApplyTypeRules): element
+// type and rank where ONNX's inference and the shape rules
+// (graph/shape_rules.h) leave a tensor unknown.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -6,7 +8,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "sharder/split_types.h"
+#include "graph/node_attributes.h"
+#include "graph/shape_rules.h"
+#include "graph/tensor_types.h"
 
 namespace autoshard {
 namespace {
@@ -47,49 +51,8 @@ const absl::flat_hash_set<std::string>& SameAsInput0() {
   return *ops;
 }
 
-// Ops that broadcast their inputs: rank = the largest input rank.
-const absl::flat_hash_set<std::string>& Broadcasting() {
-  static const auto* ops =
-      new absl::flat_hash_set<std::string>{"Add",
-                                           "And",
-                                           "BitShift",
-                                           "Div",
-                                           "Equal",
-                                           "Greater",
-                                           "GreaterOrEqual",
-                                           "Less",
-                                           "LessOrEqual",
-                                           "Max",
-                                           "Mean",
-                                           "Min",
-                                           "Mod",
-                                           "Mul",
-                                           "Or",
-                                           "Pow",
-                                           "PRelu",
-                                           "Sub",
-                                           "Sum",
-                                           "Where",
-                                           "Xor"};
-  return *ops;
-}
-
 bool IsReduction(const std::string& op) {
   return absl::StartsWith(op, "Reduce") || op == "ArgMax" || op == "ArgMin";
-}
-
-const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node,
-                                     absl::string_view name) {
-  for (const auto& a : node.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
-int64_t IntAttr(const onnx::NodeProto& node, absl::string_view name,
-                int64_t fallback) {
-  const onnx::AttributeProto* a = FindAttr(node, name);
-  return a != nullptr ? a->i() : fallback;
 }
 
 // The values of an int32/int64 tensor stored in the file, if short.
@@ -266,7 +229,7 @@ class TypeRules {
       if (op == "Dropout" && n > 1) out[1] = {T::BOOL, x.rank};
       return out;
     }
-    if (Broadcasting().contains(op)) {
+    if (IsBroadcastOp(op)) {  // rank: the largest input rank
       int rank = 0;
       for (int i = 0; i < node.input_size(); ++i) {
         const int r = In(node, i).rank;
@@ -280,7 +243,7 @@ class TypeRules {
       }
       return all({elem, rank});
     }
-    if (op == "Cast") return all({(int32_t)IntAttr(node, "to", 0), x.rank});
+    if (op == "Cast") return all({(int32_t)AttrInt(node, "to", 0), x.rank});
     if (op == "CastLike") return all({In(node, 1).elem, x.rank});
     if (op == "Not" || op == "IsNaN" || op == "IsInf") {
       return all({T::BOOL, x.rank});
@@ -342,7 +305,7 @@ class TypeRules {
                  t != nullptr && q > 0) {
         last = static_cast<int>(t->dims(q - 1));
       }
-      const int b = static_cast<int>(IntAttr(node, "batch_dims", 0));
+      const int b = static_cast<int>(AttrInt(node, "batch_dims", 0));
       return all({x.elem, x.rank < 0 || q < 0 || last < 0
                               ? -1
                               : x.rank + q - last - 1 - b});
@@ -357,7 +320,7 @@ class TypeRules {
     }
     if (IsReduction(op)) {
       const int32_t elem = op == "ArgMax" || op == "ArgMin" ? T::INT64 : x.elem;
-      if (IntAttr(node, "keepdims", 1) != 0) return all({elem, x.rank});
+      if (AttrInt(node, "keepdims", 1) != 0) return all({elem, x.rank});
       if (op == "ArgMax" || op == "ArgMin")
         return all({elem, rank_plus(x.rank, -1)});
       const int k = NumAxes(node);

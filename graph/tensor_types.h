@@ -15,8 +15,8 @@
 // tensor of its input's type. A rule never guesses: an op without a rule, or
 // whose rule needs what is unknown (a Squeeze without known axes), leaves its
 // outputs as they are.
-#ifndef AUTOSHARD_SHARDER_SPLIT_TYPES_H_
-#define AUTOSHARD_SHARDER_SPLIT_TYPES_H_
+#ifndef AUTOSHARD_GRAPH_TENSOR_TYPES_H_
+#define AUTOSHARD_GRAPH_TENSOR_TYPES_H_
 
 #include <string>
 #include <vector>
@@ -42,7 +42,7 @@ bool IsCompleteType(const onnx::TypeProto& type);
 TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
                          std::vector<std::string>* warnings);
 
-// The rules alone (sharder/split_type_rules.cc): in topological order, gives
+// The rules alone (graph/type_rules.cc): in topological order, gives
 // the outputs of `graph`'s nodes that `types` does not have complete an
 // element type and rank where a rule applies. `graph` must be built from
 // `graph_proto` (for constant axes). `inferred[id]`, when given and not null,
@@ -57,4 +57,4 @@ std::string TypeName(const onnx::TypeProto& type);
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_SPLIT_TYPES_H_
+#endif  // AUTOSHARD_GRAPH_TENSOR_TYPES_H_

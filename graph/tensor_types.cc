@@ -1,11 +1,11 @@
-#include "sharder/split_types.h"
+#include "graph/tensor_types.h"
 
 #include <algorithm>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "graph/shape_analysis.h"
 #include "graph/shapes.h"
-#include "sharder/prepare.h"
 
 namespace autoshard {
 namespace {
@@ -68,8 +68,7 @@ bool IsCompleteType(const onnx::TypeProto& type) {
 TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
                          std::vector<std::string>* warnings) {
   TypeMap types;
-  std::unique_ptr<onnx::ModelProto> copy =
-      internal::CopyWithoutLargeWeights(model);
+  std::unique_ptr<onnx::ModelProto> copy = CopyWithoutLargeWeights(model);
   // copy's node i is the model's node index[i] (failing nodes are dropped).
   std::vector<int> index(copy->graph().node_size());
   for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
@@ -111,7 +110,7 @@ TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
   for (const auto& o : model.opset_import()) {
     if (IsDefaultDomain(o.domain())) opset = o.version();
   }
-  if (opset > internal::kNewestKnownOpset) {
+  if (opset > kNewestKnownOpset) {
     TypeMap recorded;
     CollectTypes(model.graph(), &recorded);
     for (auto& [name, type] : types) {
@@ -122,7 +121,7 @@ TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
     twin.assign(twin.size(), nullptr);
     warnings->push_back(absl::StrCat(
         "the model imports opset ", opset, ", newer than ONNX 1.12 knows (",
-        internal::kNewestKnownOpset,
+        kNewestKnownOpset,
         "): cut tensors take their rank from the file's records and "
         "autoshard's rules, not from ONNX's inference"));
   }

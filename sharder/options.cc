@@ -1,0 +1,49 @@
+#include "sharder/options.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "sharder/strategies/registry.h"
+
+namespace autoshard {
+
+absl::Status Options::Validate() const {
+  if (num_ipus < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--num-ipus must be at least 1 (or auto), got ", num_ipus));
+  }
+  if (max_ipus < 1 || max_ipus > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-ipus must be from 1 to 1024, got ", max_ipus));
+  }
+  if (FindStrategy(strategy) == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--strategy '", strategy, "' is unknown (available: ",
+                     absl::StrJoin(StrategyNames(), ", "), ")"));
+  }
+  if (max_candidates <= 0) {
+    return absl::InvalidArgumentError("--max-candidates must be positive");
+  }
+  if (jobs < 1) return absl::InvalidArgumentError("--jobs must be at least 1");
+  if (strategy != "search" && (!compile_cmd.empty() || jobs != 1)) {
+    return absl::InvalidArgumentError(
+        "--compile-cmd and --jobs need --strategy search");
+  }
+  if (strategy != "search" && strategy != "auto" && optimal_perf) {
+    return absl::InvalidArgumentError(
+        "--optimal-perf needs --strategy search or auto");
+  }
+  if (!(max_search_s > 0)) {
+    return absl::InvalidArgumentError("--max-search-seconds must be positive");
+  }
+  if (shapes.batch_size < 0) {
+    return absl::InvalidArgumentError("--batch-size must be positive");
+  }
+  if (available_memory_proportion < 0 || available_memory_proportion > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
+                     available_memory_proportion));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace autoshard

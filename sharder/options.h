@@ -1,0 +1,67 @@
+// The options of planning a model (autoshard.h's PlanModel and the CLI's
+// `shard`, `apply` and `inspect`, which embed them): a plain struct, each
+// field with its unit and sentinel, validated once by Validate().
+// Installed beside autoshard.h, so it includes only public headers.
+#ifndef AUTOSHARD_SHARDER_OPTIONS_H_
+#define AUTOSHARD_SHARDER_OPTIONS_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "costmodel/precision.h"
+#include "graph/shape_options.h"
+#include "proto/device.pb.h"
+
+namespace autoshard {
+
+// Options::num_ipus for "the smallest power of two whose split fits".
+inline constexpr int kAutoIpus = 0;
+
+struct Options {
+  // IPUs, 1 .. the node count; kAutoIpus tries 1, 2, 4, ... up to max_ipus
+  // and keeps the first plan that fits (else the last), sharing
+  // max_search_s over the counts still to try (at least 1 s each).
+  int num_ipus = kAutoIpus;
+  int max_ipus = 256;  // kAutoIpus: the most IPUs to try, 1 .. 1024
+  // "raw": PopRT's bytes-balanced split (DESIGN.md §4.1); "search": raw,
+  // then boundary moves until every IPU fits the tile-memory model (§4.2);
+  // "optimal": the fastest fitting contiguous slicing of a few topological
+  // orders, by dynamic programming (§4.3, sharder/optimal_strategy.h);
+  // "auto": raw, search and optimal, then search moves from optimal's split,
+  // and the best of them (§4.4): a split that fits, then the smallest
+  // bottleneck.
+  std::string strategy = "auto";
+  bool optimal_perf = false;  // search: keep going for the best bottleneck
+  int64_t max_candidates = 100000;  // search: splits to evaluate at most
+  // Seconds the search may spend at most, and the optimal strategy's DPs
+  // again (auto runs both).
+  double max_search_s = 60;
+  // search: called about once a second with candidates tried and the
+  // closest split's fullest tile (bytes); may be empty.
+  std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;
+  // search: when not empty, a real compiler judges every candidate (PopRT's
+  // way; sharder/compile_oracle.h): run by /bin/sh with {model} replaced by
+  // the candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set.
+  std::string compile_cmd;
+  int jobs = 1;                     // candidates compiled at once
+  std::filesystem::path model_dir;  // where the model's external data is
+  std::vector<std::string> external_files;  // relative to model_dir
+  bool strict_names = false;  // refuse empty/duplicate names (PopRT)
+  ShapeOptions shapes;        // --input-shape / --batch-size
+  Precision precision = Precision::kFp32;
+  // The chip (DESIGN.md §3.2): the default is the built-in Mk2 GC200.
+  proto::DeviceProfile device;  // empty: LoadDeviceProfile("ipu2")
+  // When > 0, replaces the profile's available memory proportion (0, 1].
+  double available_memory_proportion = 0;
+
+  // InvalidArgument for a value out of range, naming the option.
+  absl::Status Validate() const;
+};
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_OPTIONS_H_
