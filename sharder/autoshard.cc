@@ -143,7 +143,10 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
     (void)ignored;
     compiler = std::make_unique<CompileOracle>(
         options.compile_cmd, named_model, options.model_dir,
-        options.external_files, options.jobs);
+        options.external_files, options.jobs, options.compile_timeout_s,
+        std::chrono::steady_clock::now() +
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(options.max_search_s)));
     search_options.oracle =
         [&compiler](const std::vector<std::vector<int32_t>>& candidates,
                     double amp) -> absl::StatusOr<std::vector<OracleVerdict>> {
@@ -232,7 +235,9 @@ absl::Status RunSearch(const onnx::ModelProto& model, const Options& options,
     if (found->fits) break;
   }
   if (!found)
-    return absl::InternalError("the search ran out of time before it started");
+    return absl::InvalidArgumentError(
+        "the search ran out of time before it started: raise "
+        "--max-search-seconds");
   found->candidates = candidates;
   if (!found->fits) {
     // PopRT's last resort, on the closest split of every granularity.
@@ -547,6 +552,9 @@ absl::Status Options::Validate() const {
   if (strategy != "search" && strategy != "auto" && optimal_perf) {
     return absl::InvalidArgumentError(
         "--optimal-perf needs --strategy search or auto");
+  }
+  if (!(compile_timeout_s > 0)) {
+    return absl::InvalidArgumentError("--compile-timeout must be positive");
   }
   if (!(max_search_s > 0)) {
     return absl::InvalidArgumentError("--max-search-seconds must be positive");
