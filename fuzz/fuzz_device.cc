@@ -1,7 +1,7 @@
 // libFuzzer target: device-profile text -> LoadDeviceProfile (parse, merge
 // with a base, validate) -> plan a small model on the profile, so that a
 // profile that validates but makes times inf or NaN is found.
-#include <sys/mman.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -31,14 +31,21 @@ const onnx::ModelProto& Model() {
 }  // namespace autoshard
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  // The profile is read from a file, as --device reads it: an anonymous one.
-  static const int fd = memfd_create("fuzz_device", 0);
-  if (fd < 0 || ftruncate(fd, 0) != 0 ||
-      pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) {
-    return 0;
-  }
-  auto profile =
-      autoshard::LoadDeviceProfile("/proc/self/fd/" + std::to_string(fd));
+  // The profile is read from a file, as --device reads it: one temporary
+  // file, rewritten for each input (mkstemp's name ends in six random
+  // letters, never a built-in profile's name).
+  static const std::string path = [] {
+    std::string p = "/tmp/autoshard_fuzz_device_XXXXXX";
+    const int fd = mkstemp(p.data());
+    if (fd >= 0) close(fd);
+    return p;
+  }();
+  const int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
+  if (fd < 0) return 0;
+  const bool written = write(fd, data, size) == static_cast<ssize_t>(size);
+  close(fd);
+  if (!written) return 0;
+  auto profile = autoshard::LoadDeviceProfile(path);
   if (!profile.ok()) return 0;
   for (const char* strategy : {"raw", "optimal", "search"}) {
     autoshard::Options options;
