@@ -10,6 +10,8 @@
 //   DIR/<name>.sharded.onnx, .sharding.yaml and .plan.json.
 // - Each model runs with its own Console: its report, warnings and errors
 //   are buffered and printed, in command-line order, with its row.
+// - Each model runs in a process of its own (Note [One child process per
+//   batch model]): a crash becomes its row (exit 1), the others go on.
 // - A model that fails leaves nothing of its own behind (WriteOutputs) and
 //   touches no other model's files: outputs are distinct, models with
 //   external data write one at a time (two may hard-link the same data file),
@@ -33,7 +35,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cmd/commands.h"
+#include "cmd/isolate.h"
 #include "graph/model_io.h"
+#include "graph/output_guard.h"
 #include "proto/batch.pb.h"
 #include "sharder/emit.h"
 
@@ -223,11 +227,12 @@ std::string TableRow(const proto::BatchRow& r, size_t model_width) {
 
 // Batch mode's handling of SIGINT, SIGTERM, SIGHUP and SIGQUIT: every thread
 // blocks them (threads started later inherit that); this thread waits for
-// one, lets the output write in progress finish, then ends the process with
-// the signal's default action. Stop() ends the thread when the batch is done.
+// one, forwards it to the models' processes and waits for them (each ends
+// after its output write in progress), then ends the process with the
+// signal's default action. Stop() ends the thread when the batch is done.
 class SignalThread {
  public:
-  SignalThread() {
+  explicit SignalThread(ChildProcesses* children) : children_(children) {
     sigemptyset(&set_);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
       // A signal the caller ignores (nohup's SIGHUP) stays ignored: blocked,
@@ -259,6 +264,7 @@ class SignalThread {
       const int sig = sigtimedwait(&set_, nullptr, &tick);
       if (sig <= 0) continue;
       stopping_ = true;
+      children_->SignalAndWait(sig);
       OutputWriteLock().lock();  // no write is in progress from here on
       signal(sig, SIG_DFL);
       sigset_t one;
@@ -269,6 +275,7 @@ class SignalThread {
     }
   }
 
+  ChildProcesses* children_;
   sigset_t set_, old_;
   std::atomic<bool> done_{false};
   std::atomic<bool> stopping_{false};
@@ -303,8 +310,8 @@ int RunShardBatch(const ShardOptions& o) {
     return ReportError(options.status());
   }
   std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
-  if (!fs::is_directory(o.out_dir, ec)) {
+  CreatedFolders created;  // removed at the end if nothing was written there
+  if (!created.Make(o.out_dir)) {
     return ReportError(absl::InvalidArgumentError(
         absl::StrCat("--out-dir ", o.out_dir, ": cannot make the folder")));
   }
@@ -365,9 +372,10 @@ int RunShardBatch(const ShardOptions& o) {
   std::vector<Result> results(n);
   std::mutex mutex;  // guards Result::done
   std::condition_variable finished;
-  std::mutex write_mutex;
+  ProcessWriteLock write_lock;
+  ChildProcesses children;
   std::atomic<int> next{0};
-  SignalThread signals;
+  SignalThread signals(&children);
   auto run = [&](int i) {
     const BatchModel& m = models[i];
     Result& r = results[i];
@@ -377,7 +385,7 @@ int RunShardBatch(const ShardOptions& o) {
     console.err = &r.err;
     console.show_progress = false;
     console.label = m.path;
-    console.write_mutex = &write_mutex;
+    console.write_lock = &write_lock;
     const auto start = std::chrono::steady_clock::now();
     int code = kExitInternal;
     if (!m.error.ok()) {
@@ -389,14 +397,18 @@ int RunShardBatch(const ShardOptions& o) {
       one.output = stem + ".sharded.onnx";
       one.sharding_config = stem + ".sharding.yaml";
       one.model.plan_path = stem + ".plan.json";
-      std::error_code ec;
-      fs::create_directories(fs::path(stem).parent_path(), ec);
-      try {
-        code = ShardOneModel(one);
-      } catch (const std::exception& e) {
-        code = ReportError(absl::InternalError(
-            absl::StrCat(m.path, ": internal error: ", e.what())));
-      }
+      code = RunInChild(
+          [&] {
+            CreatedFolders model_folders;
+            model_folders.Make(fs::path(stem).parent_path());
+            try {
+              return ShardOneModel(one);
+            } catch (const std::exception& e) {
+              return ReportError(absl::InternalError(
+                  absl::StrCat(m.path, ": internal error: ", e.what())));
+            }
+          },
+          &children);
     }
     proto::BatchRow& row = r.row;
     row.set_model(m.path);
@@ -426,7 +438,10 @@ int RunShardBatch(const ShardOptions& o) {
   size_t width = 5;
   for (const BatchModel& m : models) width = std::max(width, m.path.size());
   const bool table = !o.model.quiet && o.model.report == "text";
-  if (table) std::cout << TableHeader(width) << std::flush;
+  if (table) {
+    std::lock_guard<std::mutex> printing(ForkMutex());
+    std::cout << TableHeader(width) << std::flush;
+  }
   proto::BatchSummary summary;
   int exit_code = kExitOk;
   for (int i = 0; i < n; ++i) {
@@ -435,10 +450,13 @@ int RunShardBatch(const ShardOptions& o) {
       std::unique_lock<std::mutex> lock(mutex);
       finished.wait(lock, [&r] { return r.done; });
     }
-    std::cerr << r.err.str() << std::flush;
-    if (o.model.verbose)
-      std::cerr << r.out.str();  // stdout keeps the rows only
-    if (table) std::cout << TableRow(r.row, width) << std::flush;
+    {
+      std::lock_guard<std::mutex> printing(ForkMutex());
+      std::cerr << r.err.str() << std::flush;
+      if (o.model.verbose)
+        std::cerr << r.out.str();  // stdout keeps the rows only
+      if (table) std::cout << TableRow(r.row, width) << std::flush;
+    }
     *summary.add_models() = r.row;
     if (r.row.exit_code() != kExitOk) summary.set_failed(summary.failed() + 1);
     if (Severity(r.row.exit_code()) > Severity(exit_code)) {

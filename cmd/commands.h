@@ -16,6 +16,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "cmd/isolate.h"
 #include "cmd/pod_flags.h"
 #include "graph/model_io.h"
 #include "proto/inspect.pb.h"
@@ -45,8 +46,9 @@ struct Console {
   std::ostream* err = &std::cerr;
   bool show_progress = true;  // the search's progress line (not in batches)
   std::string label;          // the model, before its warnings and errors
-  // When set, held while writing the outputs of a model with external data.
-  std::mutex* write_mutex = nullptr;
+  // When set, held while writing the outputs of a model with external data
+  // (cmd/isolate.h: batch models run in processes of their own).
+  ProcessWriteLock* write_lock = nullptr;
   // Filled as the run goes, for a batch's summary row:
   std::string error;     // the first error reported
   bool planned = false;  // the figures below are set
@@ -71,8 +73,9 @@ struct ModelOptions {
   // B1,B2,... (cmd/pod_flags.h).
   std::string batch_size;
   std::string precision = "fp32";
-  std::string device = "ipu2";              // built-in name or text-proto file
-  double available_memory_proportion = -1;  // -1: the profile's
+  std::string device = "ipu2";  // built-in name or text-proto file
+  // --available-memory-proportion, when given (else the profile's).
+  std::optional<double> available_memory_proportion;
   bool strict_names = false;
   bool quiet = false;
   bool verbose = false;
@@ -97,6 +100,7 @@ struct ShardOptions {
   int64_t max_candidates = 100000;
   double max_search_s = 60;
   std::string compile_cmd;
+  double compile_timeout_s = 1800;  // --compile-timeout, seconds per compile
   int jobs = 1;        // models at once in batch mode; else compiles at once
   std::string output;  // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "cmd/commands.h"
 #include "costmodel/device_profile.h"
+#include "graph/output_guard.h"
 #include "graph/status_macros.h"
 #include "sharder/emit.h"
 #include "sharder/split.h"
@@ -185,14 +186,13 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   options.precision =
       o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
   ASSIGN_OR_RETURN(options.device, LoadDeviceProfile(o.device));
-  if (o.available_memory_proportion != -1) {
-    if (!(o.available_memory_proportion > 0 &&
-          o.available_memory_proportion <= 1)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
-                       o.available_memory_proportion));
+  if (o.available_memory_proportion) {
+    const double amp = *o.available_memory_proportion;
+    if (!(amp > 0 && amp <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--available-memory-proportion must be in (0, 1], got ", amp));
     }
-    options.available_memory_proportion = o.available_memory_proportion;
+    options.available_memory_proportion = amp;
   }
   for (const std::string& spec : o.input_shapes) {
     RETURN_IF_ERROR(ParseInputShape(spec, &options.shapes));
@@ -292,7 +292,21 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   for (const auto& rel : loaded->external_files) {
     input_paths.push_back(loaded->path.parent_path() / rel);
   }
+  // Note [Outputs are all or nothing]: the data links SaveModel makes are
+  // outputs too.
+  const fs::path source_dir = loaded->path.parent_path();
+  const std::vector<fs::path> links =
+      PlannedDataLinks(output, source_dir, loaded->external_files);
+  std::vector<fs::path> link_sources;
+  for (const auto& rel : loaded->external_files) {
+    link_sources.push_back(source_dir / rel);
+  }
   if (absl::Status s = CheckOutputPaths(outputs, input_paths); !s.ok()) {
+    return ReportError(s);
+  }
+  if (absl::Status s =
+          CheckOutputAliases(outputs, input_paths, links, link_sources);
+      !s.ok()) {
     return ReportError(s);
   }
   if (!split_dir.empty()) {
@@ -305,7 +319,6 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   }
   if (absl::Status s = ApplyPlan(plan, &loaded->model); !s.ok())
     return ReportError(s);
-  const fs::path source_dir = loaded->path.parent_path();
   std::optional<Split> split;
   if (!split_dir.empty()) {
     auto made = SplitModel(loaded->model, source_dir);
@@ -316,6 +329,12 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     }
     split = *std::move(made);
     split->manifest.set_model(output);
+    if (absl::Status s = CheckSplitNames(
+            loaded->external_files, static_cast<int>(split->stages.size()));
+        !s.ok()) {
+      return ReportError(
+          absl::Status(s.code(), absl::StrCat(split_dir, ": ", s.message())));
+    }
   }
   absl::StatusOr<Pictures> pictures =
       RenderPlanPictures(options, loaded->model, plan);
@@ -338,16 +357,22 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   // Everything is computed; now write, each file atomically. If one fails,
   // the files this run wrote are removed again. In a batch, models with
   // external data write one at a time: two may link the same data file.
-  std::unique_lock<std::mutex> one_writer;
-  if (console.write_mutex != nullptr && !loaded->external_files.empty()) {
-    one_writer = std::unique_lock<std::mutex>(*console.write_mutex);
+  std::unique_lock<ProcessWriteLock> one_writer;
+  if (console.write_lock != nullptr && !loaded->external_files.empty()) {
+    one_writer = std::unique_lock<ProcessWriteLock>(*console.write_lock);
   }
   const auto write_start = std::chrono::steady_clock::now();
   DeferTerminationSignals defer_signals;
   std::vector<std::string> written;
+  OutputBackup backup;  // Note [Outputs are all or nothing]
+  for (const auto& out : outputs) {
+    if (absl::Status s = backup.Keep(out); !s.ok()) return ReportError(s);
+  }
+  for (const auto& link : links) {
+    if (absl::Status s = backup.Keep(link); !s.ok()) return ReportError(s);
+  }
   auto fail = [&](const absl::Status& s) {
-    std::error_code ec;
-    for (const auto& w : written) fs::remove(w, ec);
+    backup.Restore();
     return ReportError(s);
   };
   if (absl::Status s = SaveModel(loaded->model, output, source_dir,
@@ -386,6 +411,7 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     written.push_back(absl::StrCat(split_dir, " (", split->stages.size(),
                                    " stage models and manifest.json)"));
   }
+  backup.Commit();
   console.output = output;
   ReportStep(options, absl::StrCat("wrote ", written.size(), " files"),
              write_start);

@@ -1,11 +1,19 @@
 // autoshard: splits ONNX models across several IPUs. See README.md.
+#include <signal.h>
+
+#include <algorithm>
 #include <iostream>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "cmd/commands.h"
 
 int main(int argc, char** argv) {
   using namespace autoshard::cmd;
+  // A write past the file-size limit (ulimit -f) then fails with EFBIG, is
+  // reported, and its temporary file removed, instead of SIGXFSZ ending the
+  // process with the temporary file in place.
+  signal(SIGXFSZ, SIG_IGN);
   CLI::App app(
       "autoshard: split an ONNX model over several IPUs so each part fits and "
       "the pipeline runs fast.\n" +
@@ -34,6 +42,17 @@ int main(int argc, char** argv) {
   CLI::App* split_cmd = SetupSplit(app, &split);
   CLI::App* calibrate_cmd = SetupCalibrate(app, &calibrate);
   CLI::App* launch_cmd = SetupLaunch(app, &launch);
+  // CLI11 would only say "A subcommand is required" for an unknown one.
+  const std::vector<CLI::App*> known = {shard_cmd, apply_cmd, inspect_cmd,
+                                        split_cmd, calibrate_cmd,
+                                        launch_cmd};
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(known.begin(), known.end(),
+                   [&](CLI::App* c) { return c->check_name(argv[1]); })) {
+    std::cerr << "autoshard: error: unknown subcommand '" << argv[1]
+              << "' (shard, apply, inspect, split, calibrate, launch)\n(run 'autoshard --help')\n";
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

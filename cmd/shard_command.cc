@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
+#include "graph/output_guard.h"
 #include "sharder/strategies/registry.h"
 
 namespace autoshard::cmd {
@@ -64,6 +65,11 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "search: judge every candidate with a real compiler, e.g. "
       "'my_compile.sh {model}' ({model}: the annotated candidate; the "
       "command sees $AUTOSHARD_AVAILABLE_MEMORY_PROPORTION)");
+  sub->add_option("--compile-timeout", o->compile_timeout_s,
+                  "search: seconds one --compile-cmd run may take before it "
+                  "(its whole process group) is killed and its candidate "
+                  "counts as not fitting (default 1800); compiles also stop "
+                  "when --max-search-seconds runs out");
   sub->add_option("--jobs", o->jobs,
                   "how many at once (default 1): with several models, models "
                   "(each --compile-cmd then compiles one candidate at a "
@@ -104,10 +110,10 @@ int RunShard(const ShardOptions& o) {
   }
   ShardOptions one = o;
   one.model.model = o.models[0];
+  CreatedFolders created;  // removed again if the run writes nothing there
   if (!o.out_dir.empty()) {
     // The names batch mode gives.
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (!std::filesystem::is_directory(o.out_dir, ec)) {
+    if (!created.Make(o.out_dir)) {
       return ReportError(absl::InvalidArgumentError(
           absl::StrCat("--out-dir ", o.out_dir, ": cannot make the folder")));
     }
@@ -145,6 +151,11 @@ absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
   options->max_candidates = o.max_candidates;
   options->max_search_s = o.max_search_s;
   options->compile_cmd = o.compile_cmd;
+  options->compile_timeout_s = o.compile_timeout_s;
+  if (o.jobs < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--jobs must be at least 1, got ", o.jobs));
+  }
   // One model: --jobs counts compiles, so it means nothing without a compile
   // command (several models: models at once, cmd/batch.cc).
   options->jobs = o.compile_cmd.empty() ? 1 : o.jobs;

@@ -262,11 +262,12 @@ TEST(DeviceProfileTest, BuiltinsLoadAndCustomFilesAreChecked) {
   bad.set_available_memory_proportion(1.5);
   EXPECT_THAT(
       ValidateDeviceProfile(bad).message(),
-      ::testing::HasSubstr("available_memory_proportion must be in (0, 1]"));
+      ::testing::HasSubstr("available_memory_proportion must be in [1e-6, 1]"));
   bad = ToyChip();
   bad.set_peak_fp32_flops_per_s(std::numeric_limits<double>::infinity());
-  EXPECT_THAT(ValidateDeviceProfile(bad).message(),
-              ::testing::HasSubstr("peak_fp32_flops_per_s must be finite"));
+  EXPECT_THAT(
+      ValidateDeviceProfile(bad).message(),
+      ::testing::HasSubstr("peak_fp32_flops_per_s must be in 1e6..1e18"));
 }
 
 }  // namespace

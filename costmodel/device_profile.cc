@@ -168,33 +168,38 @@ absl::Status ValidateDeviceProfile(const proto::DeviceProfile& p) {
   if (p.bytes_per_tile() <= 0 || p.bytes_per_tile() > (int64_t{1} << 40)) {
     return bad("bytes_per_tile", "in 1..2^40");
   }
-  // Rates must be finite too: an infinite one makes every time 0.
-  auto rate = [](double x) { return x > 0 && std::isfinite(x); };
-  if (!rate(p.peak_fp16_flops_per_s()))
-    return bad("peak_fp16_flops_per_s", "finite and > 0");
-  if (!rate(p.peak_fp32_flops_per_s()))
-    return bad("peak_fp32_flops_per_s", "finite and > 0");
-  if (!rate(p.link_bytes_per_s()))
-    return bad("link_bytes_per_s", "finite and > 0");
-  if (!(p.available_memory_proportion() > 0 &&
+  // Every time is FLOPs / (peak x efficiency) + ops x overhead + bytes /
+  // link rate, summed over a graph: the ranges keep each term, and sums of
+  // millions of them, finite (FLOPs and bytes stay below 1e30, so a time
+  // stays below 1e36 s), and no range excludes a real chip (1 MFLOP/s to 1
+  // EFLOP/s, 1 kB/s to 1 PB/s, an overhead up to 1 s per op). An infinite or
+  // NaN time made the optimal strategy index out of bounds (FromCuts).
+  auto in = [](double x, double lo, double hi) { return x >= lo && x <= hi; };
+  if (!in(p.peak_fp16_flops_per_s(), 1e6, 1e18))
+    return bad("peak_fp16_flops_per_s", "in 1e6..1e18");
+  if (!in(p.peak_fp32_flops_per_s(), 1e6, 1e18))
+    return bad("peak_fp32_flops_per_s", "in 1e6..1e18");
+  if (!in(p.link_bytes_per_s(), 1e3, 1e15))
+    return bad("link_bytes_per_s", "in 1e3..1e15");
+  if (!(p.available_memory_proportion() >= 1e-6 &&
         p.available_memory_proportion() <= 1)) {
-    return bad("available_memory_proportion", "in (0, 1]");
+    return bad("available_memory_proportion", "in [1e-6, 1]");
   }
-  if (!(p.op_overhead_s() >= 0 && std::isfinite(p.op_overhead_s())))
-    return bad("op_overhead_s", "finite and >= 0");
+  if (!in(p.op_overhead_s(), 0, 1)) return bad("op_overhead_s", "in 0..1");
   if (p.grain_bytes() <= 0 || p.grain_bytes() > p.bytes_per_tile()) {
     return bad("grain_bytes", "in 1..bytes_per_tile");
   }
   if (absl::Status s = ValidateCalibratedFields(p); !s.ok()) return s;
   for (const auto& c : p.op_classes()) {
-    if (!(c.efficiency() > 0 && c.efficiency() <= 1)) {
+    if (!in(c.efficiency(), 1e-6, 1)) {
       return bad(absl::StrCat("op_classes '", c.op_class(), "' efficiency"),
-                 "in (0, 1]");
+                 "in [1e-6, 1]");
     }
-    if (c.code_bytes_per_tile() < 0) {
+    if (c.code_bytes_per_tile() < 0 ||
+        c.code_bytes_per_tile() > (int64_t{1} << 40)) {
       return bad(
           absl::StrCat("op_classes '", c.op_class(), "' code_bytes_per_tile"),
-          ">= 0");
+          "in 0..2^40");
     }
   }
   return absl::OkStatus();

@@ -24,12 +24,14 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
     absl::string_view name_or_path);
 
 // InvalidArgument naming the first field out of range: tiles in 1..2^20,
-// bytes per tile in 1..2^40, peaks and link bandwidth > 0, 0 < available
-// memory proportion <= 1, overhead >= 0, grain in 1..bytes per tile,
-// efficiencies in (0, 1], code bytes >= 0; tile_fixed_bytes and codelet
-// bytes in 0..2^40, transfer_fixed_s and class overheads finite
-// and >= 0, class output_bytes_per_s finite and >= 0, calibration error
-// bands in [0, 1].
+// bytes per tile in 1..2^40, peaks in 1e6..1e18 FLOP/s, link bandwidth in
+// 1e3..1e15 B/s, available memory proportion in [1e-6, 1], overhead in
+// 0..1 s, grain in 1..bytes per tile, efficiencies in [1e-6, 1], code bytes
+// in 0..2^40; tile_fixed_bytes and codelet bytes in 0..2^40,
+// transfer_fixed_s and class overheads finite and >= 0, class
+// output_bytes_per_s finite and >= 0, calibration error bands in [0, 1]
+// (NaN is in no range). The ranges keep every time the cost model sums
+// finite.
 absl::Status ValidateDeviceProfile(const proto::DeviceProfile& profile);
 
 // The profile's entry for `op_class`, or its "other" entry, or a neutral one

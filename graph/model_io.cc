@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "graph/onnx_guard.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
 #include "onnx/checker.h"
@@ -194,6 +195,24 @@ absl::Status CheckNodes(
   return absl::OkStatus();
 }
 
+// Protobuf's recursion limit (default 100: an If nested 33 deep) raised to
+// what kMaxGraphNesting bodies need: each body is three messages deeper
+// (NodeProto, AttributeProto, GraphProto), plus slack for nested types.
+constexpr int kProtoRecursionLimit = 3 * kMaxGraphNesting + 20;
+// Only to tell a model nested too deep from garbage; protobuf's parser
+// recurses, so this stays far below what a thread's stack holds.
+constexpr int kProtoDiagnosisLimit = 3000;
+
+bool ParseWithDepth(absl::string_view bytes, int limit,
+                    onnx::ModelProto* model) {
+  google::protobuf::io::CodedInputStream input(
+      reinterpret_cast<const uint8_t*>(bytes.data()),
+      static_cast<int>(bytes.size()));
+  input.SetTotalBytesLimit(INT_MAX);
+  input.SetRecursionLimit(limit);
+  return model->ParseFromCodedStream(&input) && input.ConsumedEntireMessage();
+}
+
 }  // namespace
 
 absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
@@ -205,11 +224,14 @@ absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
         "as external data"));
   }
   onnx::ModelProto model;
-  google::protobuf::io::CodedInputStream input(
-      reinterpret_cast<const uint8_t*>(bytes.data()),
-      static_cast<int>(bytes.size()));
-  input.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+  if (!ParseWithDepth(bytes, kProtoRecursionLimit, &model)) {
+    onnx::ModelProto deeper;
+    if (ParseWithDepth(bytes, kProtoDiagnosisLimit, &deeper)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": nests deeper than autoshard reads (", kMaxGraphNesting,
+          " levels of If/Loop/Scan bodies, protobuf recursion limit ",
+          kProtoRecursionLimit, ")"));
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         what,
         ": not an ONNX model (the protobuf does not parse; truncated or "
@@ -263,6 +285,14 @@ absl::StatusOr<std::vector<std::string>> CheckExternalData(
   RETURN_IF_ERROR(CheckGraph(model.graph(), model_dir, canonical_dir, &files));
   for (const auto& f : model.functions()) {
     RETURN_IF_ERROR(CheckNodes(f.node(), model_dir, canonical_dir, &files));
+  }
+  // Training graphs hold tensors too (initialization's outputs, algorithm's
+  // initializers), though autoshard never costs them.
+  for (const auto& t : model.training_info()) {
+    RETURN_IF_ERROR(
+        CheckGraph(t.initialization(), model_dir, canonical_dir, &files));
+    RETURN_IF_ERROR(
+        CheckGraph(t.algorithm(), model_dir, canonical_dir, &files));
   }
   return std::vector<std::string>(files.begin(), files.end());
 }

@@ -38,8 +38,9 @@ absl::StatusOr<LoadedModel> LoadModel(const std::filesystem::path& path);
 absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
                                                  absl::string_view what);
 
-// Checks every external-data reference of `model` (initializers, Constant
-// values, and those inside If/Loop/Scan bodies) against `model_dir`, and
+// Checks every external-data reference of `model` (dense and sparse
+// initializers, tensor attributes, in the main graph, If/Loop/Scan bodies,
+// model-local functions and training_info graphs) against `model_dir`, and
 // returns the referenced files (relative, sorted, unique). Reads no data.
 absl::StatusOr<std::vector<std::string>> CheckExternalData(
     const onnx::ModelProto& model, const std::filesystem::path& model_dir);

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph.h"
+#include "graph/onnx_guard.h"
 #include "graph/shape_propagation_internal.h"
 #include "graph/shape_rules.h"
 #include "graph/shape_values.h"
@@ -283,6 +284,16 @@ void Propagator::Evaluate(const onnx::NodeProto& node, GraphScope* scope) {
   }
 }
 
+// Whether every dim of `types` is at most kMaxDim.
+static bool DimsWithinBound(const std::deque<onnx::TypeProto>& types) {
+  for (const auto& t : types) {
+    for (const auto& d : t.tensor_type().shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() > kMaxDim) return false;
+    }
+  }
+  return true;
+}
+
 void Propagator::InferWithOnnx(onnx::NodeProto* node, GraphScope* scope) {
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(
       node->op_type(), Opset(node->domain()), node->domain());
@@ -308,6 +319,15 @@ void Propagator::InferWithOnnx(onnx::NodeProto* node, GraphScope* scope) {
       data_by_name[in] = &data.back();
     }
   }
+  // Note [What ONNX 1.12's shape inference trusts]: values computed here
+  // (a split of 0, a dim beyond kMaxDim) are checked before it sees them.
+  ConstantInput constant = [&](int i) -> const onnx::TensorProto* {
+    if (i >= node->input_size()) return nullptr;
+    auto it = data_by_name.find(node->input(i));
+    return it == data_by_name.end() ? nullptr : it->second;
+  };
+  if (!CheckNodeForOnnx(*node, constant).ok() || !DimsWithinBound(types))
+    return;
   onnx::shape_inference::InferenceContextImpl ctx(*node, types_by_name,
                                                   data_by_name, {});
   try {

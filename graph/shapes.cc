@@ -11,6 +11,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/onnx_guard.h"
+#include "graph/status_macros.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace autoshard {
@@ -236,6 +238,7 @@ absl::Status InferShapes(onnx::ModelProto* model) {
   options.check_type = false;
   options.error_mode = 0;  // keep going past nodes it cannot infer
   options.enable_data_propagation = true;
+  RETURN_IF_ERROR(CheckModelForOnnx(*model));
   try {
     onnx::shape_inference::InferShapes(
         *model, onnx::OpSchemaRegistry::Instance(), options);

@@ -446,8 +446,10 @@ class TypeRules {
     if (IsCompleteType(body.output(i).type())) return body.output(i).type();
     auto [it, inserted] = body_types_.try_emplace(&body);
     if (inserted) {
+      // A named reference: clang 14 cannot capture a structured binding.
+      auto& types = it->second;
       auto add = [&](const onnx::ValueInfoProto& vi) {
-        if (vi.has_type()) it->second[vi.name()] = vi.type();
+        if (vi.has_type()) types[vi.name()] = vi.type();
       };
       for (const auto& vi : body.value_info()) add(vi);
       for (const auto& vi : body.input()) add(vi);

@@ -42,9 +42,12 @@ absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
       NamingResult ignored,
       AssignNodeNames(options.strict_names, named_model->mutable_graph()));
   (void)ignored;
-  return std::make_unique<CompileOracle>(options.compile_cmd, *named_model,
-                                         options.model_dir,
-                                         options.external_files, options.jobs);
+  return std::make_unique<CompileOracle>(
+      options.compile_cmd, *named_model, options.model_dir,
+      options.external_files, options.jobs, options.compile_timeout_s,
+      std::chrono::steady_clock::now() +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(options.max_search_s)));
 }
 
 SearchOracle OracleOf(const CompileOracle* compiler) {

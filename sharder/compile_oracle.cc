@@ -1,19 +1,24 @@
 #include "sharder/compile_oracle.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include <atomic>
-#include <regex>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "graph/annotations.h"
 #include "graph/model_io.h"
+#include "graph/status_macros.h"
+#include "sharder/compile_process.h"
 
 namespace autoshard {
 namespace fs = std::filesystem;
@@ -24,22 +29,57 @@ std::string ShellQuote(const std::string& s) {
   return absl::StrCat("'", absl::StrReplaceAll(s, {{"'", "'\\''"}}), "'");
 }
 
+// Reads the digits at the front of `*text` into `*value` and drops them.
+// False when there are none or they do not fit an int64 (nothing dropped).
+bool ConsumeNumber(absl::string_view* text, int64_t* value) {
+  size_t n = 0;
+  while (n < text->size() && absl::ascii_isdigit((*text)[n])) ++n;
+  if (n == 0 || !absl::SimpleAtoi(text->substr(0, n), value)) return false;
+  text->remove_prefix(n);
+  return true;
+}
+
+// Every "<prefix>T: M bytes" in `output` whose numbers fit an int64, in
+// order, by a linear scan (std::regex recursed per character and overflowed
+// the stack on long outputs); at most `most`.
+std::vector<std::pair<int64_t, int64_t>> FindTileBytes(
+    absl::string_view output, absl::string_view prefix, size_t most) {
+  std::vector<std::pair<int64_t, int64_t>> found;
+  for (size_t at = output.find(prefix);
+       at != absl::string_view::npos && found.size() < most;
+       at = output.find(prefix, at + 1)) {
+    absl::string_view rest = output.substr(at + prefix.size());
+    int64_t tile = 0, bytes = 0;
+    if (ConsumeNumber(&rest, &tile) && absl::ConsumePrefix(&rest, ": ") &&
+        ConsumeNumber(&rest, &bytes) && absl::StartsWith(rest, " bytes")) {
+      found.emplace_back(tile, bytes);
+    }
+  }
+  return found;
+}
+
+// The first "Out of memory on tile T: M bytes" in `output`.
+bool FindOutOfMemory(absl::string_view output, int64_t* tile, int64_t* bytes) {
+  const auto found = FindTileBytes(output, "Out of memory on tile ", 1);
+  if (found.empty()) return false;
+  *tile = found[0].first;
+  *bytes = found[0].second;
+  return true;
+}
+
 }  // namespace
 
 CompileVerdict ParseCompilerOutput(int exit_code, absl::string_view output) {
   CompileVerdict v;
-  static const std::regex kOom(R"(Out of memory on tile (\d+): (\d+) bytes)");
-  static const std::regex kFullest(R"(fullest tile (\d+): (\d+) bytes)");
-  std::string text(output);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), kFullest);
-       it != std::sregex_iterator(); ++it) {
-    v.fullest_tiles.emplace_back(std::stoll((*it)[1].str()),
-                                 std::stoll((*it)[2].str()));
+  // Per-tile figures a compiler may print ("fullest tile T: B bytes"; the
+  // fake compiler's calibration mode), bounded.
+  for (const auto& [tile, bytes] :
+       FindTileBytes(output, "fullest tile ", /*most=*/1 << 16)) {
+    v.fullest_tiles.emplace_back(tile, bytes);
   }
-  std::smatch m;
-  if (std::regex_search(text, m, kOom)) {
-    v.tile = std::stoll(m[1].str());
-    v.bytes = std::stoll(m[2].str());
+  if (int64_t tile = 0, bytes = 0; FindOutOfMemory(output, &tile, &bytes)) {
+    v.tile = tile;
+    v.bytes = bytes;
     return v;
   }
   if (exit_code == 0) {
@@ -61,12 +101,16 @@ CompileVerdict ParseCompilerOutput(int exit_code, absl::string_view output) {
 
 CompileOracle::CompileOracle(std::string command, const onnx::ModelProto& model,
                              fs::path source_dir,
-                             std::vector<std::string> external_files, int jobs)
+                             std::vector<std::string> external_files, int jobs,
+                             double timeout_s,
+                             std::chrono::steady_clock::time_point deadline)
     : command_(std::move(command)),
       model_(model),
       source_dir_(std::move(source_dir)),
       external_files_(std::move(external_files)),
-      jobs_(std::max(jobs, 1)) {}
+      jobs_(std::max(jobs, 1)),
+      timeout_s_(timeout_s),
+      deadline_(deadline) {}
 
 absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
     const std::vector<int32_t>& ipu_of_node, const fs::path& dir,
@@ -104,16 +148,25 @@ absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
   } else {
     absl::StrAppend(&cmd, command_, " \"$AUTOSHARD_MODEL\"");
   }
-  absl::StrAppend(&cmd, " 2>&1");
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr)
-    return absl::InternalError("cannot run the compile command");
-  std::string output;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-    output.append(buffer, n);
-  const int status = ::pclose(pipe);
+  const auto now = std::chrono::steady_clock::now();
+  const auto limit =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::min(timeout_s_, 1e9)));
+  const bool search_ends_first = deadline_ - now < limit;
+  ASSIGN_OR_RETURN(
+      CommandResult run,
+      RunShellCommand(cmd, search_ends_first ? deadline_ : now + limit));
+  if (run.timed_out) {
+    CompileVerdict v;
+    v.unparsable =
+        search_ends_first
+            ? "the compile command was stopped: --max-search-seconds ran out"
+            : absl::StrCat("the compile command timed out after ", timeout_s_,
+                           " s (--compile-timeout)");
+    return v;
+  }
+  const std::string& output = run.output;
+  const int status = run.wait_status;
   // The last non-empty line the command printed, for messages.
   std::string last_line;
   for (absl::string_view line :
@@ -151,6 +204,11 @@ absl::StatusOr<std::vector<CompileVerdict>> CompileOracle::Compile(
         "--compile-cmd: no usable temporary folder (check TMPDIR) for the "
         "candidates");
   }
+  // Note [A compile never outlives its limit or a signal]: the workers
+  // inherit the blocked termination signals.
+  sigset_t termination, old_mask;
+  TerminationSignals(&termination);
+  pthread_sigmask(SIG_BLOCK, &termination, &old_mask);
   std::atomic<size_t> next{0};
   auto worker = [&](int job) {
     std::string pattern =
@@ -168,6 +226,7 @@ absl::StatusOr<std::vector<CompileVerdict>> CompileOracle::Compile(
     for (size_t i = next.fetch_add(1); i < candidates.size();
          i = next.fetch_add(1)) {
       results[i] = CompileOne(candidates[i], dir, amp);
+      if (absl::IsCancelled(results[i].status())) break;
     }
     std::error_code ignored;
     fs::remove_all(dir, ignored);
@@ -177,6 +236,7 @@ absl::StatusOr<std::vector<CompileVerdict>> CompileOracle::Compile(
   for (int j = 1; j < jobs; ++j) threads.emplace_back(worker, j);
   worker(0);
   for (auto& t : threads) t.join();
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);  // a pending one ends us
   std::vector<CompileVerdict> verdicts;
   for (auto& r : results) {
     if (!r.ok()) return r.status();

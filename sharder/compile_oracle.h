@@ -5,6 +5,7 @@
 #ifndef AUTOSHARD_SHARDER_COMPILE_ORACLE_H_
 #define AUTOSHARD_SHARDER_COMPILE_ORACLE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -46,15 +47,22 @@ class CompileOracle {
   // double-quoted {model} both work). `model` is the planned model (nodes named
   // as the plan names them); `external_files` are its external-data files in
   // `source_dir`, hard-linked beside each candidate. `jobs` candidates are
-  // compiled at once (>= 1).
+  // compiled at once (>= 1). A compile is killed after `timeout_s` seconds
+  // or at `deadline` (the search's), whichever is first, and its candidate
+  // does not fit (Note [A compile never outlives its limit or a signal]).
   CompileOracle(std::string command, const onnx::ModelProto& model,
                 std::filesystem::path source_dir,
-                std::vector<std::string> external_files, int jobs);
+                std::vector<std::string> external_files, int jobs,
+                double timeout_s = 1800,
+                std::chrono::steady_clock::time_point deadline =
+                    std::chrono::steady_clock::time_point::max());
 
   // Compiles each candidate (IPU = pipeline stage of every node, in file
   // order) and returns the verdicts in the same order. Errors: no temporary
   // folder (TMPDIR), a candidate that cannot be written, a command that
-  // cannot be run (exit 126 or 127).
+  // cannot be run (exit 126 or 127); Cancelled when a termination signal
+  // came (it is delivered when this returns, after the temporary folders
+  // are removed).
   // The command sees AUTOSHARD_AVAILABLE_MEMORY_PROPORTION=`amp` in its
   // environment (PopRT retried with 0.3 and 0.1).
   absl::StatusOr<std::vector<CompileVerdict>> Compile(
@@ -70,6 +78,8 @@ class CompileOracle {
   std::filesystem::path source_dir_;
   std::vector<std::string> external_files_;
   int jobs_;
+  double timeout_s_;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
 }  // namespace autoshard

@@ -97,34 +97,43 @@ absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
   }
   const YAML::Node& root = docs[0];
   std::vector<NamedShardingPoint> points;
-  for (size_t i = 0; i < root.size(); ++i) {
-    const YAML::Node entry = root[i];
-    if (!entry.IsMap() || !entry["node"] || !entry["node"].IsScalar()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": entry ", i + 1, " has no 'node'"));
-    }
-    for (const auto& kv : entry) {
-      const std::string key = kv.first.as<std::string>();
-      if (key != "node" && key != "device" && key != "stage") {
+  // yaml-cpp throws on what its conversions do not expect (a sequence, a
+  // map or an alias as a key); nothing it throws leaves this function.
+  size_t i = 0;
+  try {
+    for (; i < root.size(); ++i) {
+      const YAML::Node entry = root[i];
+      if (!entry.IsMap() || !entry["node"] || !entry["node"].IsScalar()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(what, ": entry ", i + 1, ": unknown key '", key,
-                         "' (node, device, stage)"));
+            absl::StrCat(what, ": entry ", i + 1, " has no 'node'"));
       }
+      for (const auto& kv : entry) {
+        const std::string key = kv.first.as<std::string>();
+        if (key != "node" && key != "device" && key != "stage") {
+          return absl::InvalidArgumentError(
+              absl::StrCat(what, ": entry ", i + 1, ": unknown key '", key,
+                           "' (node, device, stage)"));
+        }
+      }
+      if (!entry["device"]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": entry ", i + 1, " has no 'device'"));
+      }
+      NamedShardingPoint pt;
+      pt.node = entry["node"].as<std::string>();
+      ASSIGN_OR_RETURN(pt.ipu,
+                       NonNegativeInt(entry["device"], "device", what, i));
+      pt.pipeline_stage = pt.ipu;
+      if (entry["stage"]) {
+        ASSIGN_OR_RETURN(pt.pipeline_stage,
+                         NonNegativeInt(entry["stage"], "stage", what, i));
+      }
+      points.push_back(std::move(pt));
     }
-    if (!entry["device"]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": entry ", i + 1, " has no 'device'"));
-    }
-    NamedShardingPoint pt;
-    pt.node = entry["node"].as<std::string>();
-    ASSIGN_OR_RETURN(pt.ipu,
-                     NonNegativeInt(entry["device"], "device", what, i));
-    pt.pipeline_stage = pt.ipu;
-    if (entry["stage"]) {
-      ASSIGN_OR_RETURN(pt.pipeline_stage,
-                       NonNegativeInt(entry["stage"], "stage", what, i));
-    }
-    points.push_back(std::move(pt));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": entry ", i + 1,
+        ": not a {node: NAME, device: I, stage: S} map (", e.what(), ")"));
   }
   return points;
 }
@@ -209,7 +218,8 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
       s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
       std::max(plan.batch_size(), 1), plan.device(),
       plan.available_memory_proportion());
-  const char* row =
+  // constexpr, so that clang checks the format against the arguments.
+  static constexpr char row[] =
       "%-4s %7s %11s %11s %11s %11s %11s %11s %11s %4s %14s %11s\n";
   absl::StrAppendFormat(&out, row, "IPU", "nodes", "weights", "code",
                         "exchange", "activations", "temporary", "total",

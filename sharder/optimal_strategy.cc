@@ -437,6 +437,18 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
     return absl::DeadlineExceededError(
         "the optimal strategy ran out of time before it found a split");
   }
+  // Cuts from a DP whose times were not finite are not a slicing: refuse
+  // them rather than index with them (ValidateDeviceProfile keeps times
+  // finite; this is the last line).
+  const int32_t units = static_cast<int32_t>(best_order->units.size());
+  for (size_t d = 0; d < best.cuts.size(); ++d) {
+    if (best.cuts[d] < 0 || best.cuts[d] > units ||
+        (d > 0 && best.cuts[d] < best.cuts[d - 1]) ||
+        !std::isfinite(best.bottleneck_s)) {
+      return absl::InternalError(
+          "the optimal strategy's stage times are not finite numbers");
+    }
+  }
   out.assignment = FromCuts(*best_order, best.cuts, n);
   out.fits = best.fits;
   out.bottleneck_s = best.bottleneck_s;

@@ -32,6 +32,9 @@ absl::Status Options::Validate() const {
     return absl::InvalidArgumentError(
         "--optimal-perf needs --strategy search or auto");
   }
+  if (!(compile_timeout_s > 0)) {
+    return absl::InvalidArgumentError("--compile-timeout must be positive");
+  }
   if (!(max_search_s > 0)) {
     return absl::InvalidArgumentError("--max-search-seconds must be positive");
   }

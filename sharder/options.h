@@ -47,7 +47,11 @@ struct Options {
   // way; sharder/compile_oracle.h): run by /bin/sh with {model} replaced by
   // the candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set.
   std::string compile_cmd;
-  int jobs = 1;                     // candidates compiled at once
+  int jobs = 1;  // candidates compiled at once
+  // Seconds one compile may take before its process group is killed (the
+  // candidate then does not fit); a compile also stops when max_search_s
+  // runs out. > 0.
+  double compile_timeout_s = 1800;
   std::filesystem::path model_dir;  // where the model's external data is
   std::vector<std::string> external_files;  // relative to model_dir
   bool strict_names = false;  // refuse empty/duplicate names (PopRT)

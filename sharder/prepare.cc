@@ -9,6 +9,7 @@
 #include "costmodel/device_profile.h"
 #include "graph/model_io.h"
 #include "graph/shape_analysis.h"
+#include "graph/onnx_guard.h"
 #include "graph/status_macros.h"
 
 namespace autoshard::internal {
@@ -89,6 +90,9 @@ void WarnAboutHeavyNodes(const TensorInfoMap& tensors, Prepared* p) {
 absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                  const Options& options) {
   Prepared p;
+  // What ONNX's inference trusts, and the model's size, are checked first
+  // (Note [What ONNX 1.12's shape inference trusts]).
+  RETURN_IF_ERROR(CheckModelForOnnx(model));
   ASSIGN_OR_RETURN(p.device, ResolveDevice(options));
   p.model = CopyWithoutLargeWeights(model);
   for (const auto& opset : model.opset_import()) {

@@ -29,6 +29,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "graph/model_io.h"
 #include "graph/shape_analysis.h"
+#include "graph/onnx_guard.h"
 #include "graph/status_macros.h"
 #include "onnx/shape_inference/implementation.h"
 #include "sharder/emit.h"
@@ -105,6 +106,9 @@ std::string StrictInferenceError(const onnx::ModelProto& model) {
   onnx::ShapeInferenceOptions options;
   options.check_type = true;
   options.error_mode = 1;
+  if (absl::Status s = CheckModelForOnnx(*copy); !s.ok()) {
+    return std::string(s.message());
+  }
   try {
     onnx::shape_inference::InferShapes(
         *copy, onnx::OpSchemaRegistry::Instance(), options);

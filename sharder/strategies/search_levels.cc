@@ -132,7 +132,9 @@ absl::StatusOr<StrategyResult> SearchFrom(const StrategyContext& c,
   const SearchOptions options = SearchOptionsOf(c);
   ASSIGN_OR_RETURN(LevelsResult levels, SearchLevels(c, options));
   if (!levels.found) {
-    return absl::InternalError("the search ran out of time before it started");
+    return absl::InvalidArgumentError(
+        "the search ran out of time before it started: raise "
+        "--max-search-seconds");
   }
   SearchResult& found = *levels.found;
   if (!found.fits) {

@@ -1,0 +1,418 @@
+#include "graph/onnx_guard.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+
+namespace autoshard {
+namespace {
+
+// The ops whose inference is ONNX's convPoolShapeInference (or, for
+// ConvTranspose, its own loop over the same attributes).
+bool IsConvOrPool(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
+      "AveragePool", "LpPool",        "MaxUnpool",   "DeformConv"};
+  return kOps.contains(op);
+}
+
+std::string NodeLabel(const onnx::NodeProto& node) {
+  return absl::StrCat("node '", node.name(), "' (", node.op_type(), ")");
+}
+
+absl::Status NodeError(const onnx::NodeProto& node, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(NodeLabel(node), ": ", why));
+}
+
+const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node,
+                                     const char* name) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+// Checks that every value of ints attribute `name` is at least `min` and at
+// most kMaxDim; returns its size (-1 when absent).
+absl::StatusOr<int> CheckInts(const onnx::NodeProto& node, const char* name,
+                              int64_t min) {
+  const onnx::AttributeProto* a = FindAttr(node, name);
+  if (a == nullptr) return -1;
+  for (int64_t v : a->ints()) {
+    if (v < min || v > kMaxDim) {
+      return NodeError(node,
+                       absl::StrCat(name, " has ", v, "; each must be ",
+                                    min == 0 ? "0" : "1", " to ", kMaxDim));
+    }
+  }
+  return a->ints_size();
+}
+
+absl::Status CheckConvOrPool(const onnx::NodeProto& node) {
+  ASSIGN_OR_RETURN(int strides, CheckInts(node, "strides", 1));
+  ASSIGN_OR_RETURN(int dilations, CheckInts(node, "dilations", 1));
+  ASSIGN_OR_RETURN(int kernel, CheckInts(node, "kernel_shape", 1));
+  ASSIGN_OR_RETURN(int pads, CheckInts(node, "pads", 0));
+  ASSIGN_OR_RETURN(int output_padding, CheckInts(node, "output_padding", 0));
+  ASSIGN_OR_RETURN(int output_shape, CheckInts(node, "output_shape", 0));
+  (void)output_shape;
+  if (const onnx::AttributeProto* g = FindAttr(node, "group");
+      g != nullptr && (g->i() < 1 || g->i() > kMaxDim)) {
+    return NodeError(
+        node, absl::StrCat("group is ", g->i(), "; it must be at least 1"));
+  }
+  // The spatial rank: the first of these that is given; every other must
+  // agree with it (pads holds a begin and an end per spatial dim).
+  int rank = kernel >= 0 ? kernel : strides >= 0 ? strides : dilations;
+  if (rank < 0 && output_padding >= 0) rank = output_padding;
+  if (rank < 0 && pads >= 0) {
+    if (pads % 2 != 0) {
+      return NodeError(node, absl::StrCat("pads has ", pads,
+                                          " values; it needs two per "
+                                          "spatial dim"));
+    }
+    rank = pads / 2;
+  }
+  const std::pair<const char*, int> sizes[] = {
+      {"strides", strides},
+      {"dilations", dilations},
+      {"kernel_shape", kernel},
+      {"output_padding", output_padding}};
+  for (const auto& [name, size] : sizes) {
+    if (size >= 0 && size != rank) {
+      return NodeError(node, absl::StrCat(name, " has ", size,
+                                          " values, the others ", rank));
+    }
+  }
+  if (pads >= 0 && pads != 2 * rank) {
+    return NodeError(node, absl::StrCat("pads has ", pads, " values; ", rank,
+                                        " spatial dims need ", 2 * rank));
+  }
+  return absl::OkStatus();
+}
+
+// The integer values of a small constant (int32 or int64, at most 4096
+// elements), or nullopt.
+std::optional<std::vector<int64_t>> IntValues(const onnx::TensorProto& t) {
+  std::vector<int64_t> values;
+  const bool is64 = t.data_type() == onnx::TensorProto::INT64;
+  if (!is64 && t.data_type() != onnx::TensorProto::INT32) return std::nullopt;
+  if (t.has_data_location() &&
+      t.data_location() == onnx::TensorProto::EXTERNAL) {
+    return std::nullopt;
+  }
+  if (!t.raw_data().empty()) {
+    const size_t width = is64 ? 8 : 4;
+    const std::string& raw = t.raw_data();
+    if (raw.size() % width != 0 || raw.size() / width > 4096)
+      return std::nullopt;
+    for (size_t i = 0; i < raw.size(); i += width) {
+      if (is64) {
+        int64_t v;
+        std::memcpy(&v, raw.data() + i, 8);
+        values.push_back(v);
+      } else {
+        int32_t v;
+        std::memcpy(&v, raw.data() + i, 4);
+        values.push_back(v);
+      }
+    }
+    return values;
+  }
+  if (t.int64_data_size() + t.int32_data_size() > 4096) return std::nullopt;
+  values.assign(t.int64_data().begin(), t.int64_data().end());
+  values.insert(values.end(), t.int32_data().begin(), t.int32_data().end());
+  return values;
+}
+
+absl::Status CheckSplit(const onnx::NodeProto& node,
+                        const ConstantInput& constant) {
+  if (const onnx::AttributeProto* a = FindAttr(node, "split")) {
+    for (int64_t v : a->ints()) {
+      if (v < 0) {
+        return NodeError(node,
+                         absl::StrCat("split has ", v, "; sizes must be >= 0"));
+      }
+    }
+  }
+  const onnx::TensorProto* t = constant ? constant(1) : nullptr;
+  if (t == nullptr) return absl::OkStatus();
+  std::optional<std::vector<int64_t>> values = IntValues(*t);
+  if (!values.has_value()) return absl::OkStatus();
+  for (int64_t v : *values) {
+    if (v < 0 || v > kMaxDim) {
+      return NodeError(node, absl::StrCat("split input has ", v,
+                                          "; sizes must be 0 to ", kMaxDim));
+    }
+  }
+  if (t->dims_size() == 0 && values->size() == 1 && (*values)[0] == 0) {
+    return NodeError(node, "split is the scalar 0; a chunk size must be >= 1");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAxes(const onnx::NodeProto& node) {
+  for (const char* name : {"axis", "axes"}) {
+    const onnx::AttributeProto* a = FindAttr(node, name);
+    if (a == nullptr) continue;
+    std::vector<int64_t> values(a->ints().begin(), a->ints().end());
+    if (a->type() == onnx::AttributeProto::INT) values.push_back(a->i());
+    if (values.size() > static_cast<size_t>(kMaxRank)) {
+      return NodeError(node, absl::StrCat(name, " has ", values.size(),
+                                          " values; at most ", kMaxRank));
+    }
+    for (int64_t v : values) {
+      if (v < -kMaxRank || v > kMaxRank) {
+        return NodeError(node, absl::StrCat(name, " is ", v,
+                                            "; no tensor has that many dims"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckShape(const onnx::TensorShapeProto& shape,
+                        const std::string& what) {
+  if (shape.dim_size() > kMaxRank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " has rank ", shape.dim_size(), "; at most ", kMaxRank));
+  }
+  std::vector<int64_t> dims;
+  for (const auto& d : shape.dim()) {
+    if (d.has_dim_value()) dims.push_back(d.dim_value());
+  }
+  int64_t elements = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || d > kMaxDim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has the dim ", d, "; dims must be 0 to ", kMaxDim));
+    }
+  }
+  for (int64_t d : dims) {
+    if (d == 0) return absl::OkStatus();
+    if (elements > kMaxElements / d) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has more than 2^48 elements (", absl::StrJoin(dims, "x"),
+          "): its bytes would overflow"));
+    }
+    elements *= d;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTensorDims(const onnx::TensorProto& t,
+                             const std::string& what) {
+  onnx::TensorShapeProto shape;
+  for (int64_t d : t.dims()) shape.add_dim()->set_dim_value(d);
+  return CheckShape(shape, what);
+}
+
+absl::Status CheckValueInfo(const onnx::ValueInfoProto& vi,
+                            const std::string& where) {
+  const onnx::TypeProto* type = &vi.type();
+  // Sequences and optionals hold a tensor type one or two levels down.
+  for (int i = 0; i < 4; ++i) {
+    if (type->has_sequence_type()) {
+      type = &type->sequence_type().elem_type();
+    } else if (type->has_optional_type()) {
+      type = &type->optional_type().elem_type();
+    } else {
+      break;
+    }
+  }
+  if (!type->has_tensor_type() || !type->tensor_type().has_shape())
+    return absl::OkStatus();
+  return CheckShape(type->tensor_type().shape(),
+                    absl::StrCat(where, "tensor '", vi.name(), "'"));
+}
+
+// A graph to check, how deep it is (the main graph is 1) and where it is
+// ("node 'If_3' (If) body 'then_branch': ", empty for the main graph).
+struct PendingGraph {
+  const onnx::GraphProto* graph;
+  int depth;
+  std::string where;
+};
+
+absl::Status CheckGraphHere(const PendingGraph& p,
+                            std::vector<PendingGraph>* pending) {
+  const onnx::GraphProto& g = *p.graph;
+  std::map<std::string, const onnx::TensorProto*> constants;
+  for (const auto& t : g.initializer()) {
+    RETURN_IF_ERROR(CheckTensorDims(
+        t, absl::StrCat(p.where, "initializer '", t.name(), "'")));
+    constants[t.name()] = &t;
+  }
+  for (const auto& s : g.sparse_initializer()) {
+    RETURN_IF_ERROR(CheckTensorDims(
+        s.values(),
+        absl::StrCat(p.where, "sparse initializer '", s.values().name(), "'")));
+  }
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+    for (const auto& vi : *list) RETURN_IF_ERROR(CheckValueInfo(vi, p.where));
+  }
+  for (const auto& node : g.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1) continue;
+    if (const onnx::AttributeProto* v = FindAttr(node, "value");
+        v != nullptr && v->has_t()) {
+      RETURN_IF_ERROR(CheckTensorDims(
+          v->t(), absl::StrCat(p.where, NodeLabel(node), " value")));
+      constants[node.output(0)] = &v->t();
+    }
+  }
+  for (const auto& node : g.node()) {
+    ConstantInput constant = [&](int i) -> const onnx::TensorProto* {
+      if (i >= node.input_size()) return nullptr;
+      auto it = constants.find(node.input(i));
+      return it == constants.end() ? nullptr : it->second;
+    };
+    if (absl::Status s = CheckNodeForOnnx(node, constant); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(p.where, s.message()));
+    }
+    for (const auto& a : node.attribute()) {
+      std::vector<const onnx::GraphProto*> bodies;
+      if (a.has_g()) bodies.push_back(&a.g());
+      for (const auto& body : a.graphs()) bodies.push_back(&body);
+      for (const onnx::GraphProto* body : bodies) {
+        std::string where =
+            absl::StrCat(p.where, NodeLabel(node), " body '", a.name(), "': ");
+        if (p.depth + 1 > kMaxGraphNesting) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, "bodies nest more than ", kMaxGraphNesting,
+                           " deep, autoshard's limit"));
+        }
+        pending->push_back({body, p.depth + 1, std::move(where)});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Every graph of `model` (main graph, bodies, function bodies' attribute
+// graphs), iteratively.
+absl::Status CheckGraphs(const onnx::ModelProto& model) {
+  std::vector<PendingGraph> pending = {{&model.graph(), 1, ""}};
+  // A function's nodes are checked as one graph of their own.
+  std::vector<onnx::GraphProto> function_graphs(model.functions_size());
+  for (int i = 0; i < model.functions_size(); ++i) {
+    const onnx::FunctionProto& f = model.functions(i);
+    *function_graphs[i].mutable_node() = f.node();
+    pending.push_back(
+        {&function_graphs[i], 1,
+         absl::StrCat("function '", f.domain(), ":", f.name(), "': ")});
+  }
+  int64_t nodes = 0;
+  while (!pending.empty()) {
+    PendingGraph p = std::move(pending.back());
+    pending.pop_back();
+    nodes += p.graph->node_size();
+    if (nodes > kMaxNodes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model has more than ", kMaxNodes,
+          " nodes (counting bodies and functions), autoshard's limit"));
+    }
+    RETURN_IF_ERROR(CheckGraphHere(p, &pending));
+  }
+  return absl::OkStatus();
+}
+
+// The model-local functions each function's nodes call (in nested bodies
+// too), by index.
+std::vector<std::vector<int>> FunctionCalls(const onnx::ModelProto& model) {
+  std::map<std::pair<std::string, std::string>, int> index;
+  for (int i = 0; i < model.functions_size(); ++i) {
+    index[{model.functions(i).domain(), model.functions(i).name()}] = i;
+  }
+  std::vector<std::vector<int>> calls(model.functions_size());
+  for (int i = 0; i < model.functions_size(); ++i) {
+    std::vector<const onnx::NodeProto*> nodes;
+    for (const auto& n : model.functions(i).node()) nodes.push_back(&n);
+    // Bodies are bounded by CheckGraphs, which runs first.
+    while (!nodes.empty()) {
+      const onnx::NodeProto* n = nodes.back();
+      nodes.pop_back();
+      auto it = index.find({n->domain(), n->op_type()});
+      if (it != index.end()) calls[i].push_back(it->second);
+      for (const auto& a : n->attribute()) {
+        for (const auto& b : a.graphs())
+          for (const auto& m : b.node()) nodes.push_back(&m);
+        if (a.has_g())
+          for (const auto& m : a.g().node()) nodes.push_back(&m);
+      }
+    }
+  }
+  return calls;
+}
+
+// Refuses a function that calls itself, directly or through others, and
+// call chains deeper than kMaxFunctionDepth (iterative depth-first search).
+absl::Status CheckFunctionCalls(const onnx::ModelProto& model) {
+  const std::vector<std::vector<int>> calls = FunctionCalls(model);
+  const int n = static_cast<int>(calls.size());
+  std::vector<int> state(n, 0);  // 0 new, 1 on the path, 2 done
+  std::vector<int> depth(n, 1);  // the longest call chain from it
+  for (int root = 0; root < n; ++root) {
+    if (state[root] != 0) continue;
+    std::vector<std::pair<int, size_t>> path = {{root, 0}};
+    state[root] = 1;
+    while (!path.empty()) {
+      auto& [f, next] = path.back();
+      if (next < calls[f].size()) {
+        const int g = calls[f][next++];
+        if (state[g] == 1) {
+          std::vector<std::string> names;
+          for (const auto& [h, unused] : path)
+            names.push_back(model.functions(h).name());
+          names.push_back(model.functions(g).name());
+          return absl::InvalidArgumentError(absl::StrCat(
+              "function '", model.functions(g).name(), "' calls itself (",
+              absl::StrJoin(names, " -> "), "): ONNX cannot infer its shapes"));
+        }
+        if (state[g] == 0) {
+          state[g] = 1;
+          path.push_back({g, 0});
+        }
+        continue;
+      }
+      for (int g : calls[f]) depth[f] = std::max(depth[f], depth[g] + 1);
+      if (depth[f] > kMaxFunctionDepth) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "function '", model.functions(f).name(), "' calls functions ",
+            depth[f], " deep; autoshard's limit is ", kMaxFunctionDepth));
+      }
+      state[f] = 2;
+      path.pop_back();
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckNodeForOnnx(const onnx::NodeProto& node,
+                              const ConstantInput& constant) {
+  // Other domains' ops have their own meanings for these attributes.
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return absl::OkStatus();
+  if (IsConvOrPool(node.op_type())) RETURN_IF_ERROR(CheckConvOrPool(node));
+  if (node.op_type() == "Split" || node.op_type() == "SplitToSequence") {
+    RETURN_IF_ERROR(CheckSplit(node, constant));
+  }
+  return CheckAxes(node);
+}
+
+absl::Status CheckModelForOnnx(const onnx::ModelProto& model) {
+  RETURN_IF_ERROR(CheckGraphs(model));
+  return CheckFunctionCalls(model);
+}
+
+}  // namespace autoshard

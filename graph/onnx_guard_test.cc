@@ -1,0 +1,244 @@
+#include "graph/onnx_guard.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "graph/model_io.h"
+#include "graph/shapes.h"
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace autoshard {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ParseModelText;
+
+// Each of these crashed (SIGFPE) or read out of bounds inside ONNX 1.12's
+// convPoolShapeInference before the guard; now each is refused naming n0.
+TEST(OnnxGuardTest, ConvAndPoolAttributesOnnxDividesByAreChecked) {
+  const struct {
+    const char* attrs;
+    const char* op;
+    const char* reason;
+  } kCases[] = {
+      {"kernel_shape = [3, 3], strides = [0, 1]", "MaxPool", "strides has 0"},
+      {"strides = [1, 0]", "Conv", "strides has 0"},
+      {"dilations = [0, 1]", "Conv", "dilations has 0"},
+      {"kernel_shape = [0, 3]", "AveragePool", "kernel_shape has 0"},
+      {"kernel_shape = [3, 3], pads = [1, 1]", "MaxPool",
+       "pads has 2 values; 2 spatial dims need 4"},
+      {"kernel_shape = [3, 3], strides = [1, 1, 1]", "MaxPool",
+       "strides has 3 values, the others 2"},
+      {"group = 0", "Conv", "group is 0"},
+      {"pads = [-1, 0, 0, 0]", "Conv", "pads has -1"},
+  };
+  for (const auto& c : kCases) {
+    const std::string op = c.op;
+    const std::string call =
+        op == "Conv" ? "y = Conv <" + std::string(c.attrs) + "> (x, w)"
+                     : "y = " + op + " <" + std::string(c.attrs) + "> (x)";
+    onnx::ModelProto m = ParseModelText(R"(
+      <ir_version: 8, opset_import: ["" : 13]>
+      g (float[1,1,8,8] x, float[1,1,3,3] w) => (float y) {
+        )" + call + R"(
+      })");
+    absl::Status s = CheckModelForOnnx(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << call;
+    EXPECT_THAT(s.message(), HasSubstr("node 'n0' (" + op + ")")) << call;
+    EXPECT_THAT(s.message(), HasSubstr(c.reason)) << call;
+    // autoshard's own InferShapes refuses it too, before calling ONNX.
+    EXPECT_FALSE(InferShapes(&m).ok()) << call;
+  }
+}
+
+TEST(OnnxGuardTest, ValidConvPassesAndPadsMayBeGivenAlone) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,8,8] x, float[1,1,3,3] w) => (float y) {
+      a = Conv <strides = [2, 2], pads = [1, 1, 1, 1], group = 1> (x, w)
+      y = MaxPool <kernel_shape = [2, 2], pads = [0, 0, 0, 0]> (a)
+    })");
+  EXPECT_TRUE(CheckModelForOnnx(m).ok()) << CheckModelForOnnx(m);
+}
+
+// SplitToSequence with a scalar split of 0 divides by it in ONNX 1.12.
+TEST(OnnxGuardTest, SplitToSequenceWithSplitZeroIsRefused) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[6,4] x) => (float[6,4] y) <int64 s = {0}> {
+      q = SplitToSequence(x, s)
+      y = ConcatFromSequence <axis = 0> (q)
+    })");
+  // `int64 s = {0}` is a 1-element 1-D tensor; make it the scalar 0.
+  m.mutable_graph()->mutable_initializer(0)->clear_dims();
+  absl::Status s = CheckModelForOnnx(m);
+  EXPECT_THAT(s.message(), HasSubstr("node 'n0' (SplitToSequence)"));
+  EXPECT_THAT(s.message(), HasSubstr("split is the scalar 0"));
+  onnx::ModelProto negative = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[6,4] x) => (float[6,4] y) <int64[2] s = {7, -1}> {
+      a, b = Split <axis = 0> (x, s)
+      y = Concat <axis = 0> (a, b)
+    })");
+  EXPECT_THAT(CheckModelForOnnx(negative).message(),
+              HasSubstr("split input has -1"));
+}
+
+TEST(OnnxGuardTest, AxisBeyondAnyRankIsRefused) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[6,4] x) => (float y) {
+      y = Softmax <axis = -9223372036854775807> (x)
+    })");
+  EXPECT_THAT(CheckModelForOnnx(m).message(),
+              HasSubstr("axis is -9223372036854775807"));
+}
+
+// A declared dim of 2^31 (2147483648) crashed ONNX's data propagation
+// (RAFT, at a Shape node); 2^31 - 1 is the largest accepted.
+TEST(OnnxGuardTest, DimsBeyondTheBoundAndOverflowingSizesAreRefused) {
+  auto check = [](const std::string& dims) {
+    return CheckModelForOnnx(ParseModelText(R"(
+      <ir_version: 8, opset_import: ["" : 13]>
+      g (float[)" + dims + R"(] x) => (float y) {
+        y = Relu(x)
+      })"));
+  };
+  EXPECT_THAT(check("1,2147483648").message(),
+              HasSubstr("tensor 'x' has the dim 2147483648"));
+  // 2^31-1 squared is about 2^62 elements, 2^64 bytes as float: refused.
+  EXPECT_THAT(check("2147483647,2147483647").message(),
+              HasSubstr("more than 2^48 elements"));
+  EXPECT_TRUE(check("1,2147483647").ok());
+}
+
+// Adds to `m` a function local.F<name> whose one node calls local.F<callee>.
+void AddFunction(onnx::ModelProto* m, const std::string& name,
+                 const std::string& callee) {
+  onnx::FunctionProto* f = m->add_functions();
+  f->set_domain("local");
+  f->set_name(name);
+  f->add_input("x");
+  f->add_output("y");
+  onnx::NodeProto* n = f->add_node();
+  n->set_op_type(callee);
+  n->set_domain("local");
+  n->add_input("x");
+  n->add_output("y");
+}
+
+// InferShapeForFunctionNode recursed until the stack overflowed on these.
+TEST(OnnxGuardTest, FunctionsThatCallThemselvesAreRefused) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13, "local" : 1]>
+    g (float[4] x) => (float[4] y) {
+      y = local.F(x)
+    })");
+  AddFunction(&m, "F", "F");
+  EXPECT_THAT(CheckModelForOnnx(m).message(),
+              HasSubstr("function 'F' calls itself (F -> F)"));
+  m.clear_functions();
+  AddFunction(&m, "F", "G");
+  AddFunction(&m, "G", "H");
+  AddFunction(&m, "H", "F");
+  EXPECT_THAT(CheckModelForOnnx(m).message(), HasSubstr("(F -> G -> H -> F)"));
+  // A chain F0 -> F1 -> ... -> F70 has no cycle but is deeper than 64.
+  m.clear_functions();
+  for (int i = 0; i < 70; ++i) {
+    AddFunction(&m, "F" + std::to_string(i), "F" + std::to_string(i + 1));
+  }
+  EXPECT_THAT(CheckModelForOnnx(m).message(), HasSubstr("calls functions"));
+}
+
+// Wraps `m`'s main graph's nodes in `levels` Ifs: each then_branch is the
+// graph below, each else_branch that graph's first node alone.
+void NestInIfs(onnx::ModelProto* m, int levels) {
+  for (int i = 0; i < levels; ++i) {
+    onnx::GraphProto body = m->graph();
+    body.clear_input();
+    onnx::GraphProto other = body;
+    other.clear_node();
+    *other.add_node() = testing::ParseModelText(R"(
+      <ir_version: 8, opset_import: ["" : 13]>
+      g (float[4] x) => (float[4] y) { y = Relu(x) })")
+                            .graph()
+                            .node(0);
+    onnx::GraphProto* g = m->mutable_graph();
+    g->clear_node();
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type("If");
+    n->set_name("if" + std::to_string(i));
+    n->add_input("c");
+    n->add_output(body.output(0).name());
+    const onnx::GraphProto* branches[] = {&body, &other};
+    const char* names[] = {"then_branch", "else_branch"};
+    for (int b = 0; b < 2; ++b) {
+      onnx::AttributeProto* a = n->add_attribute();
+      a->set_name(names[b]);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      *a->mutable_g() = *branches[b];
+    }
+  }
+}
+
+// y = Relu(x) in `levels` nested Ifs.
+onnx::ModelProto NestedModel(int levels) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[4] x, bool c) => (float[4] y) {
+      y = Relu(x)
+    })");
+  NestInIfs(&m, levels);
+  return m;
+}
+
+TEST(OnnxGuardTest, BodiesNestedDeeperThanTheLimitAreRefused) {
+  // 99 Ifs: 100 graphs deep, accepted.
+  onnx::ModelProto m = NestedModel(kMaxGraphNesting - 1);
+  EXPECT_TRUE(CheckModelForOnnx(m).ok()) << CheckModelForOnnx(m);
+  onnx::ModelProto deep = NestedModel(kMaxGraphNesting);
+  EXPECT_THAT(CheckModelForOnnx(deep).message(),
+              HasSubstr("bodies nest more than 100 deep"));
+}
+
+// A 1,000,000-node chain took minutes and 2.5 GB to plan: more than
+// kMaxNodes (500,000) nodes are refused before any work.
+TEST(OnnxGuardTest, ModelsWithMoreThanTheNodeLimitAreRefused) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[4] t0) => (float[4] t1) {
+      t1 = Relu(t0)
+    })");
+  onnx::GraphProto* g = m.mutable_graph();
+  const onnx::NodeProto relu = g->node(0);
+  for (int i = 1; i <= kMaxNodes; ++i) {  // 500,001 nodes in all
+    onnx::NodeProto* n = g->add_node();
+    *n = relu;
+    n->set_input(0, "t" + std::to_string(i));
+    n->set_output(0, "t" + std::to_string(i + 1));
+  }
+  g->mutable_output(0)->set_name("t" + std::to_string(kMaxNodes + 1));
+  EXPECT_THAT(CheckModelForOnnx(m).message(),
+              HasSubstr("more than 500000 nodes"));
+  g->mutable_node()->RemoveLast();  // 500,000: the limit itself is fine
+  g->mutable_output(0)->set_name("t" + std::to_string(kMaxNodes));
+  EXPECT_TRUE(CheckModelForOnnx(m).ok());
+}
+
+// Protobuf's default recursion limit (100) refused an If nested 33 deep as
+// "does not parse"; 99 levels (100 graphs) now parse, and 150 are named as
+// too deep rather than as garbage.
+TEST(OnnxGuardTest, DeeplyNestedModelsParseOrAreNamedTooDeep) {
+  onnx::ModelProto m = NestedModel(kMaxGraphNesting - 1);
+  EXPECT_TRUE(ParseModelBytes(m.SerializeAsString(), "m.onnx").ok());
+  onnx::ModelProto deeper = NestedModel(150);
+  absl::StatusOr<onnx::ModelProto> r =
+      ParseModelBytes(deeper.SerializeAsString(), "m.onnx");
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("m.onnx: nests deeper than autoshard reads (100 "
+                        "levels"));
+}
+
+}  // namespace
+}  // namespace autoshard
