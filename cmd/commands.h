@@ -87,12 +87,14 @@ struct ShardOptions {
   bool optimal_perf = false;
   int64_t max_candidates = 100000;
   double max_search_s = 60;
+  double bound_s = 10;  // --bound-seconds
   std::string compile_cmd;
   int jobs = 1;        // models at once in batch mode; else compiles at once
   std::string output;  // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml
   std::string split_dir;                 // --split-dir DIR: per-stage models
+  std::string write_problem;  // --write-problem FILE (proto/problem.proto)
 };
 
 struct ApplyOptions {
@@ -110,6 +112,16 @@ struct SplitOptions {
 struct InspectOptions {
   ModelOptions model;
   bool json = false;  // --json: the InspectReport in protobuf's JSON mapping
+};
+
+// `solve PROBLEM.json` (cmd/solve_command.cc).
+struct SolveCommandOptions {
+  std::string problem;          // the problem file
+  int num_ipus = 0;             // --num-ipus; 0: the file's
+  std::string plan;             // --plan OUT.json
+  std::string report = "text";  // --report text|json
+  double max_search_s = 60;     // --max-search-seconds
+  double bound_s = 10;          // --bound-seconds
 };
 
 // Each Setup registers a subcommand and returns it, so main can tell which
@@ -131,6 +143,8 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* options);
 int RunInspect(const InspectOptions& options);
 CLI::App* SetupSplit(CLI::App& app, SplitOptions* options);
 int RunSplit(const SplitOptions& options);
+CLI::App* SetupSolve(CLI::App& app, SolveCommandOptions* options);
+int RunSolve(const SolveCommandOptions& options);
 
 // Internals shared by the commands (cmd/common.cc).
 // Adds MODEL (into options->model, or one or more into *models when given)

@@ -24,10 +24,12 @@ int main(int argc, char** argv) {
   ApplyOptions apply;
   InspectOptions inspect;
   SplitOptions split;
+  SolveCommandOptions solve;
   CLI::App* shard_cmd = SetupShard(app, &shard);
   CLI::App* apply_cmd = SetupApply(app, &apply);
   CLI::App* inspect_cmd = SetupInspect(app, &inspect);
   CLI::App* split_cmd = SetupSplit(app, &split);
+  CLI::App* solve_cmd = SetupSolve(app, &solve);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -46,5 +48,6 @@ int main(int argc, char** argv) {
   if (apply_cmd->parsed()) return RunApply(apply);
   if (inspect_cmd->parsed()) return RunInspect(inspect);
   if (split_cmd->parsed()) return RunSplit(split);
+  if (solve_cmd->parsed()) return RunSolve(solve);
   return kExitBadInput;
 }

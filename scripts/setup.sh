@@ -9,6 +9,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libabsl-dev libcli11-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  coinor-libcbc-dev coinor-libclp-dev
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #include "sharder/autoshard.h"
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,14 +16,17 @@
 #include "graph/model_io.h"
 #include "graph/naming.h"
 #include "graph/status_macros.h"
+#include "sharder/bound/certify.h"
 #include "sharder/compile_oracle.h"
 #include "sharder/emit.h"
 #include "sharder/optimal_strategy.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
+#include "sharder/problem_file.h"
 #include "sharder/raw_strategy.h"
 #include "sharder/search_strategy.h"
 #include "sharder/sharding_points.h"
+#include "sharder/strategies/ideal_dp.h"
 
 namespace autoshard {
 namespace {
@@ -64,11 +68,8 @@ void EvaluateOnDevice(const Prepared& p, const Options& options,
   out->set_throughput_per_s(perf.throughput_per_s);
   out->set_latency_s(perf.latency_s);
   out->set_lower_bound_s(perf.lower_bound_s);
-  // The bottleneck is never below the bound; a rounding error is no gap.
-  out->set_gap_percent(
-      perf.lower_bound_s > 0
-          ? std::max(0.0, (perf.bottleneck_s / perf.lower_bound_s - 1) * 100)
-          : 0);
+  out->set_gap_percent(GapPercent(perf.bottleneck_s, perf.lower_bound_s));
+  SetCertificate({perf.lower_bound_s, "cheap", 0}, out);
 }
 
 Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
@@ -397,6 +398,38 @@ absl::StatusOr<std::optional<Assignment>> Polish(const Prepared& p,
   return std::move(r.assignment);
 }
 
+// auto's "ideal" candidate (sharder/strategies/ideal_dp.h): the fastest
+// fitting monotone split, when the graph's ideals are few, with stage times
+// at most `cap_s`, within `seconds`.
+std::optional<Assignment> RunIdeal(const Prepared& p, const Options& options,
+                                   double cap_s, double seconds) {
+  if (options.num_ipus < 2 || seconds <= 0 ||
+      p.problem.num_nodes() > kMaxNodeGranularity) {
+    return std::nullopt;
+  }
+  DeviceModel model(p.problem, p.device, options.precision);
+  IdealDpOptions ideal;
+  ideal.deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(seconds));
+  IdealDpResult r = IdealDpSplit(p.problem, model, options.num_ipus, cap_s,
+                                 /*ignore_memory=*/false, ideal);
+  if (!r.found) return std::nullopt;
+  return Assignment{r.ipu, r.ipu};
+}
+
+// Sets the plan's certified bound (sharder/bound/certify.h) for its split.
+void Certify(const Prepared& p, const Options& options, Plan* plan) {
+  DeviceModel model(p.problem, p.device, options.precision);
+  std::vector<int32_t> ipu(plan->ipu.begin(), plan->ipu.end());
+  proto::Performance* perf = plan->proto.mutable_performance();
+  SetCertificate(
+      CertifyBound(p.problem, model, plan->proto.num_ipus(), ipu,
+                   perf->bottleneck_s(), plan->proto.fits(), options.bound_s),
+      perf);
+}
+
 // Everything after Prepare for one IPU count: the strategy, sharding points
 // and figures. May lower p's memory proportion (search's retries).
 absl::StatusOr<Plan> PlanPrepared(const onnx::ModelProto& model,
@@ -462,6 +495,14 @@ absl::StatusOr<Plan> PlanPrepared(const onnx::ModelProto& model,
             {"optimal+search", std::move(*polished), amp, elapsed(t2)});
       }
     }
+    const auto t3 = std::chrono::steady_clock::now();
+    std::optional<Assignment> ideal =
+        RunIdeal(p, options,
+                 optimal.fits() ? optimal.bottleneck_s()
+                                : std::numeric_limits<double>::infinity(),
+                 options.max_search_s - elapsed(start));
+    if (ideal)
+      candidates.push_back({"ideal", std::move(*ideal), amp, elapsed(t3)});
     size_t best = 0;
     for (size_t i = 0; i < candidates.size(); ++i) {
       Judge(p, options, &candidates[i]);
@@ -477,6 +518,11 @@ absl::StatusOr<Plan> PlanPrepared(const onnx::ModelProto& model,
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
                    MinimalShardingPoints(p.problem, a));
   Plan plan = FinishPlan(p, options, a, points, strategy, start);
+  Certify(p, options, &plan);
+  if (options.keep_problem) {
+    plan.problem =
+        ToProblemProto(p.problem, p.device, options.precision, k, p.batch);
+  }
   if (strategy == "search" || (strategy == "auto" && k > 1)) {
     *plan.proto.mutable_search() = search;
   }
@@ -551,6 +597,10 @@ absl::Status Options::Validate() const {
   if (!(max_search_s > 0)) {
     return absl::InvalidArgumentError("--max-search-seconds must be positive");
   }
+  if (!(bound_s >= 0)) {
+    return absl::InvalidArgumentError(
+        "--bound-seconds must be 0 (solver off) or more");
+  }
   if (shapes.batch_size < 0) {
     return absl::InvalidArgumentError("--batch-size must be positive");
   }
@@ -594,6 +644,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                                .count();
     for_k.max_search_s =
         std::max(1.0, (options.max_search_s - spent_s) / counts_left);
+    for_k.bound_s = 0;  // the certified bound: the last count's only
     p.device = device;
     p.warnings = warnings;
     ASSIGN_OR_RETURN(plan, PlanPrepared(model, for_k, p, start));
@@ -601,6 +652,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
     if (plan->proto.fits()) break;
   }
   for (int k : tried) plan->proto.add_num_ipus_tried(k);
+  Certify(p, options, &*plan);
   if (!plan->proto.fits()) {
     plan->proto.add_warnings(absl::StrCat(
         "--num-ipus auto: no power-of-two IPU count up to ", tried.back(),

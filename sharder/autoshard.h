@@ -32,6 +32,7 @@
 #include "onnx/onnx_pb.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
+#include "proto/problem.pb.h"
 
 namespace autoshard {
 
@@ -48,15 +49,22 @@ struct Options {
   // then boundary moves until every IPU fits the tile-memory model (§4.2);
   // "optimal": the fastest fitting contiguous slicing of a few topological
   // orders, by dynamic programming (§4.3, sharder/optimal_strategy.h);
-  // "auto": raw, search and optimal, then search moves from optimal's split,
-  // and the best of them (§4.4): a split that fits, then the smallest
-  // bottleneck.
+  // "auto": raw, search and optimal, then search moves from optimal's split
+  // and the ideal DP (sharder/strategies/ideal_dp.h, when the graph's ideals
+  // are few), and the best of them (§4.4): a split that fits, then the
+  // smallest bottleneck.
   std::string strategy = "auto";
   bool optimal_perf = false;  // search: keep going for the best bottleneck
   int64_t max_candidates = 100000;  // search: splits to evaluate at most
   // Seconds the search may spend at most, and the optimal strategy's DPs
   // again (auto runs both).
   double max_search_s = 60;
+  // Seconds the certified bound may take (sharder/bound/certify.h: the
+  // ideal DP's relaxation or COIN-OR CBC); 0 turns the solver off and the
+  // certified bound is the cheap one (DeviceModel::LowerBound).
+  double bound_s = 10;
+  // Fill Plan::problem with the problem solved (for --write-problem).
+  bool keep_problem = false;
   // search: called about once a second with candidates tried and the
   // closest split's fullest tile (bytes); may be empty.
   std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;
@@ -92,6 +100,9 @@ struct Plan {
   std::vector<std::string> node_names;
   std::vector<int> ipu;
   std::vector<int> pipeline_stage;
+  // The problem the plan solved (proto/problem.proto), when
+  // Options::keep_problem: `autoshard solve` replays it.
+  proto::Problem problem;
 };
 
 // Plans `model` with `options.strategy`. A plan that does not fit is still a
