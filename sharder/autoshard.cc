@@ -63,13 +63,7 @@ void EvaluateOnDevice(const Prepared& p, const Options& options,
   for (int32_t d = 0; d < pp.ipus_size(); ++d) {
     pp.mutable_ipus(d)->set_stage_time_s(perf.stage_time_s[d]);
   }
-  proto::Performance* out = pp.mutable_performance();
-  out->set_bottleneck_s(perf.bottleneck_s);
-  out->set_throughput_per_s(perf.throughput_per_s);
-  out->set_latency_s(perf.latency_s);
-  out->set_lower_bound_s(perf.lower_bound_s);
-  out->set_gap_percent(GapPercent(perf.bottleneck_s, perf.lower_bound_s));
-  SetCertificate({perf.lower_bound_s, "cheap", 0}, out);
+  SetPerformanceProto(perf, pp.mutable_performance());
 }
 
 Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,

@@ -69,12 +69,7 @@ proto::Plan PlanOf(const LoadedProblem& loaded, const DeviceModel& model,
     placement->set_ipu(j.ipu[n]);
     placement->set_pipeline_stage(j.ipu[n]);
   }
-  proto::Performance* out = plan.mutable_performance();
-  out->set_bottleneck_s(perf.bottleneck_s);
-  out->set_throughput_per_s(perf.throughput_per_s);
-  out->set_latency_s(perf.latency_s);
-  out->set_lower_bound_s(perf.lower_bound_s);
-  out->set_gap_percent(GapPercent(perf.bottleneck_s, perf.lower_bound_s));
+  SetPerformanceProto(perf, plan.mutable_performance());
   return plan;
 }
 
