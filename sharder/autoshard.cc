@@ -415,6 +415,7 @@ std::optional<Assignment> RunIdeal(const Prepared& p, const Options& options,
 
 // Sets the plan's certified bound (sharder/bound/certify.h) for its split.
 void Certify(const Prepared& p, const Options& options, Plan* plan) {
+  if (options.bound_s <= 0) return;  // the cheap bound, set already
   DeviceModel model(p.problem, p.device, options.precision);
   std::vector<int32_t> ipu(plan->ipu.begin(), plan->ipu.end());
   proto::Performance* perf = plan->proto.mutable_performance();
