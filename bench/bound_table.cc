@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
+#include "bench/table_util.h"
 #include "costmodel/device_model.h"
 #include "graph/model_io.h"
 #include "sharder/autoshard.h"
@@ -64,12 +64,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--ipus" && i + 1 < argc) {
-      ipus.clear();
-      for (absl::string_view part : absl::StrSplit(argv[++i], ',')) {
-        int k = 0;
-        if (!absl::SimpleAtoi(part, &k) || k < 1) return 2;
-        ipus.push_back(k);
-      }
+      auto parsed = autoshard::bench::ParseIpus(argv[++i]);
+      if (!parsed) return 2;
+      ipus = *parsed;
     } else if (arg == "--bound-seconds" && i + 1 < argc) {
       if (!absl::SimpleAtod(argv[++i], &bound_s)) return 2;
     } else if (arg == "--max-search-seconds" && i + 1 < argc) {
@@ -97,9 +94,7 @@ int main(int argc, char** argv) {
       ++failures;
       continue;
     }
-    std::string name = path;
-    if (size_t slash = name.rfind("/models/"); slash != std::string::npos)
-      name = name.substr(slash + 8);
+    const std::string name = autoshard::bench::ModelLabel(path);
     for (int k : ipus) {
       autoshard::Options options;
       options.num_ipus = k;
