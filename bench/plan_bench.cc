@@ -183,13 +183,15 @@ BENCHMARK(BM_PlanModelChain)
 
 // Issue 5's target: PlanModel with --strategy auto on a transformer-like
 // graph of 3,226 blocks (100,006 nodes; tests/test_graphs.h) onto 16 IPUs in
-// under 5 s; raw for comparison. Arg: 0 raw, 1 optimal, 2 auto.
+// under 5 s; raw for comparison. Args: strategy (0 raw, 1 optimal, 2 auto)
+// and --bound-seconds (0: the solver off; issue 19's certified bound).
 void BM_PlanModelTransformer(benchmark::State& state) {
   const char* strategies[] = {"raw", "optimal", "auto"};
   const onnx::ModelProto m = testing::MakeTransformerLike(3226, 64, 32);
   Options options;
   options.num_ipus = 16;
   options.strategy = strategies[state.range(0)];
+  options.bound_s = static_cast<double>(state.range(1));
   for (auto _ : state) {
     auto plan = PlanModel(m, options);
     if (!plan.ok()) {
@@ -197,16 +199,20 @@ void BM_PlanModelTransformer(benchmark::State& state) {
       break;
     }
     state.counters["gap_percent"] = plan->proto.performance().gap_percent();
+    state.counters["certified_gap_percent"] =
+        plan->proto.performance().certified_gap_percent();
     state.counters["fits"] = plan->proto.fits();
     benchmark::DoNotOptimize(plan);
   }
   state.SetLabel(absl::StrCat(m.graph().node_size(), " nodes, 16 IPUs, ",
-                              options.strategy));
+                              options.strategy, ", bound ", options.bound_s,
+                              " s"));
 }
 BENCHMARK(BM_PlanModelTransformer)
-    ->Arg(0)
-    ->Arg(1)
-    ->Arg(2)
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Args({2, 10})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

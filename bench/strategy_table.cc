@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
+#include "bench/table_util.h"
 #include "graph/model_io.h"
 #include "sharder/autoshard.h"
 
@@ -21,15 +20,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--ipus" && i + 1 < argc) {
-      ipus.clear();
-      for (absl::string_view part : absl::StrSplit(argv[++i], ',')) {
-        int k = 0;
-        if (!absl::SimpleAtoi(part, &k) || k < 1) {
-          std::fprintf(stderr, "bad --ipus value '%s'\n", argv[i]);
-          return 2;
-        }
-        ipus.push_back(k);
+      auto parsed = autoshard::bench::ParseIpus(argv[++i]);
+      if (!parsed) {
+        std::fprintf(stderr, "bad --ipus value '%s'\n", argv[i]);
+        return 2;
       }
+      ipus = *parsed;
     } else {
       models.push_back(arg);
     }
@@ -54,9 +50,7 @@ int main(int argc, char** argv) {
       ++failures;
       continue;
     }
-    std::string name = path;
-    if (size_t slash = name.rfind("/models/"); slash != std::string::npos)
-      name = name.substr(slash + 8);
+    const std::string name = autoshard::bench::ModelLabel(path);
     for (int k : ipus) {
       std::string row;
       std::string seconds, chose, order;

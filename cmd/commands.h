@@ -99,6 +99,7 @@ struct ShardOptions {
   bool optimal_perf = false;
   int64_t max_candidates = 100000;
   double max_search_s = 60;
+  double bound_s = 10;  // --bound-seconds
   std::string compile_cmd;
   double compile_timeout_s = 1800;  // --compile-timeout, seconds per compile
   int jobs = 1;        // models at once in batch mode; else compiles at once
@@ -107,6 +108,7 @@ struct ShardOptions {
   std::string sharding_config;           // --sharding-config OUT.yaml
   std::string split_dir;                 // --split-dir DIR: per-stage models
   PodFlags pod;  // --total-ipus, --max-ipus, --replica-grouping, --shard-over
+  std::string write_problem;  // --write-problem FILE (proto/problem.proto)
 };
 
 struct ApplyOptions {
@@ -135,6 +137,16 @@ struct InspectOptions {
   bool json = false;  // --json: the InspectReport in protobuf's JSON mapping
 };
 
+// `solve PROBLEM.json` (cmd/solve_command.cc).
+struct SolveCommandOptions {
+  std::string problem;          // the problem file
+  int num_ipus = 0;             // --num-ipus; 0: the file's
+  std::string plan;             // --plan OUT.json
+  std::string report = "text";  // --report text|json
+  double max_search_s = 60;     // --max-search-seconds
+  double bound_s = 10;          // --bound-seconds
+};
+
 // Each Setup registers a subcommand and returns it, so main can tell which
 // one was given after parsing.
 CLI::App* SetupShard(CLI::App& app, ShardOptions* options);
@@ -156,6 +168,8 @@ CLI::App* SetupSplit(CLI::App& app, SplitOptions* options);
 int RunSplit(const SplitOptions& options);
 CLI::App* SetupCalibrate(CLI::App& app, CalibrateOptions* options);
 int RunCalibrate(const CalibrateOptions& options);
+CLI::App* SetupSolve(CLI::App& app, SolveCommandOptions* options);
+int RunSolve(const SolveCommandOptions& options);
 
 // Internals shared by the commands (cmd/common.cc).
 // Adds MODEL (into options->model, or one or more into *models when given)

@@ -36,21 +36,24 @@ int main(int argc, char** argv) {
   SplitOptions split;
   CalibrateOptions calibrate;
   LaunchCommandOptions launch;
+  SolveCommandOptions solve;
   CLI::App* shard_cmd = SetupShard(app, &shard);
   CLI::App* apply_cmd = SetupApply(app, &apply);
   CLI::App* inspect_cmd = SetupInspect(app, &inspect);
   CLI::App* split_cmd = SetupSplit(app, &split);
   CLI::App* calibrate_cmd = SetupCalibrate(app, &calibrate);
   CLI::App* launch_cmd = SetupLaunch(app, &launch);
+  CLI::App* solve_cmd = SetupSolve(app, &solve);
   // CLI11 would only say "A subcommand is required" for an unknown one.
   const std::vector<CLI::App*> known = {shard_cmd, apply_cmd, inspect_cmd,
                                         split_cmd, calibrate_cmd,
-                                        launch_cmd};
+                                        launch_cmd, solve_cmd};
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(known.begin(), known.end(),
                    [&](CLI::App* c) { return c->check_name(argv[1]); })) {
     std::cerr << "autoshard: error: unknown subcommand '" << argv[1]
-              << "' (shard, apply, inspect, split, calibrate, launch)\n(run 'autoshard --help')\n";
+              << "' (shard, apply, inspect, split, calibrate, launch, "
+                 "solve)\n(run 'autoshard --help')\n";
     return kExitBadInput;
   }
   try {
@@ -77,5 +80,6 @@ int main(int argc, char** argv) {
   if (split_cmd->parsed()) return RunSplit(split);
   if (calibrate_cmd->parsed()) return RunCalibrate(calibrate);
   if (launch_cmd->parsed()) return RunLaunch(launch);
+  if (solve_cmd->parsed()) return RunSolve(solve);
   return kExitBadInput;
 }

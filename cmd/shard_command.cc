@@ -9,6 +9,7 @@
 #include "cmd/commands.h"
 #include "graph/output_guard.h"
 #include "sharder/strategies/registry.h"
+#include "sharder/problem_file.h"
 
 namespace autoshard::cmd {
 
@@ -61,6 +62,11 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "search, optimal, auto: seconds the search may spend, and the "
       "optimal DPs again (default 60)");
   sub->add_option(
+      "--bound-seconds", o->bound_s,
+      "seconds the certified lower bound may take (the ideal DP's "
+      "relaxation or COIN-OR CBC; default 10); 0: solver off, the cheap "
+      "bound");
+  sub->add_option(
       "--compile-cmd", o->compile_cmd,
       "search: judge every candidate with a real compiler, e.g. "
       "'my_compile.sh {model}' ({model}: the annotated candidate; the "
@@ -94,6 +100,10 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
   sub->add_option("--split-dir", o->split_dir,
                   "one model: also write one ONNX model per pipeline stage and "
                   "manifest.json into this folder (see 'autoshard split')")
+      ->excludes("--out-dir");
+  sub->add_option("--write-problem", o->write_problem,
+                  "one model: also write the problem it solved (JSON, "
+                  "proto/problem.proto) for 'autoshard solve'")
       ->excludes("--out-dir");
   return sub;
 }
@@ -150,6 +160,8 @@ absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
   options->optimal_perf = o.optimal_perf;
   options->max_candidates = o.max_candidates;
   options->max_search_s = o.max_search_s;
+  options->bound_s = o.bound_s;
+  options->keep_problem = !o.write_problem.empty();
   options->compile_cmd = o.compile_cmd;
   options->compile_timeout_s = o.compile_timeout_s;
   if (o.jobs < 1) {
@@ -200,6 +212,12 @@ int ShardOneModel(const ShardOptions& o) {
                           plan->proto.num_ipus(), " IPUs)"),
              start);
   plan->proto.set_model(o.model.model);
+  if (!o.write_problem.empty()) {
+    if (absl::Status s = WriteProblemFile(plan->problem, o.write_problem);
+        !s.ok()) {
+      return ReportError(s);
+    }
+  }
   return WriteOutputs(o.model, &*loaded, o.output, o.sharding_config,
                       /*inputs=*/{}, *plan, o.split_dir);
 }

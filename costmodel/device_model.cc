@@ -124,6 +124,14 @@ DeviceModel::DeviceModel(const ShardingProblem& problem,
         out / profile.grain_bytes() + (out % profile.grain_bytes() != 0);
     tiles_spanned_[node] =
         static_cast<int32_t>(std::clamp<int64_t>(grains, 1, tiles));
+    // A problem file's own figures (ShardingProblem::node_time_s, code_bytes).
+    if (!problem.node_time_s.empty() && problem.node_time_s[node] > 0)
+      node_time_s_[node] = problem.node_time_s[node];
+    if (!problem.code_bytes.empty() && problem.code_bytes[node] > 0) {
+      code_bytes_per_tile_[node] =
+          (problem.code_bytes[node] + tiles_spanned_[node] - 1) /
+          tiles_spanned_[node];
+    }
   }
   std::vector<double> descending = node_time_s_;
   std::sort(descending.begin(), descending.end(), std::greater<double>());

@@ -14,6 +14,27 @@ int64_t ShardingProblem::NodeWeightBytes(int32_t n) const {
   return bytes;
 }
 
+namespace {
+
+// A tensor of IPU d read by `consumers`, through host memory: sent once,
+// received once by each other IPU that reads it.
+void AddHostCopies(const std::vector<int32_t>& consumers,
+                   const std::vector<int32_t>& ipu_of_node, int32_t d,
+                   int64_t bytes, std::vector<int32_t>* readers,
+                   CutBytes* cut) {
+  readers->clear();
+  for (int32_t c : consumers)
+    if (ipu_of_node[c] != d) readers->push_back(ipu_of_node[c]);
+  std::sort(readers->begin(), readers->end());
+  readers->erase(std::unique(readers->begin(), readers->end()), readers->end());
+  if (readers->empty()) return;
+  cut->out_bytes[d] = SaturatingAdd(cut->out_bytes[d], bytes);
+  for (int32_t r : *readers)
+    cut->in_bytes[r] = SaturatingAdd(cut->in_bytes[r], bytes);
+}
+
+}  // namespace
+
 CutBytes ComputeCutBytes(const ShardingProblem& problem,
                          const std::vector<int32_t>& ipu_of_node,
                          int num_ipus) {
@@ -31,6 +52,11 @@ CutBytes ComputeCutBytes(const ShardingProblem& problem,
         if (ipu_of_node[c] < d) earlier.push_back(ipu_of_node[c]);
       }
       const int64_t bytes = problem.output_bytes[node][slot];
+      if (problem.copies_through_host) {
+        AddHostCopies(problem.output_consumers[node][slot], ipu_of_node, d,
+                      bytes, &earlier, &cut);
+        continue;
+      }
       // Copied stage by stage to the last IPU that reads it.
       for (int32_t x = d; x < last; ++x) {
         cut.out_bytes[x] = SaturatingAdd(cut.out_bytes[x], bytes);

@@ -40,6 +40,16 @@ struct ShardingProblem {
   // node -> the (producer, slot) tensors it reads, distinct
   std::vector<std::vector<std::pair<int32_t, int32_t>>> input_tensors;
 
+  // Problem files (sharder/problem_file.h) may give a node's seconds and
+  // code bytes directly: when not empty, per node, replacing what the device
+  // profile derives from flops and op_class (0 keeps the derived value).
+  std::vector<double> node_time_s;
+  std::vector<int64_t> code_bytes;
+  // Cut tensors are staged through host memory (sent once by the producer's
+  // IPU, received once by each other IPU that reads them) instead of
+  // PopART's adjacent-stage copies. See ComputeCutBytes.
+  bool copies_through_host = false;
+
   int num_nodes() const { return static_cast<int>(topo_order.size()); }
   // Sum of the sizes of the distinct weights node `n` reads (PopRT's
   // per-node bytes cost).
@@ -53,7 +63,8 @@ struct ShardingProblem {
 // d..e-1 and received by every IPU d+1..e, once each however many IPUs read
 // it. Hence the bytes crossing a boundary between two IPUs depend only on
 // which nodes lie on either side. A reader on an IPU before d (a plan that is
-// not monotone) gets its own copy from d.
+// not monotone) gets its own copy from d. With copies_through_host, a tensor
+// is sent once by d and received once by each other IPU that reads it.
 struct CutBytes {
   std::vector<int64_t> in_bytes, out_bytes;  // per IPU
 };

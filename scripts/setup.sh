@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-pytest python3-onnx
   graphviz
+  coinor-libcbc-dev coinor-libclp-dev
 )
 
 missing=()

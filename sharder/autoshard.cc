@@ -27,6 +27,7 @@ namespace {
 
 using internal::EvaluateAssignment;
 using internal::FinishPlan;
+using internal::Certify;
 using internal::PlanPrepared;
 using internal::Prepare;
 using internal::Prepared;
@@ -100,12 +101,14 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
     for (int c = k; c <= most; c *= 2) counts_left += too_small(c) ? 0 : 1;
     for_k.max_search_s = std::max(
         1.0, (options.max_search_s - SecondsSince(loop_start)) / counts_left);
+    for_k.bound_s = 0;  // the certified bound: the last count's only
     ASSIGN_OR_RETURN(plan, PlanPrepared(p, for_k, oracle, start));
     tried.push_back(k);
     if (plan->proto.fits()) break;
   }
   for (int k : tried) plan->proto.add_num_ipus_tried(k);
   for (int k : skipped) plan->proto.add_num_ipus_skipped(k);
+  Certify(p, options, &*plan);
   if (!plan->proto.fits()) {
     plan->proto.add_warnings(absl::StrCat(
         "--num-ipus auto: no power-of-two IPU count up to ", tried.back(),

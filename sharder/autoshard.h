@@ -31,6 +31,7 @@
 #include "onnx/onnx_pb.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
+#include "proto/problem.pb.h"
 #include "sharder/options.h"
 
 namespace autoshard {
@@ -48,6 +49,9 @@ struct Plan {
   std::vector<std::string> node_names;
   std::vector<int> ipu;
   std::vector<int> pipeline_stage;
+  // The problem the plan solved (proto/problem.proto), when
+  // Options::keep_problem: `autoshard solve` replays it.
+  proto::Problem problem;
 };
 
 // Plans `model` with `options.strategy`. A plan that does not fit is still a

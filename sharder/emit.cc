@@ -276,10 +276,12 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
   absl::StrAppendFormat(
       &out,
       "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s, "
-      "lower bound %s (gap %.1f%%)\n",
+      "lower bound %s (gap %.1f%%), certified bound %s by %s (certified gap "
+      "%.1f%%)\n",
       HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
       HumanSeconds(perf.latency_s()), HumanSeconds(perf.lower_bound_s()),
-      perf.gap_percent());
+      perf.gap_percent(), HumanSeconds(perf.certified_bound_s()),
+      perf.bound_method(), perf.certified_gap_percent());
   absl::StrAppendFormat(
       &out,
       "model weights: %s (%d bytes); a weight read on two IPUs is stored "

@@ -10,30 +10,23 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sharder/sharding_points.h"
+#include "sharder/strategies/ideal_dp.h"
+#include "tests/brute_force.h"
 #include "tests/test_problems.h"
 
 namespace autoshard {
 namespace {
 
+using ::autoshard::testing::BestMonotone;
+using ::autoshard::testing::Judged;
+using ::autoshard::testing::JudgeSplit;
 using ::autoshard::testing::MakeTestProblem;
+using ::autoshard::testing::RandomDag;
 using ::autoshard::testing::ToyChip;
 using ::testing::ElementsAre;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const auto kNoDeadline = std::chrono::steady_clock::time_point::max();
-
-// The figures PlanModel reports for a split: fits, and the bottleneck.
-struct Judged {
-  bool fits = true;
-  double bottleneck_s = 0;
-};
-Judged JudgeSplit(const DeviceModel& model, const std::vector<int32_t>& ipu,
-                  int k) {
-  Judged j;
-  for (int d = 0; d < k; ++d) j.fits &= model.EvaluateMemory(ipu, d).fits;
-  j.bottleneck_s = model.EvaluatePerformance(ipu, k, 1).bottleneck_s;
-  return j;
-}
 
 std::vector<int32_t> IpusFromCuts(const SliceOrder& order,
                                   const std::vector<int32_t>& cuts, int n) {
@@ -126,33 +119,6 @@ TEST(OptimalStrategyTest, PassThroughCopiesAreCountedOnTheMiddleStage) {
               1e-15);
 }
 
-// A random DAG over nodes 0..n-1 (edges only forward), with random compute,
-// activation and weight bytes.
-ShardingProblem RandomDag(std::mt19937& rng, int n,
-                          int64_t max_activation_bytes = 800) {
-  std::uniform_real_distribution<double> unit(0, 1);
-  std::vector<std::pair<int, int>> edges;
-  for (int j = 1; j < n; ++j) {
-    for (int i = 0; i < j; ++i) {
-      if (i == j - 1 ? unit(rng) < 0.7 : unit(rng) < 0.2)
-        edges.emplace_back(i, j);
-    }
-  }
-  std::vector<int64_t> weights(n);
-  std::vector<double> flops(n);
-  for (int i = 0; i < n; ++i) {
-    weights[i] = unit(rng) < 0.3 ? 0 : static_cast<int64_t>(unit(rng) * 2000);
-    flops[i] = unit(rng) < 0.1 ? 0 : std::floor(unit(rng) * 50) * 1e8;
-  }
-  ShardingProblem p = MakeTestProblem(n, edges, weights, flops);
-  for (int i = 0; i < n; ++i)
-    p.activation_bytes[i] =
-        4 * (1 + static_cast<int64_t>(unit(rng) * max_activation_bytes / 4));
-  p.largest_output_bytes = p.activation_bytes;
-  testing::RefreshTensors(&p);
-  return p;
-}
-
 // Property (issue 5): on random small DAGs, the DP equals brute force over
 // every contiguous slicing of the order, fits included; and it is compared
 // with brute force over every monotone assignment (the gap is printed).
@@ -204,28 +170,22 @@ TEST(OptimalStrategyTest, EqualsBruteForceOnRandomDags) {
 
     // Every monotone assignment with every IPU used (small cases only).
     if (std::pow(k, n) > 20000) continue;
-    double monotone = kInf;
-    std::vector<int32_t> ipu(n, 0);
-    std::function<void(int)> assign = [&](int node) {
-      if (node == n) {
-        std::vector<bool> used(k, false);
-        for (int32_t d : ipu) used[d] = true;
-        if (std::find(used.begin(), used.end(), false) != used.end()) return;
-        const Judged j = JudgeSplit(model, ipu, k);
-        if (j.fits) monotone = std::min(monotone, j.bottleneck_s);
-        return;
-      }
-      int32_t lowest = 0;
-      for (int32_t producer : p.producers[node])
-        lowest = std::max(lowest, ipu[producer]);
-      for (int32_t d = lowest; d < k; ++d) {
-        ipu[node] = d;
-        assign(node + 1);
-      }
-    };
-    assign(0);
+    const auto [monotone, any] = BestMonotone(p, model, k);
     ASSERT_LT(monotone, kInf);  // a contiguous slicing is monotone
     EXPECT_LE(monotone, r.bottleneck_s * (1 + 1e-9));
+    // Issue 19: the ideal DP equals brute force over monotone assignments,
+    // and its bound (memory ignored) is at most the optimum ignoring memory.
+    const IdealDpResult ideal = IdealDpSplit(p, model, k, kInf, false, {});
+    ASSERT_TRUE(ideal.complete && ideal.found) << "trial " << trial;
+    EXPECT_NEAR(ideal.bottleneck_s, monotone, 1e-9 * monotone)
+        << "trial " << trial;
+    const Judged own_ideal = JudgeSplit(model, ideal.ipu, k);
+    EXPECT_TRUE(own_ideal.fits) << "trial " << trial;
+    EXPECT_NEAR(own_ideal.bottleneck_s, monotone, 1e-9 * monotone);
+    const IdealDpResult bound = IdealDpBound(p, model, k, any, {});
+    ASSERT_TRUE(bound.complete && bound.found) << "trial " << trial;
+    EXPECT_LE(bound.bottleneck_s, any * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_GE(bound.bottleneck_s, model.LowerBound(k) * (1 - 1e-9));
     gaps.push_back((r.bottleneck_s / monotone - 1) * 100);
     ++monotone_compared;
   }

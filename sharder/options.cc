@@ -35,6 +35,10 @@ absl::Status Options::Validate() const {
   if (!(compile_timeout_s > 0)) {
     return absl::InvalidArgumentError("--compile-timeout must be positive");
   }
+  if (!(bound_s >= 0)) {
+    return absl::InvalidArgumentError(
+        "--bound-seconds must be 0 (solver off) or more");
+  }
   if (!(max_search_s > 0)) {
     return absl::InvalidArgumentError("--max-search-seconds must be positive");
   }

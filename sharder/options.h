@@ -40,6 +40,12 @@ struct Options {
   // Seconds the search may spend at most, and the optimal strategy's DPs
   // again (auto runs both).
   double max_search_s = 60;
+  // Seconds the certified bound may take (sharder/bound/certify.h: the
+  // ideal DP's relaxation or COIN-OR CBC); 0 turns the solver off and the
+  // certified bound is the cheap one (DeviceModel::LowerBound).
+  double bound_s = 10;
+  // Fill Plan::problem with the problem solved (for --write-problem).
+  bool keep_problem = false;
   // search: called about once a second with candidates tried and the
   // closest split's fullest tile (bytes); may be empty.
   std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sharder/bound/certify.h"
+
 namespace autoshard {
 
 std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
@@ -83,6 +85,15 @@ proto::IpuMemory MemoryProto(const IpuMemory& m, int32_t ipu,
   out.set_fits(m.fits);
   out.set_tile_margin_bytes(device.bytes_per_tile() - m.max_tile_bytes);
   return out;
+}
+
+void SetPerformanceProto(const Performance& perf, proto::Performance* out) {
+  out->set_bottleneck_s(perf.bottleneck_s);
+  out->set_throughput_per_s(perf.throughput_per_s);
+  out->set_latency_s(perf.latency_s);
+  out->set_lower_bound_s(perf.lower_bound_s);
+  out->set_gap_percent(GapPercent(perf.bottleneck_s, perf.lower_bound_s));
+  SetCertificate({perf.lower_bound_s, "cheap", 0}, out);
 }
 
 }  // namespace autoshard

@@ -35,6 +35,11 @@ std::vector<proto::CutTensor> ListCutTensors(const ShardingProblem& problem,
 proto::IpuMemory MemoryProto(const IpuMemory& memory, int32_t ipu,
                              const proto::DeviceProfile& device);
 
+// Copies the performance model's figures into the plan file's, with the
+// gap to the cheap bound, which is also the certified one until
+// sharder/bound/certify.h says better.
+void SetPerformanceProto(const Performance& perf, proto::Performance* out);
+
 }  // namespace autoshard
 
 #endif  // AUTOSHARD_SHARDER_PLAN_H_

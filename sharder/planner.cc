@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "costmodel/calibration.h"
 #include "graph/status_macros.h"
+#include "sharder/bound/certify.h"
 #include "sharder/plan.h"
+#include "sharder/problem_file.h"
 #include "sharder/strategies/registry.h"
 
 namespace autoshard::internal {
@@ -27,17 +29,7 @@ void SetFigures(const proto::DeviceProfile& device, const PlanEvaluation& e,
       pp->set_within_model_uncertainty(true);
     pp->mutable_ipus(d)->set_stage_time_s(e.performance.stage_time_s[d]);
   }
-  const Performance& perf = e.performance;
-  proto::Performance* out = pp->mutable_performance();
-  out->set_bottleneck_s(perf.bottleneck_s);
-  out->set_throughput_per_s(perf.throughput_per_s);
-  out->set_latency_s(perf.latency_s);
-  out->set_lower_bound_s(perf.lower_bound_s);
-  // The bottleneck is never below the bound; a rounding error is no gap.
-  out->set_gap_percent(
-      perf.lower_bound_s > 0
-          ? std::max(0.0, (perf.bottleneck_s / perf.lower_bound_s - 1) * 100)
-          : 0);
+  SetPerformanceProto(e.performance, pp->mutable_performance());
 }
 
 // The compiler's word wins over the tile-memory model's (search with
@@ -65,6 +57,17 @@ void ApplyCompilerVerdict(const StrategyResult& r, proto::Plan* plan) {
 }
 
 }  // namespace
+
+void Certify(const Prepared& p, const Options& options, Plan* plan) {
+  if (options.bound_s <= 0) return;  // the cheap bound, set already
+  const DeviceModel model(p.problem, p.device, options.precision);
+  std::vector<int32_t> ipu(plan->ipu.begin(), plan->ipu.end());
+  proto::Performance* perf = plan->proto.mutable_performance();
+  SetCertificate(
+      CertifyBound(p.problem, model, plan->proto.num_ipus(), ipu,
+                   perf->bottleneck_s(), plan->proto.fits(), options.bound_s),
+      perf);
+}
 
 PlanEvaluation EvaluateAssignment(const Prepared& p, const Options& options,
                                   const Assignment& a, double proportion) {
@@ -169,6 +172,11 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
     *plan.proto.add_candidates() = std::move(c);
   }
   ApplyCompilerVerdict(r, &plan.proto);
+  Certify(p, options, &plan);
+  if (options.keep_problem) {
+    plan.problem =
+        ToProblemProto(p.problem, p.device, options.precision, k, p.batch);
+  }
   return plan;
 }
 

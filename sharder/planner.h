@@ -21,6 +21,11 @@ namespace autoshard::internal {
 // `oracle`, when set, is the compiler that judges the search's candidates;
 // `start` is when planning began (the plan's planning_s). Errors as
 // PlanModel's.
+// Sets the plan's certified bound (sharder/bound/certify.h) for its split,
+// within options.bound_s seconds; nothing when that is 0 (the cheap bound
+// stays).
+void Certify(const Prepared& p, const Options& options, Plan* plan);
+
 absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
                                   const SearchOracle& oracle,
                                   std::chrono::steady_clock::time_point start);

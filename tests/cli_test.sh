@@ -208,6 +208,25 @@ if [ -n "${AUTOSHARD_CORPUS_DIR:-}" ] && [ -d "$AUTOSHARD_CORPUS_DIR/extdata_mob
   stderr_has "is missing" "missing external data"
 fi
 
+# The certified bound, and the problem file: written, solved again, refused
+# when broken (issue 19).
+expect 0 "write problem" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 2 \
+  -o "$TMP/o20.onnx" --write-problem "$TMP/p.json" --plan "$TMP/p20.json"
+stdout_has "certified bound" "report has the certified bound"
+grep -q '"certified_bound_s"' "$TMP/p20.json" && ok || bad "plan has the certified bound"
+grep -q '"num_ipus": 2' "$TMP/p.json" && ok || bad "problem file has num_ipus"
+expect 0 "solve" -- "$BIN" solve "$TMP/p.json" --plan "$TMP/solved.json"
+stdout_has "certified gap" "solve prints the certified gap"
+grep -q '"strategy": "solve: ' "$TMP/solved.json" && ok || bad "solve writes a plan"
+expect 0 "solve 4 IPUs, bound off" -- "$BIN" solve "$TMP/p.json" --num-ipus 4 --bound-seconds 0
+stdout_has "by cheap" "bound off: the cheap bound"
+printf '{"nodes": [{"name": "a"}], "tensors": [{"producer": 3}], "num_ipus": 1}' >"$TMP/bad.json"
+expect 2 "bad problem" -- "$BIN" solve "$TMP/bad.json"
+stderr_has "bad.json: tensor 0: producer 3 is not a node index" "bad problem"
+expect 2 "not a problem" -- "$BIN" solve "$TMP/text.onnx"
+expect 2 "negative bound seconds" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 2 \
+  -o "$TMP/o21.onnx" --bound-seconds -1
+
 expect 0 "help" -- "$BIN" shard --help
 grep -q "Examples" "$TMP/out" && ok || bad "--help shows examples"
 expect 0 "version" -- "$BIN" --version

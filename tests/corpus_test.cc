@@ -64,6 +64,10 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
     const auto& perf = plan->proto.performance();
     EXPECT_GT(perf.lower_bound_s(), 0);
     EXPECT_GE(perf.bottleneck_s(), perf.lower_bound_s() * (1 - 1e-12));
+    // The certified bound (issue 19) holds too, and is no weaker.
+    EXPECT_GE(perf.certified_bound_s(), perf.lower_bound_s());
+    EXPECT_GE(perf.bottleneck_s(), perf.certified_bound_s() * (1 - 1e-9))
+        << perf.bound_method();
     for (const auto& ipu : plan->proto.ipus()) {
       const auto& m = ipu.memory();
       EXPECT_EQ(m.total_bytes(), m.weight_bytes() + m.code_bytes() +

@@ -1,5 +1,6 @@
 #include "sharder/strategies/auto_strategy.h"
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "graph/status_macros.h"
 #include "sharder/search_strategy.h"
 #include "sharder/strategies/builtin.h"
+#include "sharder/strategies/ideal_dp.h"
 #include "sharder/subgraphs.h"
 
 namespace autoshard {
@@ -42,6 +44,27 @@ absl::StatusOr<std::optional<Assignment>> Polish(const StrategyContext& c,
                                   c.device, c.precision, options));
   if (!r.fits) return std::nullopt;
   return std::move(r.assignment);
+}
+
+// auto's "ideal" candidate (sharder/strategies/ideal_dp.h): the fastest
+// fitting monotone split, when the graph's ideals are few, with stage times
+// at most `cap_s`, within `seconds`.
+std::optional<Assignment> RunIdeal(const StrategyContext& c, double cap_s,
+                                   double seconds) {
+  const ShardingProblem& p = *c.problem;
+  if (c.num_ipus < 2 || seconds <= 0 || p.num_nodes() > kMaxNodeGranularity) {
+    return std::nullopt;
+  }
+  const DeviceModel model(p, c.device, c.precision);
+  IdealDpOptions ideal;
+  ideal.deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(seconds));
+  IdealDpResult r = IdealDpSplit(p, model, c.num_ipus, cap_s,
+                                 /*ignore_memory=*/false, ideal);
+  if (!r.found) return std::nullopt;
+  return Assignment{r.ipu, r.ipu};
 }
 
 // One split auto compares, with its name and seconds.
@@ -97,6 +120,16 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
                             Evaluated(c, std::move(*polished), amp),
                             SecondsSince(t)});
     }
+  }
+  t = std::chrono::steady_clock::now();
+  std::optional<Assignment> ideal =
+      RunIdeal(c,
+               optimal->fits() ? optimal->bottleneck_s()
+                               : std::numeric_limits<double>::infinity(),
+               c.max_search_s - SecondsSince(c.start));
+  if (ideal) {
+    candidates.push_back(
+        {"ideal", Evaluated(c, std::move(*ideal), amp), SecondsSince(t)});
   }
   size_t best = 0;
   for (size_t i = 1; i < candidates.size(); ++i) {

@@ -1,0 +1,162 @@
+// Issue 19's table: for each model and IPU count, plans with auto (ipu2,
+// batch 1, every other option at its default) and prints a Markdown row:
+// the bottleneck before the ideal DP (the best of auto's other candidates)
+// and after, the old (cheap) bound, the certified bound and how it was
+// found, both gaps, the planning and bound seconds, and for a certified gap
+// above 10% the likely reason: granularity (the costliest node is more than
+// the fair share Σ time / k), copies (they are more than 10% of the
+// bottleneck IPU's time) or memory (the plan does not fit, or search had
+// to lower the memory proportion). Then the medians and worsts.
+// Usage: autoshard_bound_table [--ipus 2,4,8,16] [--bound-seconds S]
+//        [--max-search-seconds S] MODEL...
+// bench/bound_corpus.sh runs it over a folder.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "bench/table_util.h"
+#include "costmodel/device_model.h"
+#include "graph/model_io.h"
+#include "sharder/autoshard.h"
+#include "sharder/prepare.h"
+
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+double Worst(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
+
+// Why the certified gap stays large (see the file comment).
+std::string Reason(const autoshard::Plan& plan, double costliest_s,
+                   double total_s, double link_bytes_per_s) {
+  const auto& pp = plan.proto;
+  std::string reasons;
+  const int k = pp.num_ipus();
+  if (costliest_s > total_s / k) reasons += "granularity ";
+  int worst = 0;
+  for (int d = 0; d < pp.ipus_size(); ++d)
+    if (pp.ipus(d).stage_time_s() > pp.ipus(worst).stage_time_s()) worst = d;
+  if (pp.ipus_size() > 0) {
+    const auto& ipu = pp.ipus(worst);
+    const double copy_s = static_cast<double>(ipu.cut_tensor_in_bytes() +
+                                              ipu.cut_tensor_out_bytes()) /
+                          link_bytes_per_s;
+    if (copy_s > 0.1 * ipu.stage_time_s()) reasons += "copies ";
+  }
+  if (!pp.fits() || pp.search().lowered_memory_proportion())
+    reasons += "memory ";
+  return reasons.empty() ? "-" : reasons;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> ipus = {2, 4, 8, 16};
+  double bound_s = 10, search_s = 60;
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--ipus" && i + 1 < argc) {
+      auto parsed = autoshard::bench::ParseIpus(argv[++i]);
+      if (!parsed) return 2;
+      ipus = *parsed;
+    } else if (arg == "--bound-seconds" && i + 1 < argc) {
+      if (!absl::SimpleAtod(argv[++i], &bound_s)) return 2;
+    } else if (arg == "--max-search-seconds" && i + 1 < argc) {
+      if (!absl::SimpleAtod(argv[++i], &search_s)) return 2;
+    } else {
+      models.push_back(arg);
+    }
+  }
+  if (models.empty()) {
+    std::fprintf(stderr,
+                 "usage: autoshard_bound_table [--ipus 2,4,8,16] "
+                 "[--bound-seconds S] [--max-search-seconds S] MODEL...\n");
+    return 2;
+  }
+  std::printf(
+      "| model | IPUs | bottleneck before / after (us) | old bound (us) | "
+      "certified (us) | by | old gap | certified gap | plan s | bound s | "
+      "chose | reason (gap > 10%%) |\n|---|---|---|---|---|---|---|---|---|"
+      "---|---|---|\n");
+  std::vector<double> old_gaps, gaps;
+  int failures = 0, above10 = 0;
+  for (const std::string& path : models) {
+    auto loaded = autoshard::LoadModel(path);
+    if (!loaded.ok()) {
+      ++failures;
+      continue;
+    }
+    const std::string name = autoshard::bench::ModelLabel(path);
+    for (int k : ipus) {
+      autoshard::Options options;
+      options.num_ipus = k;
+      options.bound_s = bound_s;
+      options.max_search_s = search_s;
+      options.shapes.batch_size = 1;
+      options.model_dir = loaded->path.parent_path();
+      options.external_files = loaded->external_files;
+      auto plan = autoshard::PlanModel(loaded->model, options);
+      auto prepared = autoshard::internal::Prepare(loaded->model, options);
+      if (!plan.ok() || !prepared.ok()) {
+        std::printf(
+            "| %s | %d | %s |\n", name.c_str(), k,
+            std::string(
+                (plan.ok() ? prepared.status() : plan.status()).message())
+                .c_str());
+        ++failures;
+        continue;
+      }
+      autoshard::DeviceModel model(prepared->problem, prepared->device,
+                                   options.precision);
+      double costliest = 0, total = 0;
+      for (int32_t n = 0; n < prepared->problem.num_nodes(); ++n) {
+        costliest = std::max(costliest, model.NodeTime(n));
+        total += model.NodeTime(n);
+      }
+      const auto& perf = plan->proto.performance();
+      // Before: the best fitting candidate but the ideal DP's (the plan's
+      // bottleneck when none fits).
+      double before = perf.bottleneck_s();
+      bool before_found = false;
+      std::string chose;
+      for (const auto& c : plan->proto.candidates()) {
+        if (c.chosen()) chose = c.strategy();
+        if (c.strategy() == "ideal" || !c.fits()) continue;
+        if (!before_found || c.bottleneck_s() < before)
+          before = c.bottleneck_s();
+        before_found = true;
+      }
+      old_gaps.push_back(perf.gap_percent());
+      gaps.push_back(perf.certified_gap_percent());
+      const bool large = perf.certified_gap_percent() > 10;
+      above10 += large;
+      std::printf(
+          "| %s | %d | %.1f / %.1f | %.1f | %.1f | %s | %.1f%% | %.1f%% | "
+          "%.2f | %.2f | %s | %s |\n",
+          name.c_str(), k, before * 1e6, perf.bottleneck_s() * 1e6,
+          perf.lower_bound_s() * 1e6, perf.certified_bound_s() * 1e6,
+          perf.bound_method().c_str(), perf.gap_percent(),
+          perf.certified_gap_percent(), plan->proto.summary().planning_s(),
+          perf.bound_seconds(), chose.c_str(),
+          large ? Reason(*plan, costliest, total,
+                         prepared->device.link_bytes_per_s())
+                      .c_str()
+                : "");
+      std::fflush(stdout);
+    }
+  }
+  std::printf(
+      "\n%zu rows: old gap median %.1f%%, worst %.1f%%; certified gap median "
+      "%.1f%%, worst %.1f%%; %d rows above 10%%\n",
+      gaps.size(), Median(old_gaps), Worst(old_gaps), Median(gaps), Worst(gaps),
+      above10);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,35 @@
+// What the corpus tables (bench/strategy_table.cc, bench/bound_table.cc)
+// share: the --ipus list and a model's name in a row.
+#ifndef AUTOSHARD_BENCH_TABLE_UTIL_H_
+#define AUTOSHARD_BENCH_TABLE_UTIL_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+
+namespace autoshard::bench {
+
+// "2,4,8" -> {2, 4, 8}; nullopt when a count is not an integer >= 1.
+inline std::optional<std::vector<int>> ParseIpus(const char* text) {
+  std::vector<int> ipus;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int k = 0;
+    if (!absl::SimpleAtoi(part, &k) || k < 1) return std::nullopt;
+    ipus.push_back(k);
+  }
+  return ipus;
+}
+
+// The model's path below ".../models/", else the path.
+inline std::string ModelLabel(const std::string& path) {
+  if (size_t slash = path.rfind("/models/"); slash != std::string::npos)
+    return path.substr(slash + 8);
+  return path;
+}
+
+}  // namespace autoshard::bench
+
+#endif  // AUTOSHARD_BENCH_TABLE_UTIL_H_

@@ -1,0 +1,53 @@
+// The certified bound a plan reports (issue 19; DESIGN.md §3.4): the best
+// valid lower bound on the bottleneck found within a time limit, from the
+// cheapest method that applies:
+// - the ideal DP's relaxation (sharder/strategies/ideal_dp.h), exact when
+//   the graph has few ideals: copies counted, memory not;
+// - else COIN-OR CBC on the program of Note [MIP bound]
+//   (sharder/bound/lp_bound.h): copies and, for a plan that fits, the
+//   weights and code each IPU must hold;
+// - else, or when neither proves more, the cheap bound
+//   (DeviceModel::LowerBound: Σ time / k, the costliest node, pigeonhole).
+#ifndef AUTOSHARD_SHARDER_BOUND_CERTIFY_H_
+#define AUTOSHARD_SHARDER_BOUND_CERTIFY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costmodel/device_model.h"
+#include "costmodel/problem.h"
+#include "proto/plan.pb.h"
+
+namespace autoshard {
+
+struct Certificate {
+  double bound_s = 0;  // valid lower bound on every monotone split's bottleneck
+  // proto::Performance::bound_method; "cheap" says in parentheses why the
+  // solver did not do better (when it ran).
+  std::string method;
+  double seconds = 0;
+};
+
+// The certified bound for `num_ipus` IPUs, given a monotone split
+// `plan_ipu` (per node) with bottleneck `plan_bottleneck_s`; `plan_fits`:
+// it fits, so the bound may count memory (it then bounds the fitting
+// splits). `max_seconds` <= 0: the cheap bound only (the solver is off).
+Certificate CertifyBound(const ShardingProblem& problem,
+                         const DeviceModel& model, int num_ipus,
+                         const std::vector<int32_t>& plan_ipu,
+                         double plan_bottleneck_s, bool plan_fits,
+                         double max_seconds);
+
+// (bottleneck / bound - 1) x 100, and 0 when the bound is 0 or the
+// bottleneck is below it (a rounding error is no gap).
+double GapPercent(double bottleneck_s, double bound_s);
+
+// Sets performance's certified_bound_s, certified_gap_percent,
+// bound_method and bound_seconds from `certificate`.
+void SetCertificate(const Certificate& certificate,
+                    proto::Performance* performance);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_BOUND_CERTIFY_H_

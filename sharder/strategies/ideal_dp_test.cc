@@ -1,0 +1,112 @@
+#include "sharder/strategies/ideal_dp.h"
+
+#include <limits>
+
+#include "gtest/gtest.h"
+#include "sharder/optimal_strategy.h"
+#include "sharder/strategies/ideal_lattice.h"
+#include "tests/brute_force.h"
+#include "tests/test_problems.h"
+
+namespace autoshard {
+namespace {
+
+using ::autoshard::testing::JudgeSplit;
+using ::autoshard::testing::MakeTestProblem;
+using ::autoshard::testing::ToyChip;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Two branches between n0 and n5: n0 -> n1 -> n2 -> n5 and n0 -> n3 -> n4 ->
+// n5, taking 1, 2, 2, 2, 2, 1 s (toy chip: 1 GFLOP/s). n0's output is 5e8 B
+// (0.5 s over the 1 GB/s link), n1's and n3's 1e8 B (0.1 s), the others
+// 16 B (16 ns). Tiles of 1 GB: everything fits.
+ShardingProblem TwoBranches() {
+  ShardingProblem p =
+      MakeTestProblem(6, {{0, 1}, {1, 2}, {2, 5}, {0, 3}, {3, 4}, {4, 5}},
+                      {0, 0, 0, 0, 0, 0}, {1e9, 2e9, 2e9, 2e9, 2e9, 1e9});
+  p.activation_bytes = {500000000, 100000000, 16, 100000000, 16, 16};
+  testing::RefreshTensors(&p);
+  return p;
+}
+
+TEST(IdealLatticeTest, CountsTheIdealsOfTwoBranches) {
+  ShardingProblem p = TwoBranches();
+  DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+  IdealLattice lattice(p, model, 100);
+  ASSERT_TRUE(lattice.complete());
+  // {}, then {0} with any prefix of {1, 2} and of {3, 4}: 3 x 3, then all:
+  // 1 + 9 + 1 = 11.
+  EXPECT_EQ(lattice.size(), 11);
+  EXPECT_DOUBLE_EQ(lattice.compute_s(lattice.full()), 10.0);
+  EXPECT_DOUBLE_EQ(lattice.boundary_bytes(lattice.full()), 0.0);
+  EXPECT_TRUE(lattice.Subset(0, lattice.full()));
+  EXPECT_FALSE(lattice.Subset(lattice.full(), 0));
+  // Too many: stops, and says so.
+  EXPECT_FALSE(IdealLattice(p, model, 10).complete());
+}
+
+TEST(IdealDpTest, BeatsEverySlicingOfTheFixedOrders) {
+  ShardingProblem p = TwoBranches();
+  DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+  // Ideal {0, 1, 3} | {2, 4, 5}: 1 + 2 + 2 = 5 s and 2 + 2 + 1 = 5 s, with
+  // n1's and n3's outputs crossing: 0.2 s on each side -> 5.2 s.
+  const IdealDpResult r = IdealDpSplit(p, model, 2, kInf, false, {});
+  ASSERT_TRUE(r.complete && r.found);
+  EXPECT_NEAR(r.bottleneck_s, 5.2, 1e-12);
+  EXPECT_EQ(r.ipu, (std::vector<int32_t>{0, 0, 1, 0, 1, 1}));
+  EXPECT_NEAR(JudgeSplit(model, r.ipu, 2).bottleneck_s, 5.2, 1e-12);
+  // The best slicing of the orders 0..5 is {0, 1, 2} | {3, 4, 5}: 5 s plus
+  // n0's 0.5 s and n2's 16 ns crossing -> 5.500000016 s.
+  auto optimal = OptimalStrategy(p, model, 2, {});
+  ASSERT_TRUE(optimal.ok());
+  EXPECT_NEAR(optimal->bottleneck_s, 5.500000016, 1e-12);
+  // The bound is the same optimum (no empty IPU helps: one IPU takes 10 s),
+  // above the cheap bound max(10 / 2, 2) = 5 s.
+  EXPECT_DOUBLE_EQ(model.LowerBound(2), 5.0);
+  const IdealDpResult bound = IdealDpBound(p, model, 2, 5.500000016, {});
+  ASSERT_TRUE(bound.complete && bound.found);
+  EXPECT_NEAR(bound.bottleneck_s, 5.2, 1e-12);
+}
+
+// n0 -> n1 -> n2 -> n3, 1 s each; n0 and n1 read 2500-byte weights, n2 and n3
+// 10-byte ones. The toy chip holds 4 x 1000 bytes, so n0 and n1 never share
+// an IPU: IPU 0 runs n0 alone, IPU 1 the rest, 3 s + 16 ns in.
+ShardingProblem HeavyHead() {
+  return MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}}, {2500, 2500, 10, 10},
+                         {1e9, 1e9, 1e9, 1e9});
+}
+
+TEST(IdealDpTest, MemoryDecidesTheSplit) {
+  ShardingProblem p = HeavyHead();
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const IdealDpResult r = IdealDpSplit(p, model, 2, kInf, false, {});
+  ASSERT_TRUE(r.complete && r.found && r.fits);
+  EXPECT_NEAR(r.bottleneck_s, 3 + 16e-9, 1e-15);
+  EXPECT_EQ(r.ipu, (std::vector<int32_t>{0, 1, 1, 1}));
+  // Ignoring memory: {0, 1} | {2, 3}, 2 s + 16 ns.
+  const IdealDpResult free = IdealDpSplit(p, model, 2, kInf, true, {});
+  ASSERT_TRUE(free.found);
+  EXPECT_NEAR(free.bottleneck_s, 2 + 16e-9, 1e-15);
+}
+
+TEST(IdealDpTest, FoldedConstantsFollowTheirFirstReader) {
+  // n0 is a folded constant read by n2 and n3; chain n1 -> n2 -> n3 of 1, 2,
+  // 1 s. The lattice has {}, {1}, {1,2}, {1,2,3}: 4 ideals, not 8.
+  ShardingProblem p = MakeTestProblem(4, {{0, 2}, {0, 3}, {1, 2}, {2, 3}},
+                                      {0, 0, 0, 0}, {0, 1e9, 2e9, 1e9});
+  p.is_constant = {1, 0, 0, 0};
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  EXPECT_EQ(IdealLattice(p, model, 100).size(), 4);
+  // {1} | {2, 3}: max(1 s + 16 ns, 3 s + 16 ns); {1, 2} | {3}: 3 s + 16 ns
+  // on both; the first found of the equal values is the longer first stage.
+  const IdealDpResult r = IdealDpSplit(p, model, 2, kInf, false, {});
+  ASSERT_TRUE(r.found);
+  EXPECT_NEAR(r.bottleneck_s, 3 + 16e-9, 1e-15);
+  // n0 goes with n2 (or n1's IPU when it is read there first): IPU 0 or 1,
+  // never after its first reader.
+  EXPECT_LE(r.ipu[0], std::min(r.ipu[2], r.ipu[3]));
+}
+
+}  // namespace
+}  // namespace autoshard

@@ -1,0 +1,92 @@
+// Brute force for the sharder's property tests: random small DAGs, and the
+// best split over every monotone assignment of their nodes.
+#ifndef AUTOSHARD_TESTS_BRUTE_FORCE_H_
+#define AUTOSHARD_TESTS_BRUTE_FORCE_H_
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "costmodel/device_model.h"
+#include "costmodel/problem.h"
+#include "tests/test_problems.h"
+
+namespace autoshard::testing {
+
+// The figures PlanModel reports for a split: fits, and the bottleneck.
+struct Judged {
+  bool fits = true;
+  double bottleneck_s = 0;
+};
+inline Judged JudgeSplit(const DeviceModel& model,
+                         const std::vector<int32_t>& ipu, int k) {
+  Judged j;
+  for (int d = 0; d < k; ++d) j.fits &= model.EvaluateMemory(ipu, d).fits;
+  j.bottleneck_s = model.EvaluatePerformance(ipu, k, 1).bottleneck_s;
+  return j;
+}
+
+// A random DAG over nodes 0..n-1 (edges only forward), with random compute,
+// activation and weight bytes.
+inline ShardingProblem RandomDag(std::mt19937& rng, int n,
+                                 int64_t max_activation_bytes = 800) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<std::pair<int, int>> edges;
+  for (int j = 1; j < n; ++j) {
+    for (int i = 0; i < j; ++i) {
+      if (i == j - 1 ? unit(rng) < 0.7 : unit(rng) < 0.2)
+        edges.emplace_back(i, j);
+    }
+  }
+  std::vector<int64_t> weights(n);
+  std::vector<double> flops(n);
+  for (int i = 0; i < n; ++i) {
+    weights[i] = unit(rng) < 0.3 ? 0 : static_cast<int64_t>(unit(rng) * 2000);
+    flops[i] = unit(rng) < 0.1 ? 0 : std::floor(unit(rng) * 50) * 1e8;
+  }
+  ShardingProblem p = MakeTestProblem(n, edges, weights, flops);
+  for (int i = 0; i < n; ++i)
+    p.activation_bytes[i] =
+        4 * (1 + static_cast<int64_t>(unit(rng) * max_activation_bytes / 4));
+  p.largest_output_bytes = p.activation_bytes;
+  RefreshTensors(&p);
+  return p;
+}
+
+// The smallest bottleneck over every monotone assignment of `p`'s nodes
+// (given in topological order 0..n-1) onto k IPUs with every IPU used:
+// {fitting, any}; infinity when there is none. Costs k^n evaluations.
+inline std::pair<double, double> BestMonotone(const ShardingProblem& p,
+                                              const DeviceModel& model, int k) {
+  const int n = p.num_nodes();
+  double fitting = std::numeric_limits<double>::infinity(), any = fitting;
+  std::vector<int32_t> ipu(n, 0);
+  std::function<void(int)> assign = [&](int node) {
+    if (node == n) {
+      std::vector<bool> used(k, false);
+      for (int32_t d : ipu) used[d] = true;
+      if (std::find(used.begin(), used.end(), false) != used.end()) return;
+      const Judged j = JudgeSplit(model, ipu, k);
+      any = std::min(any, j.bottleneck_s);
+      if (j.fits) fitting = std::min(fitting, j.bottleneck_s);
+      return;
+    }
+    int32_t lowest = 0;
+    for (int32_t producer : p.producers[node])
+      lowest = std::max(lowest, ipu[producer]);
+    for (int32_t d = lowest; d < k; ++d) {
+      ipu[node] = d;
+      assign(node + 1);
+    }
+  };
+  assign(0);
+  return {fitting, any};
+}
+
+}  // namespace autoshard::testing
+
+#endif  // AUTOSHARD_TESTS_BRUTE_FORCE_H_
