@@ -8,11 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "google/protobuf/util/json_util.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
 #include "sharder/pod/ipu_rows.h"
 #include "sharder/pod/pod_planner.h"
+#include "sharder/outputs/json_numbers.h"
 #include "yaml-cpp/yaml.h"
 
 namespace autoshard {
@@ -139,13 +139,7 @@ absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
 }
 
 std::string ProtoJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
-  return json;
+  return NumericJson(message);
 }
 
 std::string PlanJson(const proto::Plan& plan) { return ProtoJson(plan); }

@@ -30,10 +30,11 @@ std::string ShardingConfigYaml(const proto::Plan& plan);
 absl::StatusOr<std::vector<NamedShardingPoint>> ParseShardingConfigYaml(
     absl::string_view text, absl::string_view what);
 
-// The plan in protobuf's JSON mapping (indented, field names as in the proto).
+// The plan in protobuf's JSON mapping (indented, field names as in the
+// proto), counts and bytes as JSON numbers (outputs/json_numbers.h).
 std::string PlanJson(const proto::Plan& plan);
 
-// Any message in protobuf's JSON mapping, as PlanJson prints it.
+// Any message in protobuf's JSON mapping, as PlanJson prints it: NumericJson.
 std::string ProtoJson(const google::protobuf::Message& message);
 
 // The report printed on stdout: per IPU nodes, memory by kind (tile-memory

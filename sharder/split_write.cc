@@ -33,6 +33,7 @@
 #include "graph/status_macros.h"
 #include "onnx/shape_inference/implementation.h"
 #include "sharder/emit.h"
+#include "sharder/outputs/json_numbers.h"
 #include "sharder/split.h"
 
 namespace autoshard {
@@ -55,7 +56,9 @@ std::optional<proto::SplitManifest> ReadManifest(const fs::path& dir) {
   proto::SplitManifest m;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
-  if (!google::protobuf::util::JsonStringToMessage(text, &m, options).ok() ||
+  if (!google::protobuf::util::JsonStringToMessage(
+           QuoteNumbersInStringFields(text, *m.GetDescriptor()), &m, options)
+           .ok() ||
       m.format() != "autoshard-split") {
     return std::nullopt;
   }

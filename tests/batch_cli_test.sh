@@ -60,6 +60,7 @@ t3=$(now)
 diff -r -x 'summary.*' -x '*.plan.json' "$TMP/out1" "$TMP/out2" >/dev/null && ok || bad "--jobs 1 and 2 give the same outputs"
 [ "$(grep -c '"exit_code": [03]' "$TMP/out1/summary.json")" -eq "$count" ] && ok || bad "summary.json: a row per model"
 grep -q "\"failed\": $nofit," "$TMP/out1/summary.json" && ok || bad "summary.json: $nofit failed"
+/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); sys.exit(0 if all(isinstance(r["nodes"], int) for r in s["models"] if r["exit_code"] != 2) else 1)' "$TMP/out1/summary.json" && ok || bad "summary.json: node counts are JSON numbers"
 echo "batch over $count models of $CORPUS: --jobs 2 $(awk "BEGIN{print $t1 - $t0}") s (with 2 bad files), --jobs 1 $(awk "BEGIN{print $t3 - $t2}") s"
 
 # Same names in different folders do not collide; a folder and a file of it

@@ -48,6 +48,8 @@ expect 0 "shard --split-dir" -- "$BIN" shard "$TMP/sq.onnx" -n 4 -o "$TMP/sq4.on
 for s in 0 1 2 3; do [ -f "$TMP/s1/stage_$s.onnx" ] && ok || bad "stage_$s.onnx written"; done
 grep -q '"format": "autoshard-split"' "$TMP/s1/manifest.json" && ok || bad "manifest written"
 grep -q '"source": "graph_input"' "$TMP/s1/manifest.json" && ok || bad "manifest names the graph input"
+# Static dims are JSON numbers, symbolic ones strings (issue 16 point 2).
+/usr/bin/python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); sys.exit(0 if m["inputs"][0]["dims"] == ["batch", 3, 224, 224] and m["stages"][0]["num_nodes"] > 0 else 1)' "$TMP/s1/manifest.json" && ok || bad "manifest: dims [\"batch\", 3, 224, 224], counts are numbers"
 grep -q '"source": "2:' "$TMP/s1/manifest.json" && ok || bad "manifest names stage 2's outputs"
 grep -q "s1 (4 stage models and manifest.json)" "$TMP/out" && ok || bad "report says what was written"
 expect 0 "split" -- "$BIN" split "$TMP/sq4.onnx" --out-dir "$TMP/s2"
