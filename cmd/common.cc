@@ -355,7 +355,8 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
         output, ": the annotated model fails the ", out.message()));
   };
   // Everything is computed; now write, each file atomically. If one fails,
-  // the files this run wrote are removed again. In a batch, models with
+  // every earlier file is put back as it was and the new ones are removed
+  // (Note [Outputs are all or nothing]). In a batch, models with
   // external data write one at a time: two may link the same data file.
   std::unique_lock<ProcessWriteLock> one_writer;
   if (console.write_lock != nullptr && !loaded->external_files.empty()) {

@@ -40,11 +40,13 @@ for t in "${targets[@]}"; do
   mkdir -p "$findings" "$corpus"
   if [ -d "tests/fuzz_regressions/$t" ] && [ -n "$(ls -A "tests/fuzz_regressions/$t")" ]; then
     echo "== $t: replaying tests/fuzz_regressions/$t"
-    build-fuzz/fuzz/"$t" -rss_limit_mb=2048 -timeout=10 "tests/fuzz_regressions/$t"/* || failed=1
+    timeout --signal=KILL 120 build-fuzz/fuzz/"$t" -rss_limit_mb=2048 -timeout=10 "tests/fuzz_regressions/$t"/* || failed=1
   fi
   echo "== $t: fuzzing for $seconds s"
   start=$(date +%s)
-  if ! build-fuzz/fuzz/"$t" -max_total_time="$seconds" -dict="$dict" -rss_limit_mb=2048 \
+  # timeout: libFuzzer's own -timeout report can deadlock in ASan's
+  # allocator when the input loops allocating (it did on yaml-cpp's LoadAll).
+  if ! timeout --signal=KILL $((seconds + 60)) build-fuzz/fuzz/"$t" -max_total_time="$seconds" -dict="$dict" -rss_limit_mb=2048 \
       -timeout=10 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \
       "$corpus" "${from[@]}" 2>"build-fuzz/$t.log"; then
     failed=1

@@ -50,6 +50,16 @@ TEST(HostileInputTest, ShardingConfigKeysYamlCannotConvertAreErrors) {
               HasSubstr("'device' must be an integer from 0 to 2^31-1"));
 }
 
+// yaml-cpp's LoadAll yielded empty documents for ever on this input (found
+// by fuzz_sharding_config; tests/fuzz_regressions/ keeps it): two
+// documents are one too many, said at once.
+TEST(HostileInputTest, YamlThatNeverEndsIsRefusedAsSeveralDocuments) {
+  auto points = ParseShardingConfigYaml(
+      "- node: n1\n,null ddevice: 3\n  stage: 3]\n\n", "hang.yaml");
+  EXPECT_THAT(points.status().message(),
+              HasSubstr("hang.yaml: expected one YAML document"));
+}
+
 // An alias bomb (each level names the one below 9 times: 9^9 = 387420489
 // nodes if expanded) is refused without expanding it: yaml-cpp keeps aliases
 // as references, and the entries are not {node, device} maps.
