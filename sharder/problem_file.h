@@ -26,9 +26,10 @@ struct LoadedProblem {
 };
 
 // Checks and converts `problem`. Errors (InvalidArgument naming `source`
-// and the node or tensor): a node index or weight index out of range, a
-// tensor produced twice... a cycle, num_ipus < 1 or above the node count, an
-// unknown device or precision, negative bytes or seconds.
+// and the node or tensor): no nodes, a node or weight index out of range, a
+// tensor read by its own producer, a cycle, num_ipus < 1 or above the node
+// count, an unknown precision, an invalid device_profile, negative bytes,
+// FLOPs or seconds; NotFound for an unknown device name.
 absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& problem,
                                                const std::string& source);
 
