@@ -52,6 +52,7 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
     Options options;
     options.num_ipus = k;
     options.shapes.batch_size = 1;
+    options.bound_s = 3;  // the certified bound's solver, briefly
     auto plan = PlanModel(loaded->model, options);
     if (!plan.ok()) {
       // Only a model with fewer nodes than IPUs may refuse, and says so.
@@ -128,6 +129,9 @@ TEST_P(CorpusTest, AutoIsNeverWorseThanRawSearchOrOptimal) {
     // same split whatever the machine's load.
     options.max_candidates = 3000;
     options.max_search_s = 600;
+    // The strategies are compared here, not the bound: without the solver
+    // (up to --bound-seconds per plan, 24 plans per model).
+    options.bound_s = 0;
     std::map<std::string, Plan> on_ipu2 =
         testing::ExpectAutoNoWorse(loaded->model, options);
     ASSERT_EQ(on_ipu2.size(), 4u);
