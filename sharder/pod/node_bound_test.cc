@@ -17,24 +17,25 @@ TEST(NodeBoundTest, ANodeNoIpuHolds) {
   const onnx::ModelProto model =
       testing::ParseModelText(testing::kResidualModelText);
   Options options;
-  options.device = testing::Ipu2WithTiles(2490);
-  options.device.set_tiles_per_ipu(1);  // an IPU of 2,490 bytes
+  options.device = testing::Ipu2WithTiles(630);
+  options.device.set_tiles_per_ipu(1);  // an IPU of 630 bytes
   absl::StatusOr<internal::Prepared> p = internal::Prepare(model, options);
   ASSERT_TRUE(p.ok()) << p.status();
   DeviceModel device(p->problem, p->device, Precision::kFp32);
-  // n3 = MatMul(c, w1): w1 64 + matmul code 2,400 (one tile) + c 16 + y 16.
+  // n3 = MatMul(c, w1): w1 64 + matmul code 538 (one tile; the calibrated
+  // ipu2 profile, costmodel/builtin_profiles.cc) + c 16 + y 16.
   const int32_t n3 = p->graph.FindNode("n3");
-  EXPECT_EQ(NodeBoundBytes(p->problem, device, n3), 64 + 2400 + 16 + 16);
-  // n0 = MatMul(x, w0): x is a graph input, not counted: 64 + 2400 + 16.
-  EXPECT_EQ(NodeBoundBytes(p->problem, device, p->graph.FindNode("n0")), 2480);
-  // 2,496 > 2,490: n3 fits nowhere; n0 (2,480) would.
+  EXPECT_EQ(NodeBoundBytes(p->problem, device, n3), 64 + 538 + 16 + 16);
+  // n0 = MatMul(x, w0): x is a graph input, not counted: 64 + 538 + 16.
+  EXPECT_EQ(NodeBoundBytes(p->problem, device, p->graph.FindNode("n0")), 618);
+  // 634 > 630: n3 fits nowhere; n0 (618) would.
   std::optional<OverflowingNode> worst = NodeThatNoIpuHolds(p->problem, device);
   ASSERT_TRUE(worst.has_value());
   EXPECT_EQ(worst->node, n3);
-  EXPECT_THAT(worst->message, HasSubstr("node 'n3' alone needs at least 2496 "
+  EXPECT_THAT(worst->message, HasSubstr("node 'n3' alone needs at least 634 "
                                         "bytes"));
-  // With 2,500-byte IPUs every node fits alone.
-  options.device.set_bytes_per_tile(2500);
+  // With 640-byte IPUs every node fits alone.
+  options.device.set_bytes_per_tile(640);
   p = internal::Prepare(model, options);
   ASSERT_TRUE(p.ok());
   EXPECT_FALSE(NodeThatNoIpuHolds(p->problem, DeviceModel(p->problem, p->device,
@@ -46,7 +47,7 @@ TEST(NodeBoundTest, PlanModelSaysSoAndSkipsTheSearch) {
   const onnx::ModelProto model =
       testing::ParseModelText(testing::kResidualModelText);
   Options options;
-  options.device = testing::Ipu2WithTiles(2490);
+  options.device = testing::Ipu2WithTiles(630);
   options.device.set_tiles_per_ipu(1);
   options.num_ipus = kAutoIpus;
   options.max_ipus = 4;
@@ -57,7 +58,7 @@ TEST(NodeBoundTest, PlanModelSaysSoAndSkipsTheSearch) {
   EXPECT_THAT(plan->proto.num_ipus_tried(), ::testing::ElementsAre(4));
   EXPECT_FALSE(plan->proto.fits());
   EXPECT_THAT(plan->proto.search().stop_reason(),
-              HasSubstr("node 'n3' alone needs at least 2496 bytes"));
+              HasSubstr("node 'n3' alone needs at least 634 bytes"));
   EXPECT_THAT(plan->proto.warnings(),
               ::testing::Contains(HasSubstr("no split onto any number")));
 }
