@@ -45,9 +45,9 @@ int main(int argc, char** argv) {
   CLI::App* launch_cmd = SetupLaunch(app, &launch);
   CLI::App* solve_cmd = SetupSolve(app, &solve);
   // CLI11 would only say "A subcommand is required" for an unknown one.
-  const std::vector<CLI::App*> known = {shard_cmd, apply_cmd, inspect_cmd,
-                                        split_cmd, calibrate_cmd,
-                                        launch_cmd, solve_cmd};
+  const std::vector<CLI::App*> known = {shard_cmd, apply_cmd,     inspect_cmd,
+                                        split_cmd, calibrate_cmd, launch_cmd,
+                                        solve_cmd};
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(known.begin(), known.end(),
                    [&](CLI::App* c) { return c->check_name(argv[1]); })) {

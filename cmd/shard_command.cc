@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
 #include "graph/output_guard.h"
-#include "sharder/strategies/registry.h"
 #include "sharder/problem_file.h"
+#include "sharder/strategies/registry.h"
 
 namespace autoshard::cmd {
 

@@ -25,9 +25,9 @@
 namespace autoshard {
 namespace {
 
+using internal::Certify;
 using internal::EvaluateAssignment;
 using internal::FinishPlan;
-using internal::Certify;
 using internal::PlanPrepared;
 using internal::Prepare;
 using internal::Prepared;

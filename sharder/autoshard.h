@@ -59,8 +59,8 @@ struct Plan {
 // a warning says no count up to max_ipus fits). Errors: InvalidArgument for
 // bad options, a graph with a cycle or a tensor produced twice, strict-name
 // violations, an empty graph, or an IPU count the model cannot be split
-// into; InvalidArgument when the search's time ran out before it started; an error
-// of the compile command (search with compile_cmd).
+// into; InvalidArgument when the search's time ran out before it started; an
+// error of the compile command (search with compile_cmd).
 absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                                const Options& options);
 

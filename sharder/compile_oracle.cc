@@ -42,8 +42,9 @@ bool ConsumeNumber(absl::string_view* text, int64_t* value) {
 // Every "<prefix>T: M bytes" in `output` whose numbers fit an int64, in
 // order, by a linear scan (std::regex recursed per character and overflowed
 // the stack on long outputs); at most `most`.
-std::vector<std::pair<int64_t, int64_t>> FindTileBytes(
-    absl::string_view output, absl::string_view prefix, size_t most) {
+std::vector<std::pair<int64_t, int64_t>> FindTileBytes(absl::string_view output,
+                                                       absl::string_view prefix,
+                                                       size_t most) {
   std::vector<std::pair<int64_t, int64_t>> found;
   for (size_t at = output.find(prefix);
        at != absl::string_view::npos && found.size() < most;

@@ -11,9 +11,9 @@
 #include "absl/strings/str_join.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
+#include "sharder/outputs/json_numbers.h"
 #include "sharder/pod/ipu_rows.h"
 #include "sharder/pod/pod_planner.h"
-#include "sharder/outputs/json_numbers.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
@@ -213,12 +213,13 @@ void AppendTrustLines(const proto::Plan& plan, bool all_ipus,
                            static_cast<double>(capacity)
                      : 0.0));
   }
-  absl::StrAppend(out, "tile margin (room left on the fullest tile): ",
-                  smallest_only ? "smallest: " : "", absl::StrJoin(margins, ", "),
-                  smallest_only ? absl::StrCat(" of ", plan.ipus_size(),
-                                               " IPUs (-v: every IPU)")
-                                : "",
-                  "\n");
+  absl::StrAppend(
+      out, "tile margin (room left on the fullest tile): ",
+      smallest_only ? "smallest: " : "", absl::StrJoin(margins, ", "),
+      smallest_only
+          ? absl::StrCat(" of ", plan.ipus_size(), " IPUs (-v: every IPU)")
+          : "",
+      "\n");
   absl::StrAppend(out, "calibration: ", plan.calibration(), "\n");
   if (plan.within_model_uncertainty()) {
     absl::StrAppend(out, plan.fits() ? "fits" : "does not fit",

@@ -9,11 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
+#include "sharder/pod/node_bound.h"
 #include "sharder/raw_strategy.h"
 #include "sharder/strategies/auto_strategy.h"
 #include "sharder/strategies/builtin.h"
 #include "sharder/subgraphs.h"
-#include "sharder/pod/node_bound.h"
 
 namespace autoshard {
 namespace {

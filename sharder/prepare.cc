@@ -8,8 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "costmodel/device_profile.h"
 #include "graph/model_io.h"
-#include "graph/shape_analysis.h"
 #include "graph/onnx_guard.h"
+#include "graph/shape_analysis.h"
 #include "graph/status_macros.h"
 
 namespace autoshard::internal {

@@ -10,10 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
+#include "sharder/pod/node_bound.h"
 #include "sharder/raw_strategy.h"
 #include "sharder/search_strategy.h"
 #include "sharder/strategies/builtin.h"
-#include "sharder/pod/node_bound.h"
 
 namespace autoshard {
 namespace {
@@ -46,8 +46,8 @@ std::optional<StrategyResult> WeightsExceedMemory(const StrategyContext& c,
       static_cast<double>(c.num_ipus) * c.device.tiles_per_ipu() *
       static_cast<double>(c.device.bytes_per_tile());
   // Nor when a node alone overflows an IPU (sharder/pod/node_bound.h).
-  const std::optional<pod::OverflowingNode> too_big = pod::NodeThatNoIpuHolds(
-      p, DeviceModel(p, c.device, c.precision));
+  const std::optional<pod::OverflowingNode> too_big =
+      pod::NodeThatNoIpuHolds(p, DeviceModel(p, c.device, c.precision));
   if (c.oracle ||
       (!too_big && static_cast<double>(weight_bytes) <= all_memory_bytes)) {
     return std::nullopt;
