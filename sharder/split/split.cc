@@ -7,11 +7,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/cost_model.h"
+#include "graph/annotations.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_types.h"
-#include "sharder/outputs/emit.h"
 
 namespace autoshard {
 namespace {

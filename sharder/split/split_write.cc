@@ -32,7 +32,6 @@
 #include "graph/shape_analysis.h"
 #include "graph/status_macros.h"
 #include "onnx/shape_inference/implementation.h"
-#include "sharder/outputs/emit.h"
 #include "sharder/outputs/json_numbers.h"
 #include "sharder/split/split.h"
 
@@ -290,7 +289,7 @@ absl::Status WriteSplit(const Split& split, const fs::path& dir,
     }
   }
   if (absl::Status s =
-          WriteFileAtomically(tmp / kManifest, ProtoJson(split.manifest));
+          WriteFileAtomically(tmp / kManifest, NumericJson(split.manifest));
       !s.ok()) {
     return fail(s);
   }
