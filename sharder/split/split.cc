@@ -59,6 +59,15 @@ void SetDims(const onnx::TypeProto& type, Message* out) {
   }
 }
 
+// What BuildStage's steps share about the stage being built.
+struct StageParts {
+  int s;                                           // the stage
+  onnx::GraphProto* g;                             // its graph
+  proto::SplitStage* entry;                        // its manifest entry
+  absl::flat_hash_set<std::string> produced = {};  // what its nodes output
+  std::set<std::string> weights = {};              // initializers it holds
+};
+
 class Splitter {
  public:
   // `placement`, when not null, says where each node runs (else the
@@ -384,26 +393,40 @@ class Splitter {
   absl::Status BuildStage(int s, onnx::ModelProto* out,
                           proto::SplitStage* entry) {
     CopyModelFields(s, out);
-    onnx::GraphProto* g = out->mutable_graph();
+    StageParts parts{s, out->mutable_graph(), entry};
     entry->set_stage(s);
     entry->set_ipu(stage_ipu_[s]);
     entry->set_file(StageFileName(s));
 
-    absl::flat_hash_set<std::string> produced;
     int copied = 0;
     for (NodeId id : stage_nodes_[s]) {
       for (const auto& o : dag_.node(id).output()) {
-        if (!o.empty()) produced.insert(o);
+        if (!o.empty()) parts.produced.insert(o);
       }
       if (stage_[id] != s) ++copied;
     }
     entry->set_num_nodes(static_cast<int>(stage_nodes_[s].size()));
     entry->set_copied_constant_nodes(copied);
 
+    RETURN_IF_ERROR(AddStageInputs(&parts));
+    AddStageNodes(parts);
+    std::vector<std::string> outputs = StageOutputs(&parts);
+    RETURN_IF_ERROR(AddStageOutputs(outputs, &parts));
+    AddStageRecords(parts);
+    return absl::OkStatus();
+  }
+
+  // BuildStage, step 1: the graph inputs and the cut tensors the stage
+  // reads (flattened ones reshaped back); the weights it reads.
+  absl::Status AddStageInputs(StageParts* parts) {
+    const int s = parts->s;
+    onnx::GraphProto* g = parts->g;
+    proto::SplitStage* entry = parts->entry;
+    const absl::flat_hash_set<std::string>& produced = parts->produced;
+    std::set<std::string>& weights = parts->weights;
     // What the stage reads from outside: graph inputs (by position),
     // initializers, cut tensors (by producer position).
     std::set<int> inputs;
-    std::set<std::string> weights;
     std::set<std::pair<int32_t, std::string>> cuts;
     for (NodeId id : stage_nodes_[s]) {
       for (const std::string& t : Reads(id)) {
@@ -460,7 +483,13 @@ class Splitter {
       *g->add_node() = ReshapeNode(FreshName("autoshard_unflatten_" + t),
                                    c->data, c->shape, t);
     }
+    return absl::OkStatus();
+  }
 
+  // Step 2: its nodes, without the placement attributes.
+  void AddStageNodes(const StageParts& parts) {
+    const int s = parts.s;
+    onnx::GraphProto* g = parts.g;
     for (NodeId id : stage_nodes_[s]) {
       onnx::NodeProto* node = g->add_node();
       *node = dag_.node(id);
@@ -472,7 +501,12 @@ class Splitter {
                                   }),
                    attrs->end());
     }
+  }
 
+  // Step 3: the names it outputs, in order.
+  std::vector<std::string> StageOutputs(StageParts* parts) {
+    const int s = parts->s;
+    std::set<std::string>& weights = parts->weights;
     // Outputs: the graph outputs it produces (one that is an initializer
     // comes out of stage 0), then the cut tensors later stages read.
     std::vector<std::string> outputs;
@@ -516,6 +550,15 @@ class Splitter {
         }
       }
     }
+    return outputs;
+  }
+
+  // Step 4: those outputs (flattened ones as data and shape).
+  absl::Status AddStageOutputs(const std::vector<std::string>& outputs,
+                               StageParts* parts) {
+    const int s = parts->s;
+    onnx::GraphProto* g = parts->g;
+    proto::SplitStage* entry = parts->entry;
     std::string minus_one;  // the [-1] shape that flattens, when needed
     for (const std::string& t : outputs) {
       auto add_output = [&](const std::string& name,
@@ -587,6 +630,15 @@ class Splitter {
       *vi.mutable_type() = Rank1(onnx::TensorProto::INT64);
       add_output(c->shape, vi, "shape:" + t, true);
     }
+    return absl::OkStatus();
+  }
+
+  // Step 5: its weights, and the model's records (value_info,
+  // quantization) for what it computes.
+  void AddStageRecords(const StageParts& parts) {
+    onnx::GraphProto* g = parts.g;
+    const absl::flat_hash_set<std::string>& produced = parts.produced;
+    const std::set<std::string>& weights = parts.weights;
     for (const std::string& w : weights) {
       if (auto it = initializers_.find(w); it != initializers_.end()) {
         *g->add_initializer() = *it->second;
@@ -609,7 +661,6 @@ class Splitter {
         *g->add_quantization_annotation() = qa;
       }
     }
-    return absl::OkStatus();
   }
 
   void FillManifest(const std::set<std::string>& data_files,
