@@ -70,12 +70,14 @@ TEST(StepCountsTest, AutoEvaluatesEachCandidateOnce) {
   ThreadStepCounts() = StepCounts();
   absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  // Each candidate the plan lists is evaluated once (plus the search's own
-  // evaluations of the splits it tries); none again for the plan.
+  // auto compares raw, search, optimal, optimal+search and ideal: five
+  // candidates, each evaluated once (EvaluatePlan), and none again for the
+  // plan's figures: 5 evaluations in all.
+  ASSERT_EQ(plan->proto.candidates_size(), 5);
+  EXPECT_EQ(ThreadStepCounts().plan_evaluations, 5);
   EXPECT_EQ(ThreadStepCounts().onnx_inferences, 1);
   EXPECT_EQ(ThreadStepCounts().node_namings, 1);
   EXPECT_EQ(ThreadStepCounts().dag_builds, 1);
-  EXPECT_GE(ThreadStepCounts().plan_evaluations, plan->proto.candidates_size());
 }
 
 TEST(WriteOutputsTest, ABadPathWritesNothing) {
