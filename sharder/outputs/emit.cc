@@ -230,23 +230,17 @@ void AppendTrustLines(const proto::Plan& plan, bool all_ipus,
 
 }  // namespace
 
-std::string ReportText(const proto::Plan& plan, bool all_ipus) {
-  std::string out;
-  const auto& s = plan.summary();
-  absl::StrAppend(&out, "model: ", plan.model(), "\n");
-  absl::StrAppendFormat(
-      &out,
-      "nodes: %d   IPUs: %d   strategy: %s   precision: %s   batch: %d   "
-      "device: %s (available memory proportion %.2f)\n",
-      s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
-      std::max(plan.batch_size(), 1), plan.device(),
-      plan.available_memory_proportion());
+namespace {
+
+// The report's table: a row per IPU (or run of IPUs, sharder/pod/ipu_rows.h)
+// and the totals.
+void AppendIpuTable(const proto::Plan& plan, bool all_ipus, std::string* out) {
   // constexpr, so that clang checks the format against the arguments.
   static constexpr char row[] =
       "%-4s %7s %11s %11s %11s %11s %11s %11s %11s %4s %14s %11s\n";
-  absl::StrAppendFormat(&out, row, "IPU", "nodes", "weights", "code",
-                        "exchange", "activations", "temporary", "total",
-                        "max tile", "fits", "compute", "stage time");
+  absl::StrAppendFormat(out, row, "IPU", "nodes", "weights", "code", "exchange",
+                        "activations", "temporary", "total", "max tile", "fits",
+                        "compute", "stage time");
   int64_t nodes = 0;
   double flops = 0;
   proto::IpuMemory total;
@@ -257,7 +251,7 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
     const proto::IpuCost ipu = pod::FoldIpus(plan, run);
     const proto::IpuMemory& m = ipu.memory();
     absl::StrAppendFormat(
-        &out, row,
+        out, row,
         run.first == run.last ? absl::StrCat(run.first)
                               : absl::StrCat(run.first, "-", run.last),
         absl::StrCat(ipu.num_nodes()), HumanBytes(m.weight_bytes()),
@@ -283,36 +277,24 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
     total.set_total_bytes(SaturatingAdd(total.total_bytes(), m.total_bytes()));
   }
   absl::StrAppendFormat(
-      &out, row, "all", absl::StrCat(nodes), HumanBytes(total.weight_bytes()),
+      out, row, "all", absl::StrCat(nodes), HumanBytes(total.weight_bytes()),
       HumanBytes(total.code_bytes()), HumanBytes(total.exchange_bytes()),
       HumanBytes(total.activation_bytes()), HumanBytes(total.temporary_bytes()),
       HumanBytes(total.total_bytes()), "", plan.fits() ? "yes" : "NO",
       HumanFlops(flops), "");
   if (runs.size() < static_cast<size_t>(plan.ipus_size())) {
-    absl::StrAppend(&out,
+    absl::StrAppend(out,
                     "(a row of several IPUs: their sums, fullest tile and "
                     "slowest stage; -v prints every IPU)\n",
                     pod::OverflowSummary(plan));
   }
-  AppendTrustLines(plan, all_ipus, &out);
-  const proto::Performance& perf = plan.performance();
-  absl::StrAppendFormat(
-      &out,
-      "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s, "
-      "lower bound %s (gap %.1f%%), certified bound %s by %s (certified gap "
-      "%.1f%%)\n",
-      HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
-      HumanSeconds(perf.latency_s()), HumanSeconds(perf.lower_bound_s()),
-      perf.gap_percent(), HumanSeconds(perf.certified_bound_s()),
-      perf.bound_method(), perf.certified_gap_percent());
-  absl::StrAppendFormat(
-      &out,
-      "model weights: %s (%d bytes); a weight read on two IPUs is stored "
-      "on both\n",
-      HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
+}
+
+// What the strategies did: the search, optimal's orders, auto's candidates.
+void AppendStrategyLines(const proto::Plan& plan, std::string* out) {
   if (plan.has_search()) {
     const proto::SearchSummary& search = plan.search();
-    absl::StrAppendFormat(&out,
+    absl::StrAppendFormat(out,
                           "search: %d candidates over %d subgraphs in %.3f s, "
                           "stopped: %s; fullest tile %s "
                           "(raw split: %s)%s\n",
@@ -328,7 +310,7 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
       search_chosen |= c.chosen() && c.strategy() == "search";
     if (search.lowered_memory_proportion() && search_chosen) {
       absl::StrAppendFormat(
-          &out,
+          out,
           "fits only with available memory proportion %.1f: compile with "
           "availableMemoryProportion set to %.1f\n",
           search.available_memory_proportion(),
@@ -344,7 +326,7 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
           t.fits() ? HumanSeconds(t.bottleneck_s()) : "none fits"));
     }
     absl::StrAppendFormat(
-        &out,
+        out,
         "optimal: %s slicing of %s: bottleneck %s; orders: %s; %d "
         "tile-memory evaluations in %.3f s%s\n",
         o.fits()       ? "the fastest fitting"
@@ -368,9 +350,42 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
                                   TileBytes(c.max_tile_bytes()), ")")));
       if (c.chosen()) chosen = c.strategy();
     }
-    absl::StrAppend(&out, "auto: bottlenecks ", absl::StrJoin(parts, ", "),
+    absl::StrAppend(out, "auto: bottlenecks ", absl::StrJoin(parts, ", "),
                     "; chose ", chosen, "\n");
   }
+}
+
+}  // namespace
+
+std::string ReportText(const proto::Plan& plan, bool all_ipus) {
+  std::string out;
+  const auto& s = plan.summary();
+  absl::StrAppend(&out, "model: ", plan.model(), "\n");
+  absl::StrAppendFormat(
+      &out,
+      "nodes: %d   IPUs: %d   strategy: %s   precision: %s   batch: %d   "
+      "device: %s (available memory proportion %.2f)\n",
+      s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
+      std::max(plan.batch_size(), 1), plan.device(),
+      plan.available_memory_proportion());
+  AppendIpuTable(plan, all_ipus, &out);
+  AppendTrustLines(plan, all_ipus, &out);
+  const proto::Performance& perf = plan.performance();
+  absl::StrAppendFormat(
+      &out,
+      "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s, "
+      "lower bound %s (gap %.1f%%), certified bound %s by %s (certified gap "
+      "%.1f%%)\n",
+      HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
+      HumanSeconds(perf.latency_s()), HumanSeconds(perf.lower_bound_s()),
+      perf.gap_percent(), HumanSeconds(perf.certified_bound_s()),
+      perf.bound_method(), perf.certified_gap_percent());
+  absl::StrAppendFormat(
+      &out,
+      "model weights: %s (%d bytes); a weight read on two IPUs is stored "
+      "on both\n",
+      HumanBytes(s.total_weight_bytes()), s.total_weight_bytes());
+  AppendStrategyLines(plan, &out);
   if (plan.num_ipus_tried_size() > 0) {
     absl::StrAppend(&out, "--num-ipus auto: IPU counts tried: ",
                     absl::StrJoin(plan.num_ipus_tried(), ", "), "\n");
