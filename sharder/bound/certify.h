@@ -21,6 +21,10 @@
 
 namespace autoshard {
 
+// A gap this small ends the search for a better bound (the solvers' time is
+// spent only where a plan may be more than this far from the optimum).
+inline constexpr double kCertifiedEnoughPercent = 1.0;
+
 struct Certificate {
   double bound_s = 0;  // valid lower bound on every monotone split's bottleneck
   // proto::Performance::bound_method; "cheap" says in parentheses why the

@@ -281,7 +281,8 @@ MipBoundResult MipBound(const ShardingProblem& problem,
     return result;
   }
   MipBuilder builder(problem, model, num_ipus, scale);
-  builder.Build(options.memory, cheap);
+  const double known = std::max(cheap, options.lower_s);
+  builder.Build(options.memory, known);
   result.columns = builder.num_columns();
   result.rows = builder.num_rows();
   OsiClpSolverInterface solver;
@@ -309,7 +310,7 @@ MipBoundResult MipBound(const ShardingProblem& problem,
     const double t =
         model.EvaluatePerformance(incumbent_ipu, num_ipus, 1).bottleneck_s /
         scale;
-    s[builder.t_col()] = std::max(t, cheap / scale);
+    s[builder.t_col()] = std::max(t, known / scale);
     cbc.setBestSolution(s.data(), static_cast<int>(s.size()),
                         s[builder.t_col()], false);
   }
@@ -327,7 +328,7 @@ MipBoundResult MipBound(const ShardingProblem& problem,
   result.proven_optimal = cbc.isProvenOptimal();
   // Less a margin for CBC's tolerances (about 1e-6 of the scaled values,
   // and its pruning; a test saw 2e-6 too much without it).
-  result.bound_s = std::max(cheap, proven * scale * (1 - kMipBoundMargin));
+  result.bound_s = std::max(known, proven * scale * (1 - kMipBoundMargin));
   if (cbc.bestSolution() != nullptr)
     result.incumbent_s = cbc.getObjValue() * scale;
   return result;

@@ -41,6 +41,9 @@ inline constexpr double kMipBoundMargin = 1e-4;
 struct MipBoundOptions {
   double max_seconds = 10;  // CBC's time limit (> 0)
   bool memory = true;       // add the memory rows (for plans that fit)
+  // A valid lower bound known already (seconds; T's lower bound in the
+  // program); 0: the cheap bound.
+  double lower_s = 0;
   // Problems with more columns than this are not solved (the result says
   // so): the model alone would take most of the time limit.
   int64_t max_columns = 400000;
