@@ -61,14 +61,17 @@ Certificate CertifyBound(const ShardingProblem& problem,
   if (r.solved && r.bound_s > c.bound_s) {
     c.bound_s = r.bound_s;
     c.method = r.proven_optimal ? "CBC MIP, optimal" : "CBC MIP";
+    if (r.stopped_by_clock) c.method += ", stopped by the clock";
   } else {
     // Why nothing better: for the report and the benchmark.
     c.method = absl::StrCat(
         c.method, " (ideal DP: ", dp.ideals, dp.ran ? "" : "+", " ideals",
         dp.ran && !dp.complete ? ", out of time" : "", "; CBC: ",
-        r.solved ? absl::StrCat("no better in ", absl::SixDigits(r.seconds),
-                                " s, ", r.columns, " columns")
-                 : r.note,
+        r.solved
+            ? absl::StrCat("no better in ", r.nodes, " nodes, ", r.columns,
+                           " columns",
+                           r.stopped_by_clock ? ", stopped by the clock" : "")
+            : r.note,
         ")");
   }
   return finish();

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "sharder/bound/certify.h"
 #include "sharder/bound/max_flow.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
@@ -54,11 +55,29 @@ TEST(CutBoundTest, CountsTheSkipConnectionEverySplitCuts) {
   EXPECT_LE(r.bound_s, best);
 }
 
+// CertifyBound on the same problem: the min-cut bound is within 1% of the
+// plan {n0, n1} | {n2, n3} (3 s + 16 ns), so neither the ideal DP nor CBC
+// runs, and the result is the same on every call (no clock decides it).
+TEST(CutBoundTest, CertifyStopsAtTheMinCutBound) {
+  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}, {0, 3}},
+                                      {0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9});
+  p.activation_bytes = {1000000000, 16, 16, 16};
+  testing::RefreshTensors(&p);
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const std::vector<int32_t> plan = {0, 0, 1, 1};
+  const Certificate a = CertifyBound(p, model, 2, plan, 3.000000016, true, 10);
+  const Certificate b = CertifyBound(p, model, 2, plan, 3.000000016, true, 10);
+  EXPECT_EQ(a.method, "min-cut");
+  EXPECT_NEAR(a.bound_s, 3.0, 1e-4);
+  EXPECT_EQ(a.bound_s, b.bound_s);
+  EXPECT_EQ(a.method, b.method);
+}
+
 // A chain of equal nodes with small tensors: the cuts cost 16 ns, so the
 // bound stays at the cheap bound's 4 / 2 = 2 s... plus at most those 16 ns.
 TEST(CutBoundTest, AChainWithSmallTensorsGainsLittle) {
-  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}},
-                                      {0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9});
+  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}}, {0, 0, 0, 0},
+                                      {1e9, 1e9, 1e9, 1e9});
   DeviceModel model(p, ToyChip(), Precision::kFp32);
   const CutBoundResult r = CutBound(p, model, 2, 2.000000016, {});
   EXPECT_GE(r.bound_s, 2.0);

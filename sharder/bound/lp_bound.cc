@@ -289,11 +289,16 @@ MipBoundResult MipBound(const ShardingProblem& problem,
   solver.messageHandler()->setLogLevel(0);
   builder.Load(&solver);
   solver.getModelPtr()->setMaximumWallSeconds(options.max_seconds);
+  solver.getModelPtr()->setMaximumIterations(options.max_lp_iterations);
   // The LP relaxation first: only a proven optimum is a bound (a simplex
   // stopped by the clock has a primal value, which is not).
   solver.initialSolve();
   if (!solver.isProvenOptimal()) {
-    result.note = "CLP did not solve the LP relaxation in time";
+    result.stopped_by_clock = !solver.getModelPtr()->hitMaximumIterations();
+    result.note = result.stopped_by_clock
+                      ? "CLP did not solve the LP relaxation in time"
+                      : "CLP did not solve the LP relaxation within its "
+                        "iteration limit";
     return result;
   }
   const double relaxation = solver.getObjValue();
@@ -314,7 +319,10 @@ MipBoundResult MipBound(const ShardingProblem& problem,
     cbc.setBestSolution(s.data(), static_cast<int>(s.size()),
                         s[builder.t_col()], false);
   }
+  cbc.setMaximumNodes(options.max_nodes);
   cbc.branchAndBound();
+  result.stopped_by_clock = cbc.maximumSecondsReached();
+  result.nodes = cbc.getNodeCount();
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
