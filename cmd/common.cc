@@ -18,8 +18,8 @@
 #include "costmodel/device_profile.h"
 #include "graph/output_guard.h"
 #include "graph/status_macros.h"
-#include "sharder/emit.h"
-#include "sharder/split.h"
+#include "sharder/outputs/emit.h"
+#include "sharder/split/split.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;

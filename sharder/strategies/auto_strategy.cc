@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "graph/status_macros.h"
-#include "sharder/search_strategy.h"
 #include "sharder/strategies/builtin.h"
 #include "sharder/strategies/coarsen.h"
 #include "sharder/strategies/ideal_dp.h"
-#include "sharder/subgraphs.h"
+#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/subgraphs.h"
 
 namespace autoshard {
 namespace {
