@@ -35,14 +35,19 @@ TEST(MaxFlowTest, FindsTheSmallestCut) {
 // output is 1e9 bytes (1 s over the toy chip's 1 GB/s link), the others 16.
 // On 2 IPUs every split cuts n0's tensor: {n0, n1} | {n2, n3} is best, 2 s
 // + 1 s + 16 ns on each side. The cheap bound is 4 / 2 = 2 s. The cut
-// bound: for T < 3, n0 must be on IPU 0 (its descendants take 4 s > T) and
-// n3 on IPU 1, so 1e9 bytes cross: 1 s on both IPUs, and 4 + 2 x 1 <= 2T
-// needs T >= 3.
-TEST(CutBoundTest, CountsTheSkipConnectionEverySplitCuts) {
+// bound: an ideal with compute strictly between 0 and 4 s holds n0 (W -
+// P(desc n0) = 0) and not n3 (P(anc n3) = 4 s), so 1e9 bytes cross, 1 s on
+// both IPUs; the best chain of buckets is 2 s of compute a side: 3 s.
+ShardingProblem SkipConnection() {
   ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}, {0, 3}},
                                       {0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9});
   p.activation_bytes = {1000000000, 16, 16, 16};
   testing::RefreshTensors(&p);
+  return p;
+}
+
+TEST(CutBoundTest, CountsTheSkipConnectionEverySplitCuts) {
+  const ShardingProblem p = SkipConnection();
   DeviceModel model(p, ToyChip(), Precision::kFp32);
   ASSERT_DOUBLE_EQ(model.LowerBound(2), 2.0);
   const double best = BestMonotone(p, model, 2).second;
@@ -59,10 +64,7 @@ TEST(CutBoundTest, CountsTheSkipConnectionEverySplitCuts) {
 // plan {n0, n1} | {n2, n3} (3 s + 16 ns), so neither the ideal DP nor CBC
 // runs, and the result is the same on every call (no clock decides it).
 TEST(CutBoundTest, CertifyStopsAtTheMinCutBound) {
-  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}, {0, 3}},
-                                      {0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9});
-  p.activation_bytes = {1000000000, 16, 16, 16};
-  testing::RefreshTensors(&p);
+  const ShardingProblem p = SkipConnection();
   DeviceModel model(p, ToyChip(), Precision::kFp32);
   const std::vector<int32_t> plan = {0, 0, 1, 1};
   const Certificate a = CertifyBound(p, model, 2, plan, 3.000000016, true, 10);
