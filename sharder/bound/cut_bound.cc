@@ -50,12 +50,18 @@ class ClosureCuts {
       if (must_out) out.push_back(v);
     }
     if (in.empty() || out.empty()) return 0;  // the empty or the full ideal
+    // Each forced set is a threshold set of a fixed order (by W - P(desc v),
+    // by P(anc v)), so its size names it: the last max-flow's sets again.
+    const std::pair<size_t, size_t> sizes(in.size(), out.size());
+    if (sizes == last_sizes_) return last_cut_;
     MaxFlow flow(vertices_);
     for (const Arc& a : arcs_) flow.AddArc(a.u, a.v, a.capacity);
     for (int32_t v : in) flow.AddArc(0, 2 + v, infinite_);
     for (int32_t v : out) flow.AddArc(2 + v, 1, infinite_);
     const int64_t cut = flow.Solve(0, 1, infinite_, &work_);
-    return cut >= infinite_ ? -1 : cut;
+    last_sizes_ = sizes;
+    last_cut_ = cut >= infinite_ ? -1 : cut;
+    return last_cut_;
   }
 
  private:
@@ -160,6 +166,8 @@ class ClosureCuts {
   double total_s_ = 0, tolerance_s_ = 0;
   int32_t active_ = 0, vertices_ = 0;
   int64_t infinite_ = 1, work_ = 0;
+  std::pair<size_t, size_t> last_sizes_{0, 0};  // of the last max-flow
+  int64_t last_cut_ = 0;
 };
 
 // Through host memory: whether a split with every stage time <= T can
