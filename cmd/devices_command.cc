@@ -9,7 +9,7 @@
 #include "cmd/commands.h"
 #include "costmodel/device_profile.h"
 #include "google/protobuf/text_format.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
 

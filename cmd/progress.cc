@@ -5,7 +5,7 @@
 #include <climits>
 
 #include "absl/strings/str_cat.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
 

@@ -21,7 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "graph/shapes.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/pod/ipu_rows.h"
 #include "sharder/pod/pod_planner.h"
 

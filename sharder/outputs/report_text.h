@@ -1,5 +1,5 @@
 // The text report's layout rules (Note [The report's units and width] in
-// report_text.cc). ReportText itself is declared in sharder/emit.h.
+// report_text.cc). ReportText itself is declared in sharder/outputs/emit.h.
 #ifndef AUTOSHARD_SHARDER_OUTPUTS_REPORT_TEXT_H_
 #define AUTOSHARD_SHARDER_OUTPUTS_REPORT_TEXT_H_
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard {
 namespace {
