@@ -12,6 +12,7 @@ IPUS=${2:-2,4,8,16}
 BOUND=${3:-10}
 SEARCH=${4:-60}
 scripts/build.sh autoshard_bound_table >/dev/null
-mapfile -t models < <(find "$DIR" -name '*.onnx' | sort)
+# The CLI's outputs (*.sharded.onnx) are not models of the corpus.
+mapfile -t models < <(find "$DIR" -name '*.onnx' ! -name '*.sharded.onnx' | sort)
 build/autoshard_bound_table --ipus "$IPUS" --bound-seconds "$BOUND" \
   --max-search-seconds "$SEARCH" "${models[@]}"

@@ -5,8 +5,9 @@
 // found, both gaps, the planning and bound seconds, and for a certified gap
 // above 10% the likely reason: granularity (the costliest node is more than
 // the fair share Σ time / k), copies (they are more than 10% of the
-// bottleneck IPU's time) or memory (the plan does not fit, or search had
-// to lower the memory proportion). Then the medians and worsts.
+// bottleneck IPU's time, the fixed cost of each copy included) or memory (the
+// plan does not fit, or search had to lower the memory proportion). Then the
+// medians and worsts.
 // Usage: autoshard_bound_table [--ipus 2,4,8,16] [--bound-seconds S]
 //        [--max-search-seconds S] MODEL...
 // bench/bound_corpus.sh runs it over a folder.
@@ -35,7 +36,7 @@ double Worst(const std::vector<double>& v) {
 
 // Why the certified gap stays large (see the file comment).
 std::string Reason(const autoshard::Plan& plan, double costliest_s,
-                   double total_s, double link_bytes_per_s) {
+                   double total_s, const autoshard::DeviceModel& model) {
   const auto& pp = plan.proto;
   std::string reasons;
   const int k = pp.num_ipus();
@@ -45,9 +46,11 @@ std::string Reason(const autoshard::Plan& plan, double costliest_s,
     if (pp.ipus(d).stage_time_s() > pp.ipus(worst).stage_time_s()) worst = d;
   if (pp.ipus_size() > 0) {
     const auto& ipu = pp.ipus(worst);
-    const double copy_s = static_cast<double>(ipu.cut_tensor_in_bytes() +
-                                              ipu.cut_tensor_out_bytes()) /
-                          link_bytes_per_s;
+    // As the performance model counts them: bytes / link + the fixed cost
+    // of each side that copies anything.
+    const double copy_s =
+        model.CopySeconds(static_cast<double>(ipu.cut_tensor_in_bytes())) +
+        model.CopySeconds(static_cast<double>(ipu.cut_tensor_out_bytes()));
     if (copy_s > 0.1 * ipu.stage_time_s()) reasons += "copies ";
   }
   if (!pp.fits() || pp.search().lowered_memory_proportion())
@@ -146,10 +149,7 @@ int main(int argc, char** argv) {
           perf.bound_method().c_str(), perf.gap_percent(),
           perf.certified_gap_percent(), plan->proto.summary().planning_s(),
           perf.bound_seconds(), chose.c_str(),
-          large ? Reason(*plan, costliest, total,
-                         prepared->device.link_bytes_per_s())
-                      .c_str()
-                : "");
+          large ? Reason(*plan, costliest, total, model).c_str() : "");
       std::fflush(stdout);
     }
   }

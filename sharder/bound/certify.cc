@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "sharder/bound/cut_bound.h"
 #include "sharder/bound/lp_bound.h"
 #include "sharder/strategies/ideal_dp.h"
 
@@ -26,6 +27,15 @@ Certificate CertifyBound(const ShardingProblem& problem,
   };
   if (max_seconds <= 0 || num_ipus < 2 || c.bound_s >= plan_bottleneck_s)
     return finish();
+  CutBoundOptions cut;
+  const CutBoundResult cr =
+      CutBound(problem, model, num_ipus, plan_bottleneck_s, cut);
+  if (cr.improved) {
+    c.bound_s = cr.bound_s;
+    c.method = "min-cut";
+  }
+  if (GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent)
+    return finish();
   IdealDpOptions ideal;
   ideal.max_ideals = 20000;  // no fit evaluations here: a larger lattice
   ideal.deadline =
@@ -46,18 +56,22 @@ Certificate CertifyBound(const ShardingProblem& problem,
   MipBoundOptions mip;
   mip.max_seconds = std::max(0.1, max_seconds - spent);
   mip.memory = plan_fits;
+  mip.lower_s = c.bound_s;
   const MipBoundResult r = MipBound(problem, model, num_ipus, plan_ipu, mip);
   if (r.solved && r.bound_s > c.bound_s) {
     c.bound_s = r.bound_s;
     c.method = r.proven_optimal ? "CBC MIP, optimal" : "CBC MIP";
+    if (r.stopped_by_clock) c.method += ", stopped by the clock";
   } else {
     // Why nothing better: for the report and the benchmark.
     c.method = absl::StrCat(
-        "cheap (ideal DP: ", dp.ideals, dp.ran ? "" : "+", " ideals",
+        c.method, " (ideal DP: ", dp.ideals, dp.ran ? "" : "+", " ideals",
         dp.ran && !dp.complete ? ", out of time" : "", "; CBC: ",
-        r.solved ? absl::StrCat("no better in ", absl::SixDigits(r.seconds),
-                                " s, ", r.columns, " columns")
-                 : r.note,
+        r.solved
+            ? absl::StrCat("no better in ", r.nodes, " nodes, ", r.columns,
+                           " columns",
+                           r.stopped_by_clock ? ", stopped by the clock" : "")
+            : r.note,
         ")");
   }
   return finish();

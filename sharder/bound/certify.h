@@ -1,6 +1,9 @@
 // The certified bound a plan reports (issue 19; DESIGN.md §3.4): the best
 // valid lower bound on the bottleneck found within a time limit, from the
-// cheapest method that applies:
+// cheapest method that applies, stopping once the plan is within
+// kCertifiedEnoughPercent of it:
+// - the min-cut bound (sharder/bound/cut_bound.h): copies counted, memory
+//   not; deterministic (a work budget, no clock);
 // - the ideal DP's relaxation (sharder/strategies/ideal_dp.h), exact when
 //   the graph has few ideals: copies counted, memory not;
 // - else COIN-OR CBC on the program of Note [MIP bound]
@@ -20,6 +23,10 @@
 #include "proto/plan.pb.h"
 
 namespace autoshard {
+
+// A gap this small ends the search for a better bound (the solvers' time is
+// spent only where a plan may be more than this far from the optimum).
+inline constexpr double kCertifiedEnoughPercent = 1.0;
 
 struct Certificate {
   double bound_s = 0;  // valid lower bound on every monotone split's bottleneck

@@ -281,18 +281,24 @@ MipBoundResult MipBound(const ShardingProblem& problem,
     return result;
   }
   MipBuilder builder(problem, model, num_ipus, scale);
-  builder.Build(options.memory, cheap);
+  const double known = std::max(cheap, options.lower_s);
+  builder.Build(options.memory, known);
   result.columns = builder.num_columns();
   result.rows = builder.num_rows();
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(0);
   builder.Load(&solver);
   solver.getModelPtr()->setMaximumWallSeconds(options.max_seconds);
+  solver.getModelPtr()->setMaximumIterations(options.max_lp_iterations);
   // The LP relaxation first: only a proven optimum is a bound (a simplex
   // stopped by the clock has a primal value, which is not).
   solver.initialSolve();
   if (!solver.isProvenOptimal()) {
-    result.note = "CLP did not solve the LP relaxation in time";
+    result.stopped_by_clock = !solver.getModelPtr()->hitMaximumIterations();
+    result.note = result.stopped_by_clock
+                      ? "CLP did not solve the LP relaxation in time"
+                      : "CLP did not solve the LP relaxation within its "
+                        "iteration limit";
     return result;
   }
   const double relaxation = solver.getObjValue();
@@ -309,11 +315,14 @@ MipBoundResult MipBound(const ShardingProblem& problem,
     const double t =
         model.EvaluatePerformance(incumbent_ipu, num_ipus, 1).bottleneck_s /
         scale;
-    s[builder.t_col()] = std::max(t, cheap / scale);
+    s[builder.t_col()] = std::max(t, known / scale);
     cbc.setBestSolution(s.data(), static_cast<int>(s.size()),
                         s[builder.t_col()], false);
   }
+  cbc.setMaximumNodes(options.max_nodes);
   cbc.branchAndBound();
+  result.stopped_by_clock = cbc.maximumSecondsReached();
+  result.nodes = cbc.getNodeCount();
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -327,7 +336,7 @@ MipBoundResult MipBound(const ShardingProblem& problem,
   result.proven_optimal = cbc.isProvenOptimal();
   // Less a margin for CBC's tolerances (about 1e-6 of the scaled values,
   // and its pruning; a test saw 2e-6 too much without it).
-  result.bound_s = std::max(cheap, proven * scale * (1 - kMipBoundMargin));
+  result.bound_s = std::max(known, proven * scale * (1 - kMipBoundMargin));
   if (cbc.bestSolution() != nullptr)
     result.incumbent_s = cbc.getObjValue() * scale;
   return result;

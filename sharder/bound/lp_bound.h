@@ -39,11 +39,22 @@ namespace autoshard {
 inline constexpr double kMipBoundMargin = 1e-4;
 
 struct MipBoundOptions {
-  double max_seconds = 10;  // CBC's time limit (> 0)
-  bool memory = true;       // add the memory rows (for plans that fit)
+  // CBC's time limit (> 0), a safety net: the node and iteration limits
+  // below decide the result where they stop it first, so it is the same on
+  // every run; a result the clock stopped says so (stopped_by_clock).
+  double max_seconds = 10;
+  int max_nodes = 200;             // branch-and-bound nodes
+  int max_lp_iterations = 200000;  // CLP's simplex iterations (the LP)
+  bool memory = true;              // add the memory rows (for plans that fit)
+  // A valid lower bound known already (seconds; T's lower bound in the
+  // program); 0: the cheap bound.
+  double lower_s = 0;
   // Problems with more columns than this are not solved (the result says
-  // so): the model alone would take most of the time limit.
-  int64_t max_columns = 400000;
+  // so). On the development corpus, after the min-cut bound, CBC proved
+  // more on no row, and from about 2,000 columns its clock, not its node
+  // limit, stopped it (docs/bound_table.md): so it runs only where it is
+  // quick and reproducible.
+  int64_t max_columns = 2000;
 };
 
 struct MipBoundResult {
@@ -52,8 +63,10 @@ struct MipBoundResult {
   double bound_s = 0;           // valid lower bound on the bottleneck
   double incumbent_s = 0;       // CBC's best split's bottleneck (0: none)
   int64_t columns = 0, rows = 0;
+  int64_t nodes = 0;  // branch-and-bound nodes CBC explored
   double seconds = 0;
-  std::string note;  // why it was not solved, when not
+  bool stopped_by_clock = false;  // not reproducible: it depends on speed
+  std::string note;               // why it was not solved, when not
 };
 
 // The bound of Note [MIP bound] for `num_ipus` IPUs. `incumbent_ipu`, when

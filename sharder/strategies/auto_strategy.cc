@@ -8,6 +8,7 @@
 
 #include "graph/status_macros.h"
 #include "sharder/strategies/builtin.h"
+#include "sharder/strategies/coarsen.h"
 #include "sharder/strategies/ideal_dp.h"
 #include "sharder/strategies/search_strategy.h"
 #include "sharder/strategies/subgraphs.h"
@@ -46,9 +47,34 @@ absl::StatusOr<std::optional<Assignment>> Polish(const StrategyContext& c,
   return std::move(r.assignment);
 }
 
+// When the graph has too many ideals: the DP over the coarsened graph (Note
+// [Coarsening]), groups of at most Σ time / (32 k), else / (16 k), ... /
+// (2 k): the finest whose lattice is small enough. Memory is judged on the
+// nodes (auto's Evaluated), not the groups.
+std::optional<Assignment> RunCoarseIdeal(const StrategyContext& c,
+                                         const DeviceModel& model, double cap_s,
+                                         const IdealDpOptions& ideal) {
+  const ShardingProblem& p = *c.problem;
+  double total_s = 0;
+  for (int32_t n = 0; n < p.num_nodes(); ++n) total_s += model.NodeTime(n);
+  for (int parts = 32 * c.num_ipus; parts >= 2 * c.num_ipus; parts /= 2) {
+    const Coarsened coarse = Coarsen(p, model, total_s / parts);
+    const DeviceModel coarse_model(coarse.problem, c.device, c.precision);
+    const IdealDpResult r =
+        IdealDpSplit(coarse.problem, coarse_model, c.num_ipus, cap_s,
+                     /*ignore_memory=*/true, ideal);
+    if (r.found) {
+      std::vector<int32_t> ipu = Refine(p, coarse, r.ipu);
+      return Assignment{ipu, ipu};
+    }
+    if (r.ran || std::chrono::steady_clock::now() > ideal.deadline) break;
+  }
+  return std::nullopt;
+}
+
 // auto's "ideal" candidate (sharder/strategies/ideal_dp.h): the fastest
-// fitting monotone split, when the graph's ideals are few, with stage times
-// at most `cap_s`, within `seconds`.
+// fitting monotone split, when the graph's ideals are few (else
+// RunCoarseIdeal's), with stage times at most `cap_s`, within `seconds`.
 std::optional<Assignment> RunIdeal(const StrategyContext& c, double cap_s,
                                    double seconds) {
   const ShardingProblem& p = *c.problem;
@@ -63,8 +89,9 @@ std::optional<Assignment> RunIdeal(const StrategyContext& c, double cap_s,
           std::chrono::duration<double>(seconds));
   IdealDpResult r = IdealDpSplit(p, model, c.num_ipus, cap_s,
                                  /*ignore_memory=*/false, ideal);
-  if (!r.found) return std::nullopt;
-  return Assignment{r.ipu, r.ipu};
+  if (r.found) return Assignment{r.ipu, r.ipu};
+  if (r.ran) return std::nullopt;  // the lattice was small enough: none
+  return RunCoarseIdeal(c, model, cap_s, ideal);
 }
 
 // One split auto compares, with its name and seconds.

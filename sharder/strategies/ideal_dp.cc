@@ -20,21 +20,20 @@ class PairDp {
         model_(model),
         lattice_(lattice),
         k_(num_ipus),
-        options_(options),
-        link_bytes_per_s_(model.profile().link_bytes_per_s()) {}
+        options_(options) {}
 
   double Time(int32_t a, int32_t b) {
     if (problem_.copies_through_host) return HostTime(a, b);
     return lattice_.compute_s(b) - lattice_.compute_s(a) +
-           (lattice_.boundary_bytes(a) + lattice_.boundary_bytes(b)) /
-               link_bytes_per_s_;
+           model_.CopySeconds(lattice_.boundary_bytes(a)) +
+           model_.CopySeconds(lattice_.boundary_bytes(b));
   }
 
   // Through host memory: the IPU running b \ a sends each of its tensors
   // read after b once, and receives each tensor of a it reads once.
   // O(nodes + their edges).
   double HostTime(int32_t a, int32_t b) {
-    double bytes = 0;
+    double sent = 0, received = 0;
     received_.clear();
     for (int32_t n = 0; n < problem_.num_nodes(); ++n) {
       if (!lattice_.InLattice(n) || !lattice_.Contains(b, n) ||
@@ -44,7 +43,7 @@ class PairDp {
       for (size_t slot = 0; slot < problem_.output_bytes[n].size(); ++slot) {
         for (int32_t c : problem_.output_consumers[n][slot]) {
           if (lattice_.InLattice(c) && !lattice_.Contains(b, c)) {
-            bytes += static_cast<double>(problem_.output_bytes[n][slot]);
+            sent += static_cast<double>(problem_.output_bytes[n][slot]);
             break;
           }
         }
@@ -56,9 +55,9 @@ class PairDp {
     received_.erase(std::unique(received_.begin(), received_.end()),
                     received_.end());
     for (auto [producer, slot] : received_)
-      bytes += static_cast<double>(problem_.output_bytes[producer][slot]);
+      received += static_cast<double>(problem_.output_bytes[producer][slot]);
     return lattice_.compute_s(b) - lattice_.compute_s(a) +
-           bytes / link_bytes_per_s_;
+           model_.CopySeconds(sent) + model_.CopySeconds(received);
   }
 
   // Keeps the pairs (a, b), a ⊆ b (a ≠ b unless allow_empty), with
@@ -201,7 +200,6 @@ class PairDp {
   const IdealLattice& lattice_;
   const int k_;
   const IdealDpOptions& options_;
-  const double link_bytes_per_s_;
   std::vector<int64_t> start_;  // per b: its pairs' first index
   std::vector<int32_t> from_;   // per pair: a
   std::vector<double> time_;    // per pair: time(a, b)
@@ -218,11 +216,11 @@ class PairDp {
 // Every stage time of any split is at most this: all compute on one IPU,
 // and every tensor sent and received (either copy model).
 double NoCap(const ShardingProblem& problem, const IdealLattice& lattice,
-             double link_bytes_per_s) {
+             const DeviceModel& model) {
   double bytes = 0;
   for (const auto& slots : problem.output_bytes)
     for (int64_t b : slots) bytes += static_cast<double>(b);
-  return lattice.compute_s(lattice.full()) + 2 * bytes / link_bytes_per_s;
+  return lattice.compute_s(lattice.full()) + 2 * model.CopySeconds(bytes);
 }
 
 IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
@@ -236,9 +234,8 @@ IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
       problem, model, std::min<int64_t>(options.max_ideals, (1 << 22) / words));
   result.ideals = lattice.size();
   if (!lattice.complete()) return result;
-  const double link = model.profile().link_bytes_per_s();
   const double cap =
-      std::min(cap_s, NoCap(problem, lattice, link)) * (1 + 1e-9);
+      std::min(cap_s, NoCap(problem, lattice, model)) * (1 + 1e-9);
   PairDp dp(problem, model, lattice, num_ipus, options);
   // A plan's IPUs each hold a node (ValidateAssignment), but one may hold
   // only folded constants, which the lattice leaves out: the bound then lets

@@ -11,8 +11,10 @@
 // the bytes crossing the boundary after IPU d are those of the tensors
 // produced in I_d and read outside it, C(I_d), a function of the ideal
 // alone; so IPU d's stage time is
-//   time(I_{d-1}, I_d) = P(I_d) - P(I_{d-1}) + (C(I_{d-1}) + C(I_d)) / link
-// with P the sum of node times (DeviceModel::NodeTime), and a DP over pairs
+//   time(I_{d-1}, I_d) = P(I_d) - P(I_{d-1}) + CopySeconds(C(I_{d-1}))
+//                        + CopySeconds(C(I_d))
+// with P the sum of node times (DeviceModel::NodeTime) and CopySeconds the
+// performance model's (bytes / link + its fixed cost), and a DP over pairs
 // of ideals finds the best chain exactly.
 //
 // Folded constants (is_constant, and all their producers constants) are left
