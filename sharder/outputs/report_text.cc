@@ -264,8 +264,8 @@ void AppendPipelineLines(const proto::Plan& plan, std::string* out) {
       HumanSeconds(perf.latency_s()));
   absl::StrAppendFormat(
       out,
-      "bounds: lower bound %s (gap %.1f%%), certified bound %s (%s; "
-      "certified gap %.1f%%)\n",
+      "bounds: lower bound %s (gap %.1f%%), certified bound %s by %s "
+      "(certified gap %.1f%%)\n",
       HumanSeconds(perf.lower_bound_s()), perf.gap_percent(),
       HumanSeconds(perf.certified_bound_s()), perf.bound_method(),
       perf.certified_gap_percent());
