@@ -34,8 +34,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cmd/batch_warnings.h"
 #include "cmd/commands.h"
 #include "cmd/isolate.h"
+#include "cmd/progress.h"
 #include "graph/model_io.h"
 #include "graph/output_guard.h"
 #include "proto/batch.pb.h"
@@ -216,13 +218,12 @@ std::string TableRow(const proto::BatchRow& r, size_t model_width) {
   if (const size_t eol = error.find('\n'); eol != std::string::npos) {
     error = error.substr(0, eol) + " ...";
   }
-  return absl::StrFormat(
-      "%-*s %7s %4s %4s %12s %8.2f  %s\n", model_width, r.model(),
-      planned ? absl::StrCat(r.nodes()) : "-",
-      planned ? absl::StrCat(r.ipus()) : "-",
-      planned ? (r.fits() ? "yes" : "no") : "-",
-      planned ? absl::StrFormat("%.3f ms", r.bottleneck_s() * 1e3) : "-",
-      r.seconds(), error);
+  return absl::StrFormat("%-*s %7s %4s %4s %12s %8.2f  %s\n", model_width,
+                         r.model(), planned ? absl::StrCat(r.nodes()) : "-",
+                         planned ? absl::StrCat(r.ipus()) : "-",
+                         planned ? (r.fits() ? "yes" : "no") : "-",
+                         planned ? HumanSeconds(r.bottleneck_s()) : "-",
+                         r.seconds(), error);
 }
 
 // Batch mode's handling of SIGINT, SIGTERM, SIGHUP and SIGQUIT: every thread
@@ -444,6 +445,8 @@ int RunShardBatch(const ShardOptions& o) {
   }
   proto::BatchSummary summary;
   int exit_code = kExitOk;
+  BatchWarnings warnings;  // cmd/batch_warnings.h: each once, at the end
+  ProgressLine progress(&std::cerr, StderrIsTerminal());
   for (int i = 0; i < n; ++i) {
     Result& r = results[i];
     {
@@ -452,7 +455,8 @@ int RunShardBatch(const ShardOptions& o) {
     }
     {
       std::lock_guard<std::mutex> printing(ForkMutex());
-      std::cerr << r.err.str() << std::flush;
+      progress.Done();
+      std::cerr << warnings.Take(r.err.str(), models[i].path) << std::flush;
       if (o.model.verbose)
         std::cerr << r.out.str();  // stdout keeps the rows only
       if (table) std::cout << TableRow(r.row, width) << std::flush;
@@ -462,13 +466,20 @@ int RunShardBatch(const ShardOptions& o) {
     if (Severity(r.row.exit_code()) > Severity(exit_code)) {
       exit_code = r.row.exit_code();
     }
+    if (!o.model.quiet && i + 1 < n) {
+      progress.Update(absl::StrCat("batch: ", i + 1, " of ", n,
+                                   " models done, ", summary.failed(),
+                                   " failed"));
+    }
   }
+  progress.Done();
+  std::cerr << warnings.Summary() << std::flush;
   for (auto& t : threads) t.join();
   summary.set_jobs(std::min(o.jobs, n));
   summary.set_seconds(std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - batch_start)
                           .count());
-  if (!o.model.quiet && o.model.report == "json") {
+  if (o.model.report == "json") {  // with -q too (kQuietHelp)
     std::cout << ProtoJson(summary);
   }
   if (table) {

@@ -22,7 +22,7 @@ CLI::App* SetupCalibrate(CLI::App& app, CalibrateOptions* o) {
       "Each model is compiled whole on one IPU and as raw splits onto each "
       "--num-ipus count; every 'Out of memory on tile T: M bytes' and "
       "'fullest tile T: M bytes' line the command prints is a figure to "
-      "fit (docs/calibration.md).\n"
+      "fit (calibration.md in share/autoshard/).\n"
       "Examples:\n"
       "  autoshard calibrate model.onnx --compile-cmd 'compile.sh {model}' "
       "-o my_ipu.textproto\n"

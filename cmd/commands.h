@@ -31,6 +31,10 @@ inline constexpr int kExitInternal = 1;  // a bug or an I/O failure
 inline constexpr int kExitBadInput = 2;  // bad usage, bad model or config
 inline constexpr int kExitNoFit = 3;  // outputs written, but an IPU overflows
 // The exit codes as --help and README state them.
+// What -q means for every subcommand.
+inline constexpr char kQuietHelp[] =
+    "print no report and no warnings (errors still go to stderr; --report "
+    "json, where there is one, is still printed)";
 inline constexpr char kExitCodesHelp[] =
     "Exit codes: 0 ok; 1 internal error; 2 bad usage or input (missing or "
     "corrupt model, bad option, unwritable output); 3 the plan does not fit "
@@ -143,6 +147,7 @@ struct SolveCommandOptions {
   int num_ipus = 0;             // --num-ipus; 0: the file's
   std::string plan;             // --plan OUT.json
   std::string report = "text";  // --report text|json
+  bool quiet = false;           // -q (kQuietHelp)
   double max_search_s = 60;     // --max-search-seconds
   double bound_s = 10;          // --bound-seconds
 };

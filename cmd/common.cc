@@ -85,7 +85,7 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
   sub->add_option(
       "--device", o->device,
       "ipu1, ipu2 (default), ipu21, c600, or a DeviceProfile text-proto file "
-      "(proto/device.proto)");
+      "(schema: share/autoshard/device.proto)");
   sub->add_option(
       "--available-memory-proportion", o->available_memory_proportion,
       "share of tile memory matmul/conv temporaries may use, in (0, 1] "
@@ -98,11 +98,7 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
       "--strict-names", o->strict_names,
       "refuse nodes with empty or repeated names (PopRT's rule) instead "
       "of naming them <op_type>_<index>");
-  CLI::Option* quiet =
-      sub->add_flag("-q,--quiet", o->quiet,
-                    writes_outputs ? "print no report and no warnings (errors "
-                                     "still go to stderr)"
-                                   : "print no warnings");
+  CLI::Option* quiet = sub->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   sub->add_flag("-v,--verbose", o->verbose,
                 "also print each step's time and each file written on stderr")
       ->excludes(quiet);
@@ -188,11 +184,10 @@ void ReportStep(const ModelOptions& options, const std::string& what,
   *console.err << "autoshard: "
                << (console.label.empty() ? "" : console.label + ": ") << what
                << " in "
-               << absl::StrFormat("%.3f",
-                                  std::chrono::duration<double>(
-                                      std::chrono::steady_clock::now() - start)
-                                      .count())
-               << " s\n";
+               << HumanSeconds(std::chrono::duration<double>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count())
+               << "\n";
 }
 
 // Also holds OutputWriteLock() shared, for batch mode's signal thread
@@ -258,21 +253,21 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   console.output = output;
   ReportStep(options, absl::StrCat("wrote ", wrote->written.size(), " files"),
              write_start);
-  if (!options.quiet) {
-    if (options.report == "json") {
-      // The plan without its per-node placements (--plan has them).
-      proto::Plan summary = plan.proto;
-      summary.clear_nodes();
-      *console.out << ProtoJson(summary);
-      if (options.verbose) {
-        for (const auto& out : wrote->written)
-          *console.err << "autoshard: wrote " << out << "\n";
-      }
-    } else {
-      *console.out << ReportText(plan.proto, /*all_ipus=*/options.verbose);
+  if (options.report == "json") {  // printed with -q too (kQuietHelp)
+    // The plan without its per-node placements (--plan has them).
+    proto::Plan summary = plan.proto;
+    summary.clear_nodes();
+    *console.out << ProtoJson(summary);
+    if (options.verbose) {
       for (const auto& out : wrote->written)
-        *console.out << "wrote " << out << "\n";
+        *console.err << "autoshard: wrote " << out << "\n";
     }
+  } else if (!options.quiet) {
+    *console.out << ReportText(plan.proto, /*all_ipus=*/options.verbose);
+    for (const auto& out : wrote->written)
+      *console.out << "wrote " << out << "\n";
+  }
+  if (!options.quiet) {
     for (const auto& w : wrote->warnings) ReportWarning(w);
   }
   if (!plan.proto.fits()) {

@@ -17,13 +17,15 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
       "Examples:\n"
       "  autoshard inspect model.onnx --batch-size 1\n"
       "  autoshard inspect model.onnx --json --device ipu21 --precision fp16\n"
-      "JSON schema: proto/inspect.proto (InspectReport), protobuf's JSON "
+      "JSON schema: share/autoshard/inspect.proto (InspectReport), protobuf's "
+      "JSON "
       "mapping.\n" +
       std::string(kExitCodesHelp));
   AddModelFlags(sub, &o->model, /*writes_outputs=*/false);
-  sub->add_flag("--json", o->json,
-                "print the report as JSON (proto/inspect.proto); the same "
-                "as --report json");
+  sub->add_flag(
+      "--json", o->json,
+      "print the report as JSON (share/autoshard/inspect.proto); the same "
+      "as --report json");
   return sub;
 }
 
@@ -46,7 +48,7 @@ int RunInspect(const InspectOptions& o) {
   Console& console = CurrentConsole();
   if (o.json || o.model.report == "json") {
     *console.out << ProtoJson(*report);
-  } else {
+  } else if (!o.model.quiet) {
     *console.out << InspectText(*report);
   }
   if (!o.model.quiet) {

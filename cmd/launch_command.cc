@@ -85,10 +85,11 @@ CLI::App* SetupLaunch(CLI::App& app, LaunchCommandOptions* o) {
                   "NAME or NAME=VALUE to pass to every instance (mpirun -x; "
                   "repeatable)")
       ->allow_extra_args(false);
-  sub->add_option("--json", o->json_path,
-                  "also write the launch as JSON (proto/launch.proto) to "
-                  "this file");
-  sub->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
+  sub->add_option(
+      "--json", o->json_path,
+      "also write the launch as JSON (share/autoshard/launch.proto) to "
+      "this file");
+  sub->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   sub->add_option("program", o->program,
                   "after --: the program and its arguments each instance "
                   "runs");

@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "cmd/commands.h"
+#include "cmd/devices_command.h"
+#include "cmd/help.h"
 
 int main(int argc, char** argv) {
   using namespace autoshard::cmd;
@@ -19,6 +23,7 @@ int main(int argc, char** argv) {
       "the pipeline runs fast.\n" +
           std::string(kExitCodesHelp),
       "autoshard");
+  InstallHelpFormatter(&app, kExitCodesHelp);  // before the subcommands
   app.set_version_flag("--version", "autoshard " AUTOSHARD_VERSION);
   app.footer(
       "Examples:\n"
@@ -28,7 +33,7 @@ int main(int argc, char** argv) {
       "  autoshard inspect model.onnx --batch-size 1\n"
       "  autoshard shard model.onnx -n auto --total-ipus 256 --plan p.json\n"
       "  autoshard launch p.json --hosts a,b --partition p256 -- prog\n"
-      "Run 'autoshard SUBCOMMAND --help' for a subcommand's options.");
+      "Run 'autoshard help SUBCOMMAND' for a subcommand's options.");
   app.require_subcommand(1);
   ShardOptions shard;
   ApplyOptions apply;
@@ -44,20 +49,20 @@ int main(int argc, char** argv) {
   CLI::App* calibrate_cmd = SetupCalibrate(app, &calibrate);
   CLI::App* launch_cmd = SetupLaunch(app, &launch);
   CLI::App* solve_cmd = SetupSolve(app, &solve);
-  // CLI11 would only say "A subcommand is required" for an unknown one.
-  const std::vector<CLI::App*> known = {shard_cmd, apply_cmd,     inspect_cmd,
-                                        split_cmd, calibrate_cmd, launch_cmd,
-                                        solve_cmd};
-  if (argc > 1 && argv[1][0] != '-' &&
-      std::none_of(known.begin(), known.end(),
-                   [&](CLI::App* c) { return c->check_name(argv[1]); })) {
-    std::cerr << "autoshard: error: unknown subcommand '" << argv[1]
-              << "' (shard, apply, inspect, split, calibrate, launch, "
-                 "solve)\n(run 'autoshard --help')\n";
+  DevicesOptions devices;
+  CLI::App* devices_cmd = SetupDevices(app, &devices);
+  // cmd/help.h: `help [SUBCOMMAND]`, --num_ipus, --input-shape A B, and
+  // "did you mean" (CLI11 would only say "A subcommand is required").
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::optional<int> code = RunHelpCommand(app, args)) return *code;
+  args = NormalizeArgs(app, args);
+  if (std::optional<std::string> error = UnknownNameError(app, args)) {
+    std::cerr << "autoshard: error: " << *error << "\n";
     return kExitBadInput;
   }
   try {
-    app.parse(argc, argv);
+    std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -65,9 +70,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr
-        << "autoshard: error: " << e.what()
-        << "\n(run 'autoshard --help' or 'autoshard SUBCOMMAND --help')\n";
+    std::cerr << "autoshard: error: " << e.what()
+              << "\n(run 'autoshard help' or 'autoshard help SUBCOMMAND')\n";
     return kExitBadInput;
   }
   std::string command_line = "autoshard";
@@ -81,5 +85,6 @@ int main(int argc, char** argv) {
   if (calibrate_cmd->parsed()) return RunCalibrate(calibrate);
   if (launch_cmd->parsed()) return RunLaunch(launch);
   if (solve_cmd->parsed()) return RunSolve(solve);
+  if (devices_cmd->parsed()) return RunDevices(devices);
   return kExitBadInput;
 }

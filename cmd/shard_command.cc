@@ -1,3 +1,4 @@
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "graph/output_guard.h"
 #include "sharder/problem_file.h"
 #include "sharder/strategies/registry.h"
@@ -103,7 +105,7 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       ->excludes("--out-dir");
   sub->add_option("--write-problem", o->write_problem,
                   "one model: also write the problem it solved (JSON, "
-                  "proto/problem.proto) for 'autoshard solve'")
+                  "share/autoshard/problem.proto) for 'autoshard solve'")
       ->excludes("--out-dir");
   return sub;
 }
@@ -181,18 +183,22 @@ int ShardOneModel(const ShardOptions& o) {
   if (!options.ok()) return ReportError(options.status());
   auto pod = PodOptionsOf(o.pod, o.model.batch_size);
   if (!pod.ok()) return ReportError(pod.status());
-  bool progress_shown = false;
+  // cmd/progress.h: in place on a terminal, else a line every few seconds.
+  ProgressLine progress(&std::cerr, StderrIsTerminal());
+  std::atomic<int> trying_ipus{0};
+  const auto search_start = std::chrono::steady_clock::now();
   if (!o.model.quiet && console.show_progress) {
-    options->progress = [&progress_shown](int64_t candidates,
-                                          int64_t best_max_tile_bytes) {
-      std::cerr << "\rsearch: " << candidates
-                << " candidates, closest fullest tile "
-                << (best_max_tile_bytes == INT64_MAX
-                        ? std::string("unknown")
-                        : std::to_string(best_max_tile_bytes) + " bytes")
-                << "   " << std::flush;
-      progress_shown = true;
+    options->progress = [&, max = options->max_candidates,
+                         max_s = options->max_search_s](int64_t candidates,
+                                                        int64_t best) {
+      progress.Update(SearchProgressText(
+          candidates, max,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        search_start)
+              .count(),
+          max_s, best, trying_ipus.load()));
     };
+    options->trying_num_ipus = [&](int k) { trying_ipus = k; };
   }
   auto loaded = LoadModelReported(o.model);
   if (!loaded.ok()) return ReportError(loaded.status());
@@ -201,7 +207,7 @@ int ShardOneModel(const ShardOptions& o) {
   options->external_files = loaded->external_files;
   auto plan = *pod ? pod::PlanPod(loaded->model, *options, **pod)
                    : PlanModel(loaded->model, *options);
-  if (progress_shown) std::cerr << "\n";
+  progress.Done();
   if (!plan.ok()) {
     return ReportError(absl::Status(
         plan.status().code(),

@@ -1,5 +1,5 @@
 // `autoshard solve PROBLEM.json`: the partitioner and its certified bound on
-// a problem file (proto/problem.proto; sharder/problem_file.h), for
+// a problem file (share/autoshard/problem.proto; sharder/problem_file.h), for
 // compilers that are not ONNX and for replaying `shard --write-problem`.
 #include <chrono>
 
@@ -13,7 +13,8 @@ namespace autoshard::cmd {
 
 CLI::App* SetupSolve(CLI::App& app, SolveCommandOptions* o) {
   CLI::App* sub = app.add_subcommand(
-      "solve", "plan a problem file (proto/problem.proto) instead of a model");
+      "solve",
+      "plan a problem file (share/autoshard/problem.proto) instead of a model");
   sub->footer(
       "Examples:\n"
       "  autoshard solve problem.json\n"
@@ -25,6 +26,7 @@ CLI::App* SetupSolve(CLI::App& app, SolveCommandOptions* o) {
   sub->add_option("--plan", o->plan, "write the plan (JSON) here");
   sub->add_option("--report", o->report, "text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
+  sub->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   sub->add_option("--max-search-seconds", o->max_search_s,
                   "seconds the DPs may spend (default 60)");
   sub->add_option("--bound-seconds", o->bound_s,
@@ -57,8 +59,11 @@ int RunSolve(const SolveCommandOptions& o) {
       return ReportError(s);
     }
   }
-  *CurrentConsole().out << (o.report == "json" ? PlanJson(*plan)
-                                               : ReportText(*plan));
+  if (o.report == "json") {
+    *CurrentConsole().out << PlanJson(*plan);
+  } else if (!o.quiet) {
+    *CurrentConsole().out << ReportText(*plan);
+  }
   return plan->fits() ? kExitOk : kExitNoFit;
 }
 

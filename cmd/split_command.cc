@@ -29,7 +29,7 @@ CLI::App* SetupSplit(CLI::App& app, SplitOptions* o) {
                   "folder for stage_<s>.onnx and manifest.json: created, or "
                   "an empty folder, or an earlier split (replaced as a whole)")
       ->required();
-  sub->add_flag("-q,--quiet", o->quiet, "print no summary and no warnings");
+  sub->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   return sub;
 }
 

@@ -325,7 +325,8 @@ std::string DeviceModel::OutOfMemoryMessage(int32_t ipu,
       static_cast<int64_t>(ipu) * profile_.tiles_per_ipu() + memory.max_tile;
   return absl::StrCat("Out of memory on tile ", global_tile, ": ",
                       memory.max_tile_bytes, " bytes used but tiles only have ",
-                      profile_.bytes_per_tile(), " bytes of memory");
+                      profile_.bytes_per_tile(), " bytes of memory (IPU ", ipu,
+                      " tile ", memory.max_tile, ")");
 }
 
 }  // namespace autoshard

@@ -123,8 +123,8 @@ class DeviceModel {
   double NodeTime(int32_t n) const { return node_time_s_[n]; }
 
   // "Out of memory on tile T: M bytes used but tiles only have B bytes of
-  // memory", the compiler's message, for IPU `ipu`'s fullest tile (T global:
-  // ipu x tiles + local tile).
+  // memory (IPU I tile L)", the compiler's message, for IPU `ipu`'s fullest
+  // tile (T global: ipu x tiles + local tile L, which the report uses).
   std::string OutOfMemoryMessage(int32_t ipu, const IpuMemory& memory) const;
 
   const proto::DeviceProfile& profile() const { return profile_; }

@@ -100,10 +100,12 @@ TEST(TileMemoryTest, OverflowNamesTheGlobalTile) {
   EXPECT_FALSE(m.fits);
   EXPECT_EQ(model.OutOfMemoryMessage(0, m),
             "Out of memory on tile 0: 40 bytes used but tiles only have 39 "
-            "bytes of memory");
+            "bytes of memory (IPU 0 tile 0)");
   // On IPU 1 of a split, tile t is global tile 1 x 4 + t.
   EXPECT_THAT(model.OutOfMemoryMessage(1, m),
               ::testing::StartsWith("Out of memory on tile 4:"));
+  EXPECT_THAT(model.OutOfMemoryMessage(1, m),
+              ::testing::EndsWith("(IPU 1 tile 0)"));
 }
 
 TEST(TileMemoryTest, CutTensorsAreExchangeBuffersOnBothIpus) {

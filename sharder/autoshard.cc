@@ -94,6 +94,7 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
       skipped.push_back(k);
       continue;
     }
+    if (options.trying_num_ipus) options.trying_num_ipus(k);
     Options for_k = options;
     for_k.num_ipus = k;
     // The time limits are shared over the counts still to try, so a model

@@ -49,6 +49,9 @@ struct Options {
   // search: called about once a second with candidates tried and the
   // closest split's fullest tile (bytes); may be empty.
   std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;
+  // num_ipus == kAutoIpus: called with each IPU count before it is tried;
+  // may be empty.
+  std::function<void(int num_ipus)> trying_num_ipus;
   // search: when not empty, a real compiler judges every candidate (PopRT's
   // way; sharder/oracle/compile_oracle.h): run by /bin/sh with {model} replaced
   // by the candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set.

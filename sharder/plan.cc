@@ -82,6 +82,7 @@ proto::IpuMemory MemoryProto(const IpuMemory& m, int32_t ipu,
   out.set_max_tile_bytes(m.max_tile_bytes);
   out.set_max_tile(static_cast<int64_t>(ipu) * device.tiles_per_ipu() +
                    m.max_tile);
+  out.set_max_tile_on_ipu(m.max_tile);
   out.set_fits(m.fits);
   out.set_tile_margin_bytes(device.bytes_per_tile() - m.max_tile_bytes);
   return out;

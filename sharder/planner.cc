@@ -18,6 +18,8 @@ namespace {
 void SetFigures(const proto::DeviceProfile& device, const PlanEvaluation& e,
                 double proportion, proto::Plan* pp) {
   pp->set_device(device.name());
+  pp->set_tiles_per_ipu(device.tiles_per_ipu());
+  pp->set_bytes_per_tile(device.bytes_per_tile());
   pp->set_available_memory_proportion(proportion);
   pp->set_fits(e.fits);
   pp->set_calibration(CalibrationLine(device));

@@ -48,6 +48,8 @@ proto::Plan PlanOf(const LoadedProblem& loaded, const DeviceModel& model,
   plan.set_batch_size(static_cast<int32_t>(loaded.batch));
   plan.set_precision(internal::PrecisionName(loaded.precision));
   plan.set_device(loaded.device.name());
+  plan.set_tiles_per_ipu(loaded.device.tiles_per_ipu());
+  plan.set_bytes_per_tile(loaded.device.bytes_per_tile());
   plan.set_available_memory_proportion(
       loaded.device.available_memory_proportion());
   const Assignment a{j.ipu, j.ipu};

@@ -14,6 +14,13 @@ inc=$TMP/prefix/include/autoshard
 [ -f "$inc/autoshard.h" ] && ok || bad "public header installed"
 [ -f "$inc/proto/plan.pb.h" ] && ok || bad "plan.pb.h installed"
 [ -f "$TMP/prefix/bin/autoshard" ] && ok || bad "CLI installed"
+# Every file the CLI's help names under share/autoshard/ is installed there
+# (the .proto schemas, calibration.md).
+named=$(for sub in "" shard apply inspect split calibrate launch solve devices; do
+  "$TMP/prefix/bin/autoshard" help $sub; done | grep -o 'share/autoshard/[A-Za-z_.]*[a-z]' | sort -u)
+[ -n "$named" ] && ok || bad "the help names no installed schema"
+for f in $named; do [ -f "$TMP/prefix/$f" ] && ok || bad "help names $f, not installed"; done
+[ -f "$TMP/prefix/share/autoshard/device.proto" ] && ok || bad "device.proto installed"
 # Only the public header and what it includes: no private header.
 [ ! -e "$inc/graph/graph.h" ] && [ ! -e "$inc/sharder/plan.h" ] && ok || bad "private headers installed"
 # The package and headers refer to nothing in the source or build tree (the

@@ -37,9 +37,13 @@ std::string PlanJson(const proto::Plan& plan);
 // Any message in protobuf's JSON mapping, as PlanJson prints it: NumericJson.
 std::string ProtoJson(const google::protobuf::Message& message);
 
-// The report printed on stdout: per IPU nodes, memory by kind (tile-memory
-// model), the fullest tile and whether it fits, FLOPs and stage time; then
-// totals, the pipeline's bottleneck, throughput, latency and lower bound.
+// The report printed on stdout (sharder/outputs/report_text.cc): the IPU's
+// capacity; per IPU nodes, weights, total memory, the fullest tile (bytes,
+// index on the IPU, % of a tile used) and whether it fits, FLOPs, stage
+// time and cut-tensor bytes sent; how many IPUs overflow, the fullest tile
+// as "IPU 5 tile 589", the cut tensors; then the pipeline's bottleneck,
+// throughput, latency and bounds. Every line at most 100 columns;
+// `all_ipus` (-v) adds memory by kind and the optimal strategy's orders.
 // Warnings are not in it: the CLI prints them on stderr. Plans of more than
 // 16 IPUs fold the rows between the IPUs that matter unless `all_ipus`
 // (sharder/pod/ipu_rows.h); a plan with a replication adds the POD lines.
@@ -48,7 +52,8 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus = false);
 // "12.34 MB" (powers of 1000) and "1.23 GFLOPs" figures for reports.
 std::string HumanBytesText(double bytes);
 std::string HumanFlopsText(double flops);
-// "1.234 s", "12.345 ms" or "123.456 us".
+// The SI prefix that suits each figure: "1.234 s", "12.345 ms", "123.456 us",
+// "12.345 ns", or "0 s" (Note [The report's units and width]).
 std::string HumanSeconds(double s);
 
 }  // namespace autoshard

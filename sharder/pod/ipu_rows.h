@@ -35,8 +35,7 @@ std::vector<IpuRun> IpuRows(const proto::Plan& plan, bool all);
 // fit; ipu is the run's first.
 proto::IpuCost FoldIpus(const proto::Plan& plan, const IpuRun& run);
 
-// "IPUs that do not fit: 37 of 256 (0-12, 40, 77-99)\n", or "" when all
-// fit.
+// "37 of 256 IPUs overflow (0-12, 40, 77-99)\n", or "" when all fit.
 std::string OverflowSummary(const proto::Plan& plan);
 
 }  // namespace autoshard::pod

@@ -65,7 +65,7 @@ TEST(IpuRowsTest, FoldsAroundTheIpusThatMatter) {
   EXPECT_DOUBLE_EQ(folded.stage_time_s(), 1e-3);
   EXPECT_TRUE(FoldIpus(plan, {101, 199}).memory().fits());
   EXPECT_EQ(OverflowSummary(plan),
-            "IPUs that do not fit: 6 of 256 (50-54, 60)\n");
+            "6 of 256 IPUs overflow (50-54, 60)\n");
   EXPECT_EQ(OverflowSummary(EvenPlan(4)), "");
 }
 
@@ -75,8 +75,8 @@ TEST(IpuRowsTest, OverflowSummaryListsAtMostEightRanges) {
   for (int d = 0; d < 40; d += 2)
     plan.mutable_ipus(d)->mutable_memory()->set_fits(false);
   EXPECT_EQ(OverflowSummary(plan),
-            "IPUs that do not fit: 20 of 40 (0, 2, 4, 6, 8, 10, 12, 14, and "
-            "12 more ranges)\n");
+            "20 of 40 IPUs overflow (0, 2, 4, 6, 8, 10, 12, 14, and 12 more "
+            "ranges)\n");
 }
 
 }  // namespace
