@@ -376,6 +376,17 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     backup.Restore();
     return ReportError(s);
   };
+  // The split is written and checked in full before the first rename, and
+  // moved into place last (Note [A split folder is written as a whole]).
+  std::optional<StagedSplit> staged_split;
+  std::vector<std::string> split_warnings;
+  if (split) {
+    split_warnings = split->warnings;
+    auto staged = StageSplit(*split, split_dir, source_dir, loaded->path,
+                             &split_warnings);
+    if (!staged.ok()) return fail(staged.status());
+    staged_split.emplace(*std::move(staged));
+  }
   if (absl::Status s = SaveModel(loaded->model, output, source_dir,
                                  loaded->external_files, check);
       !s.ok()) {
@@ -401,11 +412,8 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   if (absl::Status s = WritePictures(options, *pictures, &written); !s.ok()) {
     return fail(s);
   }
-  if (split) {
-    std::vector<std::string> split_warnings = split->warnings;
-    if (absl::Status s = WriteSplit(*split, split_dir, source_dir, loaded->path,
-                                    &split_warnings);
-        !s.ok()) {
+  if (staged_split) {
+    if (absl::Status s = staged_split->MoveIntoPlace(); !s.ok()) {
       return fail(s);
     }
     for (auto& w : split_warnings) warnings.push_back("split: " + w);
