@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers, with clang: every unit and CLI test with
 # ASan+UBSan (build-asan/, shared with scripts/fuzz.sh), then the
-# concurrency test (LibraryTest: eight plans on eight threads) with TSan
-# (build-tsan/, that test's own binary only). The install, README,
-# onnxruntime and corpus tests are left to scripts/test.sh (they build or run
-# other programs, not autoshard's code). Reports in third-party libraries are
-# suppressed by name in scripts/sanitizer_suppressions/ (each says why).
+# concurrency tests (LibraryTest: eight plans on eight threads; CompileOracle:
+# candidates on four threads) with TSan (build-tsan/, their own binary only).
+# Left to scripts/test.sh: the install, README, onnxruntime and corpus tests
+# (they build or run other programs) and the Python module's (python3 is not
+# sanitized). Reports in third-party libraries are suppressed by name in
+# scripts/sanitizer_suppressions/ (each says why).
 # Usage: scripts/sanitize.sh [asan|tsan]...  (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ for kind in "${kinds[@]}"; do
         LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp \
         AUTOSHARD_SANITIZED=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" \
-        -E 'install_test|readme_test|split_ort_test|corpus_test'
+        -E 'install_test|readme_test|split_ort_test|corpus_test|python_test'
       ;;
     tsan)
       scripts/setup.sh
