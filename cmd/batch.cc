@@ -39,7 +39,7 @@
 #include "graph/model_io.h"
 #include "graph/output_guard.h"
 #include "proto/batch.pb.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;

@@ -3,8 +3,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
-#include "sharder/emit.h"
 #include "sharder/inspect.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_model.h"
@@ -13,14 +14,14 @@
 #include "graph/model_io.h"
 #include "graph/naming.h"
 #include "graph/status_macros.h"
-#include "sharder/compile_oracle.h"
-#include "sharder/emit.h"
+#include "sharder/oracle/compile_oracle.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/planner.h"
 #include "sharder/pod/node_bound.h"
 #include "sharder/prepare.h"
-#include "sharder/search_strategy.h"
-#include "sharder/sharding_points.h"
 #include "sharder/strategies/registry.h"
+#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/sharding_points.h"
 
 namespace autoshard {
 namespace {
@@ -182,11 +183,17 @@ absl::Status ApplyPlan(const Plan& plan, onnx::ModelProto* model) {
         absl::StrCat("the plan is for a graph of ", plan.node_names.size(),
                      " nodes; this one has ", graph->node_size()));
   }
-  auto named = AssignNodeNames(/*strict=*/false, graph);
-  if (!named.ok()) return named.status();
+  // The plan's names, not a second naming: a node keeps its own name unless
+  // AssignNodeNames (graph/naming.h) renames it, that is when it has none or
+  // an earlier node has it; those take the name the plan gave them.
+  absl::flat_hash_set<std::string> taken;
   for (int i = 0; i < graph->node_size(); ++i) {
     onnx::NodeProto* node = graph->mutable_node(i);
-    if (node->name() != plan.node_names[i]) {
+    const bool renamed =
+        node->name().empty() || !taken.insert(node->name()).second;
+    if (renamed) {
+      node->set_name(plan.node_names[i]);
+    } else if (node->name() != plan.node_names[i]) {
       return absl::FailedPreconditionError(absl::StrCat(
           "node #", i, " is '", node->name(), "' but the plan has '",
           plan.node_names[i], "': not the model that was planned"));

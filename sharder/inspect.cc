@@ -11,10 +11,10 @@
 #include "costmodel/flops_rules.h"
 #include "costmodel/plan_evaluation.h"
 #include "graph/status_macros.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
-#include "sharder/raw_strategy.h"
+#include "sharder/strategies/raw_strategy.h"
 
 namespace autoshard {
 namespace {

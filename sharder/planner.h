@@ -12,8 +12,8 @@
 #include "costmodel/plan_evaluation.h"
 #include "sharder/autoshard.h"
 #include "sharder/prepare.h"
-#include "sharder/search_strategy.h"
-#include "sharder/sharding_points.h"
+#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/sharding_points.h"
 
 namespace autoshard::internal {
 

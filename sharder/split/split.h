@@ -46,8 +46,8 @@
 // only by earlier ones, or dead nodes) outputs what its own nodes compute
 // and no node of it reads, with no reader in the manifest: onnxruntime runs
 // no model without outputs.
-#ifndef AUTOSHARD_SHARDER_SPLIT_H_
-#define AUTOSHARD_SHARDER_SPLIT_H_
+#ifndef AUTOSHARD_SHARDER_SPLIT_SPLIT_H_
+#define AUTOSHARD_SHARDER_SPLIT_SPLIT_H_
 
 #include <filesystem>
 #include <string>
@@ -56,6 +56,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/placement.h"
 #include "onnx/onnx_pb.h"
 #include "proto/split.pb.h"
 
@@ -83,6 +84,13 @@ struct Split {
 // a cut tensor whose element type or rank neither ONNX nor autoshard's rules
 // can tell.
 absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
+                                 const std::filesystem::path& model_dir);
+
+// The same for `model` placed by `placement` (a plan's, passed as it is: the
+// model's annotations, if any, are not read). Errors as above, and
+// InvalidArgument when the placement is not for the model's node count.
+absl::StatusOr<Split> SplitModel(const onnx::ModelProto& model,
+                                 const Placement& placement,
                                  const std::filesystem::path& model_dir);
 
 // The stage files' names: "stage_<s>.onnx".
@@ -142,4 +150,4 @@ absl::Status WriteSplit(const Split& split, const std::filesystem::path& dir,
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_SPLIT_H_
+#endif  // AUTOSHARD_SHARDER_SPLIT_SPLIT_H_
