@@ -482,13 +482,23 @@ void WriteExternalModel(const fs::path& dir, const std::vector<int>& stages) {
   std::ofstream(dir / "m.onnx", std::ios::binary) << bytes;
 }
 
-TEST(SplitTest, WritesStagesWithLinkedExternalDataAndReplacesAnEarlierSplit) {
-  testing::TempDir tmp;
+// WriteExternalModel's model on two stages in `tmp`/in, loaded and split.
+struct ExternalSplit {
+  absl::StatusOr<LoadedModel> loaded;
+  absl::StatusOr<Split> split = absl::UnknownError("not split");
+};
+ExternalSplit SplitExternalModel(const testing::TempDir& tmp) {
   fs::create_directories(tmp.path() / "in");
   WriteExternalModel(tmp.path() / "in", {0, 1});
-  auto loaded = LoadModel(tmp.path() / "in" / "m.onnx");
+  ExternalSplit e{LoadModel(tmp.path() / "in" / "m.onnx")};
+  if (e.loaded.ok()) e.split = SplitModel(e.loaded->model, tmp.path() / "in");
+  return e;
+}
+
+TEST(SplitTest, WritesStagesWithLinkedExternalDataAndReplacesAnEarlierSplit) {
+  testing::TempDir tmp;
+  auto [loaded, split] = SplitExternalModel(tmp);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  auto split = SplitModel(loaded->model, tmp.path() / "in");
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_THAT(split->manifest.data_files(), ElementsAre("m.onnx.data"));
   const fs::path dir = tmp.path() / "split";
@@ -525,11 +535,8 @@ std::string FileText(const fs::path& path) {
 // only in MoveIntoPlace, and a staged split dropped unmoved leaves nothing.
 TEST(SplitTest, StagedSplitChangesNothingUntilMovedIntoPlace) {
   testing::TempDir tmp;
-  fs::create_directories(tmp.path() / "in");
-  WriteExternalModel(tmp.path() / "in", {0, 1});
-  auto loaded = LoadModel(tmp.path() / "in" / "m.onnx");
+  auto [loaded, split] = SplitExternalModel(tmp);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  auto split = SplitModel(loaded->model, tmp.path() / "in");
   ASSERT_TRUE(split.ok()) << split.status();
   const fs::path dir = tmp.path() / "split";
   std::vector<std::string> warnings;
