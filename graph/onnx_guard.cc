@@ -1,6 +1,8 @@
 #include "graph/onnx_guard.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "onnx/defs/schema.h"
 
 namespace autoshard {
 namespace {
@@ -241,7 +244,44 @@ struct PendingGraph {
   const onnx::GraphProto* graph;
   int depth;
   std::string where;
+  int64_t opset;  // of the default domain, for schema lookups
 };
+
+// The default domain's opset in `imports` ("" or "ai.onnx"), or `fallback`.
+int64_t DefaultOpset(
+    const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports,
+    int64_t fallback) {
+  for (const auto& o : imports) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  }
+  return fallback;
+}
+
+// Fewer inputs or outputs than the op's schema (at `opset`) requires: ONNX
+// 1.12's inference counts on them (Split divides its axis by the number of
+// outputs: SIGFPE with none, found by fuzz_shapes).
+absl::Status CheckArity(const onnx::NodeProto& node, int64_t opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    return absl::OkStatus();
+  }
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(std::min<int64_t>(opset, INT32_MAX)),
+      "");
+  if (schema == nullptr) return absl::OkStatus();
+  if (node.input_size() < schema->min_input()) {
+    return NodeError(node,
+                     absl::StrCat("has ", node.input_size(), " inputs; ",
+                                  node.op_type(), "-", schema->since_version(),
+                                  " takes at least ", schema->min_input()));
+  }
+  if (node.output_size() < schema->min_output()) {
+    return NodeError(node,
+                     absl::StrCat("has ", node.output_size(), " outputs; ",
+                                  node.op_type(), "-", schema->since_version(),
+                                  " makes at least ", schema->min_output()));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CheckGraphHere(const PendingGraph& p,
                             std::vector<PendingGraph>* pending) {
@@ -275,7 +315,9 @@ absl::Status CheckGraphHere(const PendingGraph& p,
       auto it = constants.find(node.input(i));
       return it == constants.end() ? nullptr : it->second;
     };
-    if (absl::Status s = CheckNodeForOnnx(node, constant); !s.ok()) {
+    absl::Status s = CheckArity(node, p.opset);
+    if (s.ok()) s = CheckNodeForOnnx(node, constant);
+    if (!s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(p.where, s.message()));
     }
     for (const auto& a : node.attribute()) {
@@ -290,7 +332,7 @@ absl::Status CheckGraphHere(const PendingGraph& p,
               absl::StrCat(where, "bodies nest more than ", kMaxGraphNesting,
                            " deep, autoshard's limit"));
         }
-        pending->push_back({body, p.depth + 1, std::move(where)});
+        pending->push_back({body, p.depth + 1, std::move(where), p.opset});
       }
     }
   }
@@ -300,7 +342,8 @@ absl::Status CheckGraphHere(const PendingGraph& p,
 // Every graph of `model` (main graph, bodies, function bodies' attribute
 // graphs), iteratively.
 absl::Status CheckGraphs(const onnx::ModelProto& model) {
-  std::vector<PendingGraph> pending = {{&model.graph(), 1, ""}};
+  const int64_t opset = DefaultOpset(model.opset_import(), 1);
+  std::vector<PendingGraph> pending = {{&model.graph(), 1, "", opset}};
   // A function's nodes are checked as one graph of their own.
   std::vector<onnx::GraphProto> function_graphs(model.functions_size());
   for (int i = 0; i < model.functions_size(); ++i) {
@@ -308,7 +351,8 @@ absl::Status CheckGraphs(const onnx::ModelProto& model) {
     *function_graphs[i].mutable_node() = f.node();
     pending.push_back(
         {&function_graphs[i], 1,
-         absl::StrCat("function '", f.domain(), ":", f.name(), "': ")});
+         absl::StrCat("function '", f.domain(), ":", f.name(), "': "),
+         DefaultOpset(f.opset_import(), opset)});
   }
   int64_t nodes = 0;
   while (!pending.empty()) {

@@ -52,8 +52,10 @@ using ConstantInput = std::function<const onnx::TensorProto*(int i)>;
 // shape (inputs, outputs, value_info, initializers, Constant values) has rank
 // <= kMaxRank, dims in [0, kMaxDim] and at most kMaxElements elements;
 // model-local functions do not call themselves (directly or through others) and
-// nest at most kMaxFunctionDepth deep; and every node passes CheckNodeForOnnx,
-// with the initializers and Constant nodes of its graph as its constant inputs.
+// nest at most kMaxFunctionDepth deep; every default-domain node has at least
+// the inputs and outputs its schema (at the model's or function's opset)
+// requires; and every node passes CheckNodeForOnnx, with the initializers and
+// Constant nodes of its graph as its constant inputs.
 // Errors: InvalidArgument naming the node (and the body it is in) or tensor,
 // and the reason.
 absl::Status CheckModelForOnnx(const onnx::ModelProto& model);

@@ -85,6 +85,34 @@ TEST(OnnxGuardTest, SplitToSequenceWithSplitZeroIsRefused) {
               HasSubstr("split input has -1"));
 }
 
+// A Split without outputs divided by its number of outputs in ONNX 1.12's
+// inference (SIGFPE; found by fuzz_shapes, kept as
+// tests/fuzz_regressions/fuzz_shapes/split_without_outputs.onnx). Fewer
+// inputs or outputs than the op's schema at the model's opset are refused.
+TEST(OnnxGuardTest, NodesWithFewerInputsOrOutputsThanTheirSchemaAreRefused) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[6,4] x) => (float[3,4] y) {
+      y, z = Split <axis = 0> (x)
+    })");
+  m.mutable_graph()->mutable_node(0)->clear_output();
+  absl::Status s = CheckModelForOnnx(m);
+  EXPECT_THAT(s.message(),
+              HasSubstr("node 'n0' (Split): has 0 outputs; Split-13 makes at "
+                        "least 1"));
+  // Reshape-5 and later take (data, shape): one input is too few at opset
+  // 13, as ONNX's checker says too.
+  onnx::ModelProto reshape = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[6,4] x, int64[1] t) => (float[24] y) {
+      y = Reshape(x, t)
+    })");
+  EXPECT_TRUE(CheckModelForOnnx(reshape).ok());
+  reshape.mutable_graph()->mutable_node(0)->mutable_input()->RemoveLast();
+  EXPECT_THAT(CheckModelForOnnx(reshape).message(),
+              HasSubstr("has 1 inputs; Reshape-13 takes at least 2"));
+}
+
 TEST(OnnxGuardTest, AxisBeyondAnyRankIsRefused) {
   onnx::ModelProto m = ParseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13]>

@@ -157,6 +157,28 @@ else
 fi
 nothing_left "aliasing"
 
+# --- A step that fails after the first rename (the --html page, past
+# `ulimit -f` 8 kB, is written after the model and plan and before the split
+# moves into place) leaves every earlier output byte-for-byte as it was.
+if ext_model w.bin 2>"$TMP/err"; then
+  late=(ext/o.onnx ext/p.json late/manifest.json late/stage_0.onnx)
+  expect 0 "earlier outputs, 1 IPU" -- "$BIN" shard "$TMP/ext/m.onnx" -n 1 -o "$TMP/ext/o.onnx" --plan "$TMP/ext/p.json" --split-dir "$TMP/late"
+  earlier=$(cd "$TMP" && sha256sum "${late[@]}")
+  (ulimit -f 8 && "$BIN" shard "$TMP/ext/m.onnx" -n 2 -o "$TMP/ext/o.onnx" --plan "$TMP/ext/p.json" --split-dir "$TMP/late" --html "$TMP/ext/page.html") >"$TMP/out" 2>"$TMP/err"
+  code=$?
+  [ "$code" -eq 1 ] && ok || bad "the --html write past the size limit: exit $code, want 1"
+  stderr_has "write failed" "the write error is reported"
+  [ "$(cd "$TMP" && sha256sum "${late[@]}")" = "$earlier" ] && ok || bad "a late failure: earlier outputs exactly as they were"
+  [ ! -e "$TMP/late/stage_1.onnx" ] && [ ! -e "$TMP/ext/page.html" ] && ok || bad "a late failure: no new output left"
+  nothing_left "a late failure"
+  # The same run without the limit writes other bytes (2 IPUs), so the
+  # comparison above can fail.
+  expect 0 "the same run, no limit" -- "$BIN" shard "$TMP/ext/m.onnx" -n 2 -o "$TMP/ext/o.onnx" --plan "$TMP/ext/p.json" --split-dir "$TMP/late" --html "$TMP/ext/page.html"
+  [ "$(cd "$TMP" && sha256sum "${late[@]}")" != "$earlier" ] && ok || bad "2 IPUs write other outputs"
+else
+  bad "the external-data model: $(cat "$TMP/err")"
+fi
+
 # --- A compile command that never returns.
 mkdir -p "$TMP/tmpdir"
 expect 3 "--compile-timeout" -- env TMPDIR="$TMP/tmpdir" "$BIN" shard "$SQ" -n 2 -o "$TMP/ct.onnx" --strategy search --compile-cmd 'sleep 1000 # {model}' --compile-timeout 0.5 --max-candidates 2

@@ -15,6 +15,7 @@
 #include "graph/model_io.h"
 #include "graph/output_guard.h"
 #include "gtest/gtest.h"
+#include "sharder/autoshard.h"
 #include "sharder/oracle/compile_oracle.h"
 #include "sharder/oracle/compile_process.h"
 #include "sharder/outputs/emit.h"
@@ -248,6 +249,32 @@ TEST(HostileInputTest, OutputBackupRestoresEarlierFilesExactly) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()),
                           fs::directory_iterator()),
             1);
+}
+
+// A Loop whose trip count is 2^62 (4611686018427387904): neither the FLOPs
+// (body x 2^62) nor the scan output's length (2^62 rows) are taken from it;
+// the plan is made in bounded time, the body costed once and listed.
+TEST(HostileInputTest, ALoopOfTwoToTheSixtyTwoTripsIsCostedOnce) {
+  onnx::ModelProto m = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (bool cond, float[1,4] x) => (float[1,4] y, float[?,1,4] s)
+        <int64 trips = {4611686018427387904}> {
+      y, s = Loop (trips, cond, x) <body = b (int64 i, bool c, float[1,4] v)
+                                       => (bool c2, float[1,4] v2,
+                                           float[1,4] out) {
+        c2 = Identity(c)
+        v2 = Add(v, x)
+        out = Identity(v2)
+      }>
+    })");
+  Options options;
+  options.num_ipus = 1;
+  absl::StatusOr<Plan> plan = PlanModel(m, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Body: Identity 0 + Add 4 (1x4 elements) + Identity 0 = 4 FLOPs, once.
+  EXPECT_EQ(plan->proto.summary().total_flops(), 4);
+  EXPECT_THAT(plan->proto.warnings(),
+              ::testing::Contains(HasSubstr("Loop/Scan bodies costed once")));
 }
 
 // Folders made for outputs are removed again when nothing was written.

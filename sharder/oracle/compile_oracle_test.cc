@@ -1,6 +1,11 @@
 #include "sharder/oracle/compile_oracle.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include "gtest/gtest.h"
+#include "tests/test_util.h"
 
 namespace autoshard {
 namespace {
@@ -43,6 +48,35 @@ TEST(CompileOracleTest, ReadsFullestTileLines) {
   ASSERT_EQ(v.fullest_tiles.size(), 2u);
   EXPECT_EQ(v.fullest_tiles[0], std::make_pair(int64_t{3}, int64_t{500000}));
   EXPECT_EQ(v.fullest_tiles[1], std::make_pair(int64_t{1500}, int64_t{1}));
+}
+
+// Eight candidates compiled four at a time (Compile's worker threads; TSan
+// runs this test too). The command reports each candidate's file size as
+// the overflow, so every verdict shows which candidate it came from:
+// candidate i writes IPU numbers whose varints are i bytes longer in all
+// (0, 200, 20000, 3000000, 300000000 take 1 to 5 bytes), and the IPU is also
+// the stage attribute, so its file is 2 i bytes longer than candidate 0's.
+TEST(CompileOracleTest, CandidatesCompiledOnFourThreadsKeepTheirOrder) {
+  const onnx::ModelProto model =
+      testing::ParseModelText(testing::kResidualModelText);  // 4 nodes
+  const int32_t kWide[] = {0, 200, 20000, 3000000, 300000000};
+  std::vector<std::vector<int32_t>> candidates;
+  for (int i = 0; i < 8; ++i) {
+    // Node 0 takes the first 4 extra bytes, node 1 the rest.
+    candidates.push_back(
+        {kWide[std::min(i, 4)], kWide[std::max(i - 4, 0)], 0, 0});
+  }
+  CompileOracle oracle(
+      "echo \"Out of memory on tile 1: $(wc -c < {model}) bytes used\"; "
+      "exit 1",
+      model, "", {}, /*jobs=*/4);
+  auto verdicts = oracle.Compile(candidates, 0.6);
+  ASSERT_TRUE(verdicts.ok()) << verdicts.status();
+  ASSERT_EQ(verdicts->size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ((*verdicts)[i].tile, 1);
+    EXPECT_EQ((*verdicts)[i].bytes - (*verdicts)[0].bytes, 2 * i) << i;
+  }
 }
 
 }  // namespace

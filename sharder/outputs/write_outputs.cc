@@ -1,5 +1,10 @@
 #include "sharder/outputs/write_outputs.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "graph/output_guard.h"
 #include "graph/status_macros.h"
@@ -106,6 +111,17 @@ absl::StatusOr<WrittenOutputs> WritePreparedOutputs(
   for (const auto& link : prepared.links) RETURN_IF_ERROR(backup.Keep(link));
   // On an error, `backup` puts every earlier file back as it goes.
   const fs::path source_dir = loaded.path.parent_path();
+  // The split is written and checked in full before the first rename, and
+  // moved into place last (Note [A split folder is written as a whole]).
+  std::optional<StagedSplit> staged_split;
+  std::vector<std::string> split_warnings;
+  if (prepared.split) {
+    split_warnings = prepared.split->warnings;
+    ASSIGN_OR_RETURN(StagedSplit staged,
+                     StageSplit(*prepared.split, files.split_dir, source_dir,
+                                loaded.path, &split_warnings));
+    staged_split.emplace(std::move(staged));
+  }
   RETURN_IF_ERROR(SaveModel(loaded.model, files.model, source_dir,
                             loaded.external_files, check));
   out.written.push_back(files.model);
@@ -119,14 +135,11 @@ absl::StatusOr<WrittenOutputs> WritePreparedOutputs(
     RETURN_IF_ERROR(WriteFileAtomically(path, content));
     out.written.push_back(path);
   }
-  if (prepared.split) {
-    const Split& split = *prepared.split;
-    std::vector<std::string> split_warnings = split.warnings;
-    RETURN_IF_ERROR(WriteSplit(split, files.split_dir, source_dir, loaded.path,
-                               &split_warnings));
+  if (staged_split) {
+    RETURN_IF_ERROR(staged_split->MoveIntoPlace());
     for (auto& w : split_warnings) out.warnings.push_back("split: " + w);
     out.written.push_back(absl::StrCat(files.split_dir, " (",
-                                       split.stages.size(),
+                                       prepared.split->stages.size(),
                                        " stage models and manifest.json)"));
   }
   backup.Commit();

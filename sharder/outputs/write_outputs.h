@@ -69,7 +69,9 @@ absl::StatusOr<PreparedOutputs> PrepareOutputs(
     const std::vector<std::filesystem::path>& inputs, const std::string& label);
 
 // Writes `prepared`: all its files or none (on the first error every file
-// is put back as it was, and that error is returned). The written model
+// is put back as it was, and that error is returned). The split is staged
+// (StageSplit: every stage written and checked) before the first rename and
+// moved into place last, so a failing stage replaces nothing. The written model
 // must pass the ONNX checker unless the input model fails it too (then a
 // warning); else InternalError naming the output.
 absl::StatusOr<WrittenOutputs> WritePreparedOutputs(

@@ -51,6 +51,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -104,14 +105,44 @@ std::string StageFileName(int stage);
 absl::Status CheckSplitDir(const std::filesystem::path& dir,
                            const std::vector<std::filesystem::path>& inputs);
 
-// Writes `split` as a whole: into a new folder beside `dir`, each stage
-// through SaveModel (external data hard-linked from `source_dir`, never
-// copied), every stage checked, manifest.json last; then the folder takes
-// `dir`'s place in one rename (an earlier split there is swapped out and
-// removed). On any error nothing is left behind and `dir` is as it was.
-// Each stage must pass the ONNX checker and ONNX's strict shape inference,
-// unless `model_path` fails the same check (then `warnings` says so):
-// else InternalError naming the stage file.
+// A split written in full into a new folder beside its destination, every
+// stage checked (Note [A split folder is written as a whole]): nothing at
+// the destination has changed yet. MoveIntoPlace puts it there; a staged
+// split destroyed before that is removed.
+class StagedSplit {
+ public:
+  StagedSplit(std::filesystem::path tmp, std::filesystem::path dir)
+      : tmp_(std::move(tmp)), dir_(std::move(dir)) {}
+  StagedSplit(StagedSplit&& other) noexcept;
+  StagedSplit& operator=(StagedSplit&&) = delete;
+  StagedSplit(const StagedSplit&) = delete;
+  ~StagedSplit();
+  // The new folder takes the destination's place in one rename (an earlier
+  // split there is swapped out and removed). Errors (InvalidArgument naming
+  // the destination) leave the destination as it was. Call it once, after
+  // every other output of the run is written: it is the one step after
+  // which an earlier split cannot be put back.
+  absl::Status MoveIntoPlace();
+
+ private:
+  std::filesystem::path tmp_;  // empty once moved
+  std::filesystem::path dir_;
+};
+
+// Writes `split` into a StagedSplit for `dir`: each stage through SaveModel
+// (external data hard-linked from `source_dir`, never copied), every stage
+// checked, manifest.json last. `dir` is checked first (CheckSplitDir) and
+// not touched. Each stage must pass the ONNX checker and ONNX's strict
+// shape inference, unless `model_path` fails the same check (then
+// `warnings` says so): else InternalError naming the stage file. On any
+// error nothing is left behind.
+absl::StatusOr<StagedSplit> StageSplit(const Split& split,
+                                       const std::filesystem::path& dir,
+                                       const std::filesystem::path& source_dir,
+                                       const std::filesystem::path& model_path,
+                                       std::vector<std::string>* warnings);
+
+// StageSplit, then MoveIntoPlace: on any error `dir` is as it was.
 absl::Status WriteSplit(const Split& split, const std::filesystem::path& dir,
                         const std::filesystem::path& source_dir,
                         const std::filesystem::path& model_path,

@@ -1,6 +1,7 @@
 #include "sharder/split/split.h"
 
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -481,13 +482,23 @@ void WriteExternalModel(const fs::path& dir, const std::vector<int>& stages) {
   std::ofstream(dir / "m.onnx", std::ios::binary) << bytes;
 }
 
-TEST(SplitTest, WritesStagesWithLinkedExternalDataAndReplacesAnEarlierSplit) {
-  testing::TempDir tmp;
+// WriteExternalModel's model on two stages in `tmp`/in, loaded and split.
+struct ExternalSplit {
+  absl::StatusOr<LoadedModel> loaded;
+  absl::StatusOr<Split> split = absl::UnknownError("not split");
+};
+ExternalSplit SplitExternalModel(const testing::TempDir& tmp) {
   fs::create_directories(tmp.path() / "in");
   WriteExternalModel(tmp.path() / "in", {0, 1});
-  auto loaded = LoadModel(tmp.path() / "in" / "m.onnx");
+  ExternalSplit e{LoadModel(tmp.path() / "in" / "m.onnx")};
+  if (e.loaded.ok()) e.split = SplitModel(e.loaded->model, tmp.path() / "in");
+  return e;
+}
+
+TEST(SplitTest, WritesStagesWithLinkedExternalDataAndReplacesAnEarlierSplit) {
+  testing::TempDir tmp;
+  auto [loaded, split] = SplitExternalModel(tmp);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  auto split = SplitModel(loaded->model, tmp.path() / "in");
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_THAT(split->manifest.data_files(), ElementsAre("m.onnx.data"));
   const fs::path dir = tmp.path() / "split";
@@ -513,6 +524,42 @@ TEST(SplitTest, WritesStagesWithLinkedExternalDataAndReplacesAnEarlierSplit) {
     ++entries;
   }
   EXPECT_EQ(entries, 2);  // in/ and split/
+}
+
+std::string FileText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Everything that can fail runs in StageSplit; the destination changes
+// only in MoveIntoPlace, and a staged split dropped unmoved leaves nothing.
+TEST(SplitTest, StagedSplitChangesNothingUntilMovedIntoPlace) {
+  testing::TempDir tmp;
+  auto [loaded, split] = SplitExternalModel(tmp);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(split.ok()) << split.status();
+  const fs::path dir = tmp.path() / "split";
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(
+      WriteSplit(*split, dir, tmp.path() / "in", loaded->path, &warnings).ok());
+  const std::string earlier = FileText(dir / "manifest.json");
+  split->manifest.set_model("changed.onnx");  // the new manifest differs
+  {
+    auto staged =
+        StageSplit(*split, dir, tmp.path() / "in", loaded->path, &warnings);
+    ASSERT_TRUE(staged.ok()) << staged.status();
+    EXPECT_EQ(FileText(dir / "manifest.json"), earlier);
+  }  // dropped: the staged folder is removed
+  EXPECT_EQ(FileText(dir / "manifest.json"), earlier);
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path()),
+                          fs::directory_iterator()),
+            2);  // in/ and split/
+  auto staged =
+      StageSplit(*split, dir, tmp.path() / "in", loaded->path, &warnings);
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  ASSERT_TRUE(staged->MoveIntoPlace().ok());
+  EXPECT_THAT(FileText(dir / "manifest.json"), HasSubstr("changed.onnx"));
+  EXPECT_FALSE(staged->MoveIntoPlace().ok());  // once only
 }
 
 TEST(SplitTest, RefusesFoldersItMustNotReplace) {

@@ -1,4 +1,5 @@
-// Writing a split folder (sharder/split/split.h: CheckSplitDir, WriteSplit).
+// Writing a split folder (sharder/split/split.h: CheckSplitDir, StageSplit,
+// WriteSplit).
 //
 // Note [A split folder is written as a whole]
 // The stages and the manifest are written into a fresh folder beside DIR
@@ -11,6 +12,9 @@
 // second fails). A reader of DIR sees the old split or the new one, never a
 // mix; an error or a kill before the rename leaves only the temporary folder,
 // which is removed on error (the CLI defers termination signals meanwhile).
+// StageSplit does everything up to that rename (every check that can fail);
+// `shard --split-dir` stages first, writes its other outputs, and moves the
+// split into place last, so a failing stage replaces no earlier output.
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -23,6 +27,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -122,7 +127,7 @@ std::string StrictInferenceError(const onnx::ModelProto& model) {
 
 // Moves the finished folder `tmp` to `dir` (Note [A split folder is written
 // as a whole]).
-absl::Status MoveIntoPlace(const fs::path& tmp, const fs::path& dir) {
+absl::Status MoveFolderIntoPlace(const fs::path& tmp, const fs::path& dir) {
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(dir, ec));
   if (!exists || fs::is_empty(dir, ec)) {
@@ -237,9 +242,26 @@ absl::Status CheckSplitDir(const fs::path& dir,
   return absl::OkStatus();
 }
 
-absl::Status WriteSplit(const Split& split, const fs::path& dir,
-                        const fs::path& source_dir, const fs::path& model_path,
-                        std::vector<std::string>* warnings) {
+StagedSplit::StagedSplit(StagedSplit&& other) noexcept
+    : tmp_(std::exchange(other.tmp_, {})), dir_(std::move(other.dir_)) {}
+
+StagedSplit::~StagedSplit() {
+  if (tmp_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(tmp_, ec);
+}
+
+absl::Status StagedSplit::MoveIntoPlace() {
+  if (tmp_.empty()) return absl::InternalError("the split was moved already");
+  RETURN_IF_ERROR(MoveFolderIntoPlace(tmp_, dir_));
+  tmp_.clear();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StagedSplit> StageSplit(const Split& split, const fs::path& dir,
+                                       const fs::path& source_dir,
+                                       const fs::path& model_path,
+                                       std::vector<std::string>* warnings) {
   RETURN_IF_ERROR(CheckSplitDir(dir, {}));
   std::set<fs::path> names = {kManifest};
   for (const auto& s : split.manifest.stages()) names.insert(s.file());
@@ -251,12 +273,8 @@ absl::Status WriteSplit(const Split& split, const fs::path& dir,
   }
   const fs::path parent =
       dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
-  ASSIGN_OR_RETURN(const fs::path tmp, MakeTempDir(parent));
-  auto fail = [&tmp](absl::Status s) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    return s;
-  };
+  ASSIGN_OR_RETURN(fs::path tmp, MakeTempDir(parent));
+  StagedSplit staged(tmp, dir);  // removes tmp on every error below
   OriginalChecks original(model_path);
   for (size_t i = 0; i < split.stages.size(); ++i) {
     const SplitStageModel& stage = split.stages[i];
@@ -282,19 +300,20 @@ absl::Status WriteSplit(const Split& split, const fs::path& dir,
           (dir / file).string(), ": the stage fails the ", what,
           " while the model passes it (a bug in autoshard's split): ", error));
     };
-    if (absl::Status s = SaveModel(stage.model, tmp / file, source_dir,
-                                   stage.external_files, check);
-        !s.ok()) {
-      return fail(s);
-    }
+    RETURN_IF_ERROR(SaveModel(stage.model, tmp / file, source_dir,
+                              stage.external_files, check));
   }
-  if (absl::Status s =
-          WriteFileAtomically(tmp / kManifest, NumericJson(split.manifest));
-      !s.ok()) {
-    return fail(s);
-  }
-  if (absl::Status s = MoveIntoPlace(tmp, dir); !s.ok()) return fail(s);
-  return absl::OkStatus();
+  RETURN_IF_ERROR(
+      WriteFileAtomically(tmp / kManifest, NumericJson(split.manifest)));
+  return staged;
+}
+
+absl::Status WriteSplit(const Split& split, const fs::path& dir,
+                        const fs::path& source_dir, const fs::path& model_path,
+                        std::vector<std::string>* warnings) {
+  ASSIGN_OR_RETURN(StagedSplit staged,
+                   StageSplit(split, dir, source_dir, model_path, warnings));
+  return staged.MoveIntoPlace();
 }
 
 }  // namespace autoshard
