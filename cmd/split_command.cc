@@ -50,7 +50,7 @@ int RunSplit(const SplitOptions& o) {
         absl::Status(split.status().code(),
                      absl::StrCat(o.model, ": ", split.status().message())));
   }
-  split->manifest.set_model(o.model);
+  split->manifest.set_model(PathFromFolder(o.model, o.out_dir));
   std::vector<std::string> warnings = split->warnings;
   {
     DeferTerminationSignals defer_signals;

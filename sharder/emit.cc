@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
+#include "sharder/assumptions.h"
 #include "sharder/outputs/json_numbers.h"
 #include "sharder/pod/ipu_rows.h"
 #include "sharder/pod/pod_planner.h"
@@ -241,6 +242,10 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
       s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
       std::max(plan.batch_size(), 1), plan.device(),
       plan.available_memory_proportion());
+  if (plan.assumptions_size() > 0) {
+    absl::StrAppend(&out, "assumed: ", AssumedText(plan.assumptions()),
+                    " (not the model's own; set with --dim NAME=VALUE)\n");
+  }
   // constexpr, so that clang checks the format against the arguments.
   static constexpr char row[] =
       "%-4s %7s %11s %11s %11s %11s %11s %11s %11s %4s %14s %11s\n";
