@@ -28,10 +28,10 @@
 #include "sharder/autoshard.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
-#include "sharder/raw_strategy.h"
-#include "sharder/search_strategy.h"
-#include "sharder/sharding_points.h"
-#include "sharder/subgraphs.h"
+#include "sharder/strategies/raw_strategy.h"
+#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/sharding_points.h"
+#include "sharder/strategies/subgraphs.h"
 #include "tests/test_graphs.h"
 
 namespace autoshard {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
 

@@ -40,8 +40,8 @@
 #include "graph/output_guard.h"
 #include "graph/plural.h"
 #include "proto/batch.pb.h"
-#include "sharder/emit.h"
 #include "sharder/outputs/csv.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;

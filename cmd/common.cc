@@ -20,8 +20,8 @@
 #include "graph/plural.h"
 #include "graph/status_macros.h"
 #include "sharder/assumptions.h"
-#include "sharder/emit.h"
-#include "sharder/split.h"
+#include "sharder/outputs/emit.h"
+#include "sharder/split/split.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;

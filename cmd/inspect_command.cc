@@ -4,8 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
 #include "graph/model_io.h"
-#include "sharder/emit.h"
 #include "sharder/inspect.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
 

@@ -11,7 +11,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/pod/launch.h"
 
 namespace autoshard::cmd {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
 #include "graph/model_io.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/problem_file.h"
 
 namespace autoshard::cmd {

@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cmd/commands.h"
-#include "sharder/split.h"
+#include "sharder/split/split.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "sharder/compile_oracle.h"
+#include "sharder/oracle/compile_oracle.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;

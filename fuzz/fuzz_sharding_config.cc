@@ -7,7 +7,7 @@
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
 #include "sharder/autoshard.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard {
 namespace {

@@ -35,9 +35,9 @@
 #include "python/py_classes.h"
 #include "python/py_convert.h"
 #include "sharder/autoshard.h"
-#include "sharder/emit.h"
 #include "sharder/inspect.h"
-#include "sharder/split.h"
+#include "sharder/outputs/emit.h"
+#include "sharder/split/split.h"
 
 namespace autoshard::python {
 namespace {

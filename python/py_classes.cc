@@ -10,8 +10,8 @@
 #include "proto/inspect.pb.h"
 #include "python/py_convert.h"
 #include "sharder/autoshard.h"
-#include "sharder/emit.h"
 #include "sharder/inspect.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard::python {
 namespace py = pybind11;

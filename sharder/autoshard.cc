@@ -15,14 +15,14 @@
 #include "graph/naming.h"
 #include "graph/status_macros.h"
 #include "sharder/carried_placement.h"
-#include "sharder/compile_oracle.h"
-#include "sharder/emit.h"
+#include "sharder/oracle/compile_oracle.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/planner.h"
 #include "sharder/pod/node_bound.h"
 #include "sharder/prepare.h"
-#include "sharder/search_strategy.h"
-#include "sharder/sharding_points.h"
 #include "sharder/strategies/registry.h"
+#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/sharding_points.h"
 
 namespace autoshard {
 namespace {

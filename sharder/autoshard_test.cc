@@ -5,7 +5,7 @@
 #include "costmodel/device_profile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "tests/test_graphs.h"
 #include "tests/test_util.h"
 

@@ -11,9 +11,9 @@
 #include "costmodel/flops_rules.h"
 #include "graph/annotations.h"
 #include "graph/tensor_types.h"
-#include "sharder/emit.h"
 #include "sharder/inspect.h"
 #include "sharder/outputs/csv.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard {
 namespace {

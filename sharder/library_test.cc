@@ -11,7 +11,7 @@
 #include "graph/model_io.h"
 #include "gtest/gtest.h"
 #include "sharder/autoshard.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "tests/test_graphs.h"
 #include "tests/test_util.h"
 

@@ -30,10 +30,10 @@ struct Options {
   // "raw": PopRT's bytes-balanced split (DESIGN.md §4.1); "search": raw,
   // then boundary moves until every IPU fits the tile-memory model (§4.2);
   // "optimal": the fastest fitting contiguous slicing of a few topological
-  // orders, by dynamic programming (§4.3, sharder/optimal_strategy.h);
-  // "auto": raw, search and optimal, then search moves from optimal's split,
-  // and the best of them (§4.4): a split that fits, then the smallest
-  // bottleneck.
+  // orders, by dynamic programming (§4.3,
+  // sharder/strategies/optimal_strategy.h); "auto": raw, search and optimal,
+  // then search moves from optimal's split, and the best of them (§4.4): a
+  // split that fits, then the smallest bottleneck.
   std::string strategy = "auto";
   bool optimal_perf = false;  // search: keep going for the best bottleneck
   int64_t max_candidates = 100000;  // search: splits to evaluate at most
@@ -50,8 +50,8 @@ struct Options {
   // closest split's fullest tile (bytes); may be empty.
   std::function<void(int64_t candidates, int64_t best_max_tile_bytes)> progress;
   // search: when not empty, a real compiler judges every candidate (PopRT's
-  // way; sharder/compile_oracle.h): run by /bin/sh with {model} replaced by
-  // the candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set.
+  // way; sharder/oracle/compile_oracle.h): run by /bin/sh with {model} replaced
+  // by the candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set.
   std::string compile_cmd;
   int jobs = 1;  // candidates compiled at once
   // Seconds one compile may take before its process group is killed (the

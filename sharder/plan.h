@@ -10,7 +10,7 @@
 #include "graph/graph.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
-#include "sharder/sharding_points.h"
+#include "sharder/strategies/sharding_points.h"
 
 namespace autoshard {
 

@@ -13,8 +13,8 @@
 #include "sharder/autoshard.h"
 #include "sharder/carried_placement.h"
 #include "sharder/prepare.h"
-#include "sharder/search_strategy.h"
-#include "sharder/sharding_points.h"
+#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/sharding_points.h"
 
 namespace autoshard::internal {
 

@@ -14,11 +14,11 @@
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
 #include "sharder/bound/certify.h"
-#include "sharder/emit.h"
-#include "sharder/optimal_strategy.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
 #include "sharder/strategies/ideal_dp.h"
+#include "sharder/strategies/optimal_strategy.h"
 
 namespace autoshard {
 namespace {

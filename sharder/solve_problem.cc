@@ -7,11 +7,11 @@
 #include "costmodel/device_model.h"
 #include "graph/status_macros.h"
 #include "sharder/bound/certify.h"
-#include "sharder/optimal_strategy.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
 #include "sharder/problem_file.h"
 #include "sharder/strategies/ideal_dp.h"
+#include "sharder/strategies/optimal_strategy.h"
 
 namespace autoshard {
 namespace {

@@ -15,9 +15,9 @@
 #include "graph/model_io.h"
 #include "graph/output_guard.h"
 #include "gtest/gtest.h"
-#include "sharder/compile_oracle.h"
-#include "sharder/compile_process.h"
-#include "sharder/emit.h"
+#include "sharder/oracle/compile_oracle.h"
+#include "sharder/oracle/compile_process.h"
+#include "sharder/outputs/emit.h"
 #include "tests/test_util.h"
 
 namespace autoshard {

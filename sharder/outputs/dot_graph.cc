@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/graph.h"
 #include "graph/status_macros.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/outputs/svg.h"
 
 namespace autoshard {

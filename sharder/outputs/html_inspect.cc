@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/outputs/html_page.h"
 #include "sharder/outputs/html_report.h"
 #include "sharder/outputs/svg.h"

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/outputs/svg.h"
 
 namespace autoshard::html {

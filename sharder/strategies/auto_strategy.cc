@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "graph/status_macros.h"
-#include "sharder/search_strategy.h"
 #include "sharder/strategies/builtin.h"
 #include "sharder/strategies/ideal_dp.h"
-#include "sharder/subgraphs.h"
+#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/subgraphs.h"
 
 namespace autoshard {
 namespace {

@@ -4,7 +4,7 @@
 #define AUTOSHARD_SHARDER_STRATEGIES_BUILTIN_H_
 
 #include "absl/status/statusor.h"
-#include "sharder/sharding_points.h"
+#include "sharder/strategies/sharding_points.h"
 #include "sharder/strategies/strategy.h"
 
 namespace autoshard {
@@ -13,10 +13,11 @@ namespace autoshard {
 // many nodes (a finer search costs a walk of the graph per move).
 inline constexpr int kMaxNodeGranularity = 20000;
 
-const Strategy& RawStrategyInstance();      // sharder/raw_strategy.cc
-const Strategy& SearchStrategyInstance();   // .../search_levels.cc
-const Strategy& OptimalStrategyInstance();  // sharder/optimal_strategy.cc
-const Strategy& AutoStrategyInstance();     // .../auto_strategy.cc
+const Strategy& RawStrategyInstance();     // sharder/strategies/raw_strategy.cc
+const Strategy& SearchStrategyInstance();  // .../search_levels.cc
+const Strategy&
+OptimalStrategyInstance();  // sharder/strategies/optimal_strategy.cc
+const Strategy& AutoStrategyInstance();  // .../auto_strategy.cc
 
 // The steps auto composes (sharder/strategies/auto_strategy.h).
 // The raw split (every node on IPU 0 for one IPU). Errors as RawStrategy's.

@@ -3,8 +3,8 @@
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "sharder/optimal_strategy.h"
 #include "sharder/strategies/ideal_lattice.h"
+#include "sharder/strategies/optimal_strategy.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
 

@@ -1,8 +1,8 @@
 // The `search` strategy as the planner runs it (DESIGN.md §4.2): SearchStrategy
-// (sharder/search_strategy.h) on PopRT's subgraphs first; when no split of
-// them fits, on finer ones (small subgraphs kept, then one node each, up to
-// kMaxNodeGranularity nodes); when still none fits, the closest split with a
-// lower available memory proportion.
+// (sharder/strategies/search_strategy.h) on PopRT's subgraphs first; when no
+// split of them fits, on finer ones (small subgraphs kept, then one node each,
+// up to kMaxNodeGranularity nodes); when still none fits, the closest split
+// with a lower available memory proportion.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "sharder/pod/node_bound.h"
-#include "sharder/raw_strategy.h"
-#include "sharder/search_strategy.h"
 #include "sharder/strategies/builtin.h"
+#include "sharder/strategies/raw_strategy.h"
+#include "sharder/strategies/search_strategy.h"
 
 namespace autoshard {
 namespace {

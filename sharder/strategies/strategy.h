@@ -21,8 +21,8 @@
 #include "costmodel/problem.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
-#include "sharder/search_strategy.h"
-#include "sharder/sharding_points.h"
+#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/sharding_points.h"
 
 namespace autoshard {
 

@@ -1,4 +1,4 @@
-#include "sharder/sharding_points.h"
+#include "sharder/strategies/sharding_points.h"
 
 #include <algorithm>
 #include <map>

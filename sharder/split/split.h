@@ -46,8 +46,8 @@
 // only by earlier ones, or dead nodes) outputs what its own nodes compute
 // and no node of it reads, with no reader in the manifest: onnxruntime runs
 // no model without outputs.
-#ifndef AUTOSHARD_SHARDER_SPLIT_H_
-#define AUTOSHARD_SHARDER_SPLIT_H_
+#ifndef AUTOSHARD_SHARDER_SPLIT_SPLIT_H_
+#define AUTOSHARD_SHARDER_SPLIT_SPLIT_H_
 
 #include <filesystem>
 #include <string>
@@ -111,4 +111,4 @@ absl::Status WriteSplit(const Split& split, const std::filesystem::path& dir,
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_SPLIT_H_
+#endif  // AUTOSHARD_SHARDER_SPLIT_SPLIT_H_

@@ -1,4 +1,4 @@
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 
 #include <climits>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "sharder/subgraphs.h"
+#include "sharder/strategies/subgraphs.h"
 
 #include <algorithm>
 

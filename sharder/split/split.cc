@@ -1,4 +1,4 @@
-#include "sharder/split.h"
+#include "sharder/split/split.h"
 
 #include <algorithm>
 #include <set>
@@ -12,7 +12,7 @@
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_types.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 
 namespace autoshard {
 namespace {

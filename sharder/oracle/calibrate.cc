@@ -1,4 +1,4 @@
-#include "sharder/calibrate.h"
+#include "sharder/oracle/calibrate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "costmodel/device_profile.h"
 #include "graph/naming.h"
 #include "graph/status_macros.h"
-#include "sharder/compile_oracle.h"
+#include "sharder/oracle/compile_oracle.h"
 #include "sharder/prepare.h"
 
 namespace autoshard {

@@ -1,4 +1,4 @@
-#include "sharder/split.h"
+#include "sharder/split/split.h"
 
 #include <fstream>
 #include <string>
@@ -9,7 +9,7 @@
 #include "graph/model_io.h"
 #include "graph/tensor_types.h"
 #include "gtest/gtest.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "tests/test_util.h"
 
 namespace autoshard {

@@ -8,8 +8,8 @@
 // per candidate is dropped and its nodes released. Nodes left over form one
 // last subgraph. Subgraph ids follow that order, and every edge between two
 // subgraphs goes from a lower id to a higher one.
-#ifndef AUTOSHARD_SHARDER_SUBGRAPHS_H_
-#define AUTOSHARD_SHARDER_SUBGRAPHS_H_
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_SUBGRAPHS_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_SUBGRAPHS_H_
 
 #include <cstdint>
 #include <vector>
@@ -65,4 +65,4 @@ class SubgraphSet {
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_SUBGRAPHS_H_
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_SUBGRAPHS_H_

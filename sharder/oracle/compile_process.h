@@ -11,8 +11,8 @@
 // its temporary folder before it unblocks the signals, which then end the
 // process with their default action. So a hung compiler costs at most its
 // limit, and Ctrl-C or kill leaves no temporary folder behind.
-#ifndef AUTOSHARD_SHARDER_COMPILE_PROCESS_H_
-#define AUTOSHARD_SHARDER_COMPILE_PROCESS_H_
+#ifndef AUTOSHARD_SHARDER_ORACLE_COMPILE_PROCESS_H_
+#define AUTOSHARD_SHARDER_ORACLE_COMPILE_PROCESS_H_
 
 #include <chrono>
 #include <string>
@@ -38,4 +38,4 @@ void TerminationSignals(sigset_t* set);
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_COMPILE_PROCESS_H_
+#endif  // AUTOSHARD_SHARDER_ORACLE_COMPILE_PROCESS_H_

@@ -1,4 +1,4 @@
-#include "sharder/search_strategy.h"
+#include "sharder/strategies/search_strategy.h"
 
 #include "costmodel/device_model.h"
 #include "gmock/gmock.h"

@@ -1,4 +1,4 @@
-#include "sharder/compile_oracle.h"
+#include "sharder/oracle/compile_oracle.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include "graph/annotations.h"
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
-#include "sharder/compile_process.h"
+#include "sharder/oracle/compile_process.h"
 
 namespace autoshard {
 namespace fs = std::filesystem;

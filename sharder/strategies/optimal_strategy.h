@@ -27,8 +27,8 @@
 // the optimum. When memory rules out most slices the evaluations can number
 // units^2; a budget bounds them, and a DP that hits it (or the deadline)
 // says it is not complete: its answer is then not proven.
-#ifndef AUTOSHARD_SHARDER_OPTIMAL_STRATEGY_H_
-#define AUTOSHARD_SHARDER_OPTIMAL_STRATEGY_H_
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_OPTIMAL_STRATEGY_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_OPTIMAL_STRATEGY_H_
 
 #include <chrono>
 #include <cstdint>
@@ -38,7 +38,7 @@
 #include "absl/status/statusor.h"
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
-#include "sharder/sharding_points.h"
+#include "sharder/strategies/sharding_points.h"
 
 namespace autoshard {
 
@@ -128,4 +128,4 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_OPTIMAL_STRATEGY_H_
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_OPTIMAL_STRATEGY_H_

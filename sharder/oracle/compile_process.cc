@@ -1,4 +1,4 @@
-#include "sharder/compile_process.h"
+#include "sharder/oracle/compile_process.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "sharder/compile_oracle.h"
+#include "sharder/oracle/compile_oracle.h"
 
 #include "gtest/gtest.h"
 

@@ -1,4 +1,4 @@
-#include "sharder/calibrate.h"
+#include "sharder/oracle/calibrate.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -1,15 +1,15 @@
 // The `raw` strategy: PopRT's bytes-balanced first split (DESIGN.md §4.1),
 // with the reference's defects fixed.
-#ifndef AUTOSHARD_SHARDER_RAW_STRATEGY_H_
-#define AUTOSHARD_SHARDER_RAW_STRATEGY_H_
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_RAW_STRATEGY_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_RAW_STRATEGY_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "costmodel/problem.h"
-#include "sharder/sharding_points.h"
-#include "sharder/subgraphs.h"
+#include "sharder/strategies/sharding_points.h"
+#include "sharder/strategies/subgraphs.h"
 
 namespace autoshard {
 
@@ -37,4 +37,4 @@ absl::StatusOr<Assignment> RawStrategy(const ShardingProblem& problem,
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_RAW_STRATEGY_H_
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_RAW_STRATEGY_H_

@@ -1,4 +1,4 @@
-#include "sharder/sharding_points.h"
+#include "sharder/strategies/sharding_points.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

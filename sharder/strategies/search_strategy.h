@@ -20,8 +20,8 @@
 // bottleneck seen, the start included, wins: never worse than the start. If
 // nothing fits, the closest split is tried again with available memory
 // proportion 0.3, then 0.1.
-#ifndef AUTOSHARD_SHARDER_SEARCH_STRATEGY_H_
-#define AUTOSHARD_SHARDER_SEARCH_STRATEGY_H_
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_SEARCH_STRATEGY_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_SEARCH_STRATEGY_H_
 
 #include <cstdint>
 #include <functional>
@@ -33,8 +33,8 @@
 #include "costmodel/cost_model.h"
 #include "costmodel/problem.h"
 #include "proto/device.pb.h"
-#include "sharder/sharding_points.h"
-#include "sharder/subgraphs.h"
+#include "sharder/strategies/sharding_points.h"
+#include "sharder/strategies/subgraphs.h"
 
 namespace autoshard {
 
@@ -123,4 +123,4 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_SEARCH_STRATEGY_H_
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_SEARCH_STRATEGY_H_

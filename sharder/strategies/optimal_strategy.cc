@@ -1,4 +1,4 @@
-#include "sharder/optimal_strategy.h"
+#include "sharder/strategies/optimal_strategy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +10,10 @@
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
 #include "sharder/pod/node_bound.h"
-#include "sharder/raw_strategy.h"
 #include "sharder/strategies/auto_strategy.h"
 #include "sharder/strategies/builtin.h"
-#include "sharder/subgraphs.h"
+#include "sharder/strategies/raw_strategy.h"
+#include "sharder/strategies/subgraphs.h"
 
 namespace autoshard {
 namespace {

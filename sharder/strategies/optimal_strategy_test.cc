@@ -1,4 +1,4 @@
-#include "sharder/optimal_strategy.h"
+#include "sharder/strategies/optimal_strategy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sharder/sharding_points.h"
 #include "sharder/strategies/ideal_dp.h"
+#include "sharder/strategies/sharding_points.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
 

@@ -1,4 +1,4 @@
-#include "sharder/search_strategy.h"
+#include "sharder/strategies/search_strategy.h"
 
 #include <algorithm>
 #include <chrono>

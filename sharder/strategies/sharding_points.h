@@ -5,8 +5,8 @@
 // position in the topological order; nodes no point claims go to
 // (max IPU + 1, max stage + 1). A plan is monotone when no edge goes to an
 // earlier stage.
-#ifndef AUTOSHARD_SHARDER_SHARDING_POINTS_H_
-#define AUTOSHARD_SHARDER_SHARDING_POINTS_H_
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_SHARDING_POINTS_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_SHARDING_POINTS_H_
 
 #include <cstdint>
 #include <vector>
@@ -68,4 +68,4 @@ absl::Status ValidateMonotone(const ShardingProblem& problem,
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_SHARDING_POINTS_H_
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_SHARDING_POINTS_H_

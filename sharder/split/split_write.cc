@@ -1,4 +1,4 @@
-// Writing a split folder (sharder/split.h: CheckSplitDir, WriteSplit).
+// Writing a split folder (sharder/split/split.h: CheckSplitDir, WriteSplit).
 //
 // Note [A split folder is written as a whole]
 // The stages and the manifest are written into a fresh folder beside DIR
@@ -32,9 +32,9 @@
 #include "graph/shape_analysis.h"
 #include "graph/status_macros.h"
 #include "onnx/shape_inference/implementation.h"
-#include "sharder/emit.h"
+#include "sharder/outputs/emit.h"
 #include "sharder/outputs/json_numbers.h"
-#include "sharder/split.h"
+#include "sharder/split/split.h"
 
 namespace autoshard {
 namespace {

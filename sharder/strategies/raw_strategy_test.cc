@@ -1,4 +1,4 @@
-#include "sharder/raw_strategy.h"
+#include "sharder/strategies/raw_strategy.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

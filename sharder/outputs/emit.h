@@ -1,7 +1,7 @@
 // Outputs of a plan (DESIGN.md §5): node annotations, the PopRT sharding
 // config (YAML), the plan file (protobuf JSON) and the text report.
-#ifndef AUTOSHARD_SHARDER_EMIT_H_
-#define AUTOSHARD_SHARDER_EMIT_H_
+#ifndef AUTOSHARD_SHARDER_OUTPUTS_EMIT_H_
+#define AUTOSHARD_SHARDER_OUTPUTS_EMIT_H_
 
 #include <string>
 #include <vector>
@@ -53,4 +53,4 @@ std::string HumanSeconds(double s);
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_EMIT_H_
+#endif  // AUTOSHARD_SHARDER_OUTPUTS_EMIT_H_

@@ -1,4 +1,4 @@
-#include "sharder/raw_strategy.h"
+#include "sharder/strategies/raw_strategy.h"
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"

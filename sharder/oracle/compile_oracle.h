@@ -2,8 +2,8 @@
 // each candidate split is written as an annotated model, the user's command
 // compiles it, and the compiler's out-of-memory message says which tile
 // overflowed by how much.
-#ifndef AUTOSHARD_SHARDER_COMPILE_ORACLE_H_
-#define AUTOSHARD_SHARDER_COMPILE_ORACLE_H_
+#ifndef AUTOSHARD_SHARDER_ORACLE_COMPILE_ORACLE_H_
+#define AUTOSHARD_SHARDER_ORACLE_COMPILE_ORACLE_H_
 
 #include <chrono>
 #include <cstdint>
@@ -84,4 +84,4 @@ class CompileOracle {
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_COMPILE_ORACLE_H_
+#endif  // AUTOSHARD_SHARDER_ORACLE_COMPILE_ORACLE_H_
