@@ -42,10 +42,9 @@ void AddDataDependentAssumptions(
 
 std::string AssumedText(
     const google::protobuf::RepeatedPtrField<proto::ShapeAssumption>& a) {
-  constexpr int kListed = 4;
+  constexpr size_t kListed = 4;
   std::vector<std::string> parts;
-  for (int i = 0; i < a.size() && i < kListed; ++i) {
-    const proto::ShapeAssumption& s = a[i];
+  for (const proto::ShapeAssumption& s : a) {
     std::string dim = s.dim_name().empty()
                           ? absl::StrCat(s.tensor(), "[", s.dim(), "]")
                           : s.dim_name();
@@ -56,8 +55,11 @@ std::string AssumedText(
     if (std::find(parts.begin(), parts.end(), dim) == parts.end())
       parts.push_back(std::move(dim));
   }
-  if (a.size() > kListed)
-    parts.push_back(absl::StrCat("and ", a.size() - kListed, " more"));
+  if (parts.size() > kListed) {
+    const size_t more = parts.size() - kListed;
+    parts.resize(kListed);
+    parts.push_back(absl::StrCat("and ", more, " more"));
+  }
   return absl::StrJoin(parts, ", ");
 }
 
