@@ -196,8 +196,10 @@ absl::StatusOr<LoadedModel> LoadModelReported(const ModelOptions& options);
 // stderr.
 void ReportStep(const ModelOptions& options, const std::string& what,
                 std::chrono::steady_clock::time_point start);
-// Writes the annotated model, the plan, the sharding config and the split
-// folder (when asked), the report on stdout and warnings on stderr. Never
+// Writes the annotated model, the plan, the sharding config, the pictures
+// and the split folder (when asked; the library's all-or-nothing
+// WriteOutputs, sharder/outputs/write_outputs.h), then the report on stdout
+// and warnings on stderr. Never
 // overwrites the model, its external data or any of `inputs`; checks every
 // output path first.
 int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
@@ -206,18 +208,6 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::vector<std::string>& inputs, const Plan& plan,
                  const std::string& split_dir = "");
 
-// `path` relative to the folder `dir` ("../model.onnx" for model.onnx and
-// split/), for a file in `dir` that names `path` (the split manifest's
-// `model`); absolute when no relative path exists.
-std::string PathFromFolder(const std::string& path, const std::string& dir);
-
-// Checks every output path before any work is written, so that a bad path
-// loses nothing: outputs are distinct, none is an input, none is an existing
-// non-regular file (device, FIFO, symlink, folder) or a read-only file, and
-// each folder exists and is writable.
-absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
-                              const std::vector<std::filesystem::path>& inputs);
-
 // --html, and with `graph` --graph and --graph-detail (cmd/pictures.cc).
 void AddPictureFlags(CLI::App* sub, ModelOptions* options, bool graph);
 // The --html page and --graph file of `plan` for `model`, as asked (nothing
@@ -225,10 +215,6 @@ void AddPictureFlags(CLI::App* sub, ModelOptions* options, bool graph);
 absl::StatusOr<Pictures> RenderPlanPictures(const ModelOptions& options,
                                             const onnx::ModelProto& model,
                                             const Plan& plan);
-// Writes them (each atomically), appending the paths to `written`.
-absl::Status WritePictures(const ModelOptions& options,
-                           const Pictures& pictures,
-                           std::vector<std::string>* written);
 // inspect --html: checks the path and writes the page of `report`.
 absl::Status WriteInspectHtml(const ModelOptions& options,
                               const LoadedModel& loaded,

@@ -21,7 +21,7 @@
 #include "graph/status_macros.h"
 #include "sharder/assumptions.h"
 #include "sharder/outputs/emit.h"
-#include "sharder/split/split.h"
+#include "sharder/outputs/write_outputs.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;
@@ -72,72 +72,6 @@ absl::Status ParseDim(const std::string& spec, ShapeOptions* shapes) {
 }
 
 }  // namespace
-
-std::string PathFromFolder(const std::string& path, const std::string& dir) {
-  std::error_code ec;
-  const fs::path from = fs::absolute(dir, ec).lexically_normal();
-  const fs::path to = fs::absolute(path, ec).lexically_normal();
-  const fs::path relative = to.lexically_relative(from);
-  return relative.empty() ? to.string() : relative.string();
-}
-
-absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
-                              const std::vector<fs::path>& inputs) {
-  std::error_code ec;
-  std::vector<fs::path> seen;
-  for (const std::string& out : outputs) {
-    if (out.empty())
-      return absl::InvalidArgumentError("an output path is empty");
-    const fs::path path(out);
-    const fs::path normal = fs::weakly_canonical(fs::absolute(path, ec), ec);
-    for (const fs::path& other : seen) {
-      if (other == normal) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            out, ": named for two outputs; give each its own file"));
-      }
-    }
-    seen.push_back(normal);
-    const fs::file_status st = fs::symlink_status(path, ec);
-    if (fs::exists(st)) {
-      for (const fs::path& in : inputs) {
-        if (fs::equivalent(path, in, ec)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(out, ": is an input (", in.string(),
-                           "); refusing to overwrite it"));
-        }
-      }
-      if (fs::is_directory(st)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(out, ": is a folder, not a file name"));
-      }
-      if (!fs::is_regular_file(st)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            out,
-            ": exists and is not a regular file (a device, pipe or symlink); "
-            "refusing to replace it"));
-      }
-      if (::access(path.c_str(), W_OK) != 0) {
-        return absl::PermissionDeniedError(
-            absl::StrCat(out, ": exists and is read-only"));
-      }
-    }
-    const fs::path dir =
-        path.parent_path().empty() ? fs::path(".") : path.parent_path();
-    if (!fs::exists(dir, ec)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(out, ": folder '", dir.string(), "' does not exist"));
-    }
-    if (!fs::is_directory(dir, ec)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(out, ": '", dir.string(), "' is not a folder"));
-    }
-    if (::access(dir.c_str(), W_OK) != 0) {
-      return absl::PermissionDeniedError(
-          absl::StrCat(out, ": folder '", dir.string(), "' is not writable"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 Console& CurrentConsole() {
   thread_local Console console;
@@ -316,142 +250,43 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   console.fits = plan.proto.fits();
   console.bottleneck_s = plan.proto.performance().bottleneck_s();
   console.assumed = AssumedText(plan.proto.assumptions());
-  std::vector<std::string> outputs = {output};
-  if (!options.plan_path.empty()) outputs.push_back(options.plan_path);
-  if (!sharding_config_out.empty()) outputs.push_back(sharding_config_out);
+  OutputFiles files;
+  files.model = output;
+  files.plan = options.plan_path;
+  files.sharding_config = sharding_config_out;
+  files.split_dir = split_dir;
   for (const std::string* picture : {&options.html_path, &options.graph_path})
-    if (!picture->empty()) outputs.push_back(*picture);
-  std::vector<fs::path> input_paths = {loaded->path};
-  for (const auto& in : inputs) input_paths.emplace_back(in);
+    if (!picture->empty()) files.extra.emplace_back(*picture, "");
+  std::vector<fs::path> input_paths(inputs.begin(), inputs.end());
   std::error_code ec;
   if (fs::is_regular_file(options.device, ec))
     input_paths.emplace_back(options.device);
-  for (const auto& rel : loaded->external_files) {
-    input_paths.push_back(loaded->path.parent_path() / rel);
-  }
-  // Note [Outputs are all or nothing]: the data links SaveModel makes are
-  // outputs too.
-  const fs::path source_dir = loaded->path.parent_path();
-  const std::vector<fs::path> links =
-      PlannedDataLinks(output, source_dir, loaded->external_files);
-  std::vector<fs::path> link_sources;
-  for (const auto& rel : loaded->external_files) {
-    link_sources.push_back(source_dir / rel);
-  }
-  if (absl::Status s = CheckOutputPaths(outputs, input_paths); !s.ok()) {
-    return ReportError(s);
-  }
-  if (absl::Status s =
-          CheckOutputAliases(outputs, input_paths, links, link_sources);
-      !s.ok()) {
-    return ReportError(s);
-  }
-  if (!split_dir.empty()) {
-    // Nothing written may land in the folder the split replaces.
-    std::vector<fs::path> kept = input_paths;
-    kept.insert(kept.end(), outputs.begin(), outputs.end());
-    if (absl::Status s = CheckSplitDir(split_dir, kept); !s.ok()) {
-      return ReportError(s);
-    }
-  }
-  if (absl::Status s = ApplyPlan(plan, &loaded->model); !s.ok())
-    return ReportError(s);
-  std::optional<Split> split;
-  if (!split_dir.empty()) {
-    auto made = SplitModel(loaded->model, source_dir);
-    if (!made.ok()) {
-      return ReportError(absl::Status(
-          made.status().code(),
-          absl::StrCat(options.model, ": split: ", made.status().message())));
-    }
-    split = *std::move(made);
-    split->manifest.set_model(PathFromFolder(output, split_dir));
-    if (absl::Status s = CheckSplitNames(
-            loaded->external_files, static_cast<int>(split->stages.size()));
-        !s.ok()) {
-      return ReportError(
-          absl::Status(s.code(), absl::StrCat(split_dir, ": ", s.message())));
-    }
-  }
+  absl::StatusOr<PreparedOutputs> prepared = PrepareOutputs(
+      plan, std::move(files), loaded, input_paths, options.model);
+  if (!prepared.ok()) return ReportError(prepared.status());
   absl::StatusOr<Pictures> pictures =
       RenderPlanPictures(options, loaded->model, plan);
   if (!pictures.ok()) return ReportError(pictures.status());
-  std::vector<std::string> warnings(plan.proto.warnings().begin(),
-                                    plan.proto.warnings().end());
-  // The written model must pass the ONNX checker unless the input fails it
-  // too (e.g. a newer IR version than ONNX 1.12 knows): then it is a warning.
-  auto check = [&](const fs::path& written) -> absl::Status {
-    absl::Status out = CheckModelFile(written);
-    if (out.ok()) return out;
-    if (!CheckModelFile(loaded->path).ok()) {
-      warnings.push_back(absl::StrCat("the input model fails the ",
-                                      out.message(), " (so does the output)"));
-      return absl::OkStatus();
-    }
-    return absl::InternalError(absl::StrCat(
-        output, ": the annotated model fails the ", out.message()));
-  };
-  // Everything is computed; now write, each file atomically. If one fails,
-  // every earlier file is put back as it was and the new ones are removed
-  // (Note [Outputs are all or nothing]). In a batch, models with
-  // external data write one at a time: two may link the same data file.
+  for (auto& [path, content] : prepared->files.extra) {
+    content = path == options.html_path ? pictures->html : pictures->graph;
+  }
+  // Everything is computed; now write, each file atomically (Note [Outputs
+  // are all or nothing]). In a batch, models with external data write one
+  // at a time: two may link the same data file.
   std::unique_lock<ProcessWriteLock> one_writer;
   if (console.write_lock != nullptr && !loaded->external_files.empty()) {
     one_writer = std::unique_lock<ProcessWriteLock>(*console.write_lock);
   }
   const auto write_start = std::chrono::steady_clock::now();
-  DeferTerminationSignals defer_signals;
-  std::vector<std::string> written;
-  OutputBackup backup;  // Note [Outputs are all or nothing]
-  for (const auto& out : outputs) {
-    if (absl::Status s = backup.Keep(out); !s.ok()) return ReportError(s);
+  absl::StatusOr<WrittenOutputs> wrote;
+  {
+    DeferTerminationSignals defer_signals;
+    wrote = WritePreparedOutputs(*prepared);
   }
-  for (const auto& link : links) {
-    if (absl::Status s = backup.Keep(link); !s.ok()) return ReportError(s);
-  }
-  auto fail = [&](const absl::Status& s) {
-    backup.Restore();
-    return ReportError(s);
-  };
-  if (absl::Status s = SaveModel(loaded->model, output, source_dir,
-                                 loaded->external_files, check);
-      !s.ok()) {
-    return fail(s);
-  }
-  written.push_back(output);
-  if (!options.plan_path.empty()) {
-    if (absl::Status s =
-            WriteFileAtomically(options.plan_path, PlanJson(plan.proto));
-        !s.ok()) {
-      return fail(s);
-    }
-    written.push_back(options.plan_path);
-  }
-  if (!sharding_config_out.empty()) {
-    if (absl::Status s = WriteFileAtomically(sharding_config_out,
-                                             ShardingConfigYaml(plan.proto));
-        !s.ok()) {
-      return fail(s);
-    }
-    written.push_back(sharding_config_out);
-  }
-  if (absl::Status s = WritePictures(options, *pictures, &written); !s.ok()) {
-    return fail(s);
-  }
-  if (split) {
-    std::vector<std::string> split_warnings = split->warnings;
-    if (absl::Status s = WriteSplit(*split, split_dir, source_dir, loaded->path,
-                                    &split_warnings);
-        !s.ok()) {
-      return fail(s);
-    }
-    for (auto& w : split_warnings) warnings.push_back("split: " + w);
-    written.push_back(absl::StrCat(split_dir, " (", split->stages.size(),
-                                   " stage models and manifest.json)"));
-  }
-  backup.Commit();
+  if (!wrote.ok()) return ReportError(wrote.status());
   console.output = output;
-  ReportStep(options, absl::StrCat("wrote ", Plural(written.size(), "file")),
+  ReportStep(options,
+             absl::StrCat("wrote ", Plural(wrote->written.size(), "file")),
              write_start);
   if (!options.quiet) {
     if (options.report == "json") {
@@ -460,14 +295,15 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
       summary.clear_nodes();
       *console.out << ProtoJson(summary);
       if (options.verbose) {
-        for (const auto& out : written)
+        for (const auto& out : wrote->written)
           *console.err << "autoshard: wrote " << out << "\n";
       }
     } else {
       *console.out << ReportText(plan.proto, /*all_ipus=*/options.verbose);
-      for (const auto& out : written) *console.out << "wrote " << out << "\n";
+      for (const auto& out : wrote->written)
+        *console.out << "wrote " << out << "\n";
     }
-    for (const auto& w : warnings) ReportWarning(w);
+    for (const auto& w : wrote->warnings) ReportWarning(w);
   }
   if (!plan.proto.fits()) {
     const std::string message = absl::StrCat(

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
 #include "graph/model_io.h"
+#include "graph/output_guard.h"
 #include "sharder/inspect.h"
 #include "sharder/outputs/emit.h"
 

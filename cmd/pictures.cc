@@ -6,6 +6,7 @@
 #include "cmd/commands.h"
 #include "costmodel/device_profile.h"
 #include "graph/model_io.h"
+#include "graph/output_guard.h"
 #include "graph/status_macros.h"
 #include "sharder/outputs/html_report.h"
 
@@ -47,19 +48,6 @@ absl::StatusOr<Pictures> RenderPlanPictures(const ModelOptions& o,
         absl::StrCat(o.model, ": pictures: ", pictures.status().message()));
   }
   return pictures;
-}
-
-absl::Status WritePictures(const ModelOptions& o, const Pictures& pictures,
-                           std::vector<std::string>* written) {
-  if (!o.html_path.empty()) {
-    RETURN_IF_ERROR(WriteFileAtomically(o.html_path, pictures.html));
-    written->push_back(o.html_path);
-  }
-  if (!o.graph_path.empty()) {
-    RETURN_IF_ERROR(WriteFileAtomically(o.graph_path, pictures.graph));
-    written->push_back(o.graph_path);
-  }
-  return absl::OkStatus();
 }
 
 absl::Status WriteInspectHtml(const ModelOptions& o, const LoadedModel& loaded,

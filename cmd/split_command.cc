@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cmd/commands.h"
+#include "graph/output_guard.h"
 #include "sharder/split/split.h"
 
 namespace autoshard::cmd {

@@ -1,10 +1,13 @@
 #include "costmodel/plan_evaluation.h"
 
+#include "graph/step_counts.h"
+
 namespace autoshard {
 
 PlanEvaluation EvaluatePlan(const DeviceModel& model,
                             absl::Span<const int32_t> ipu_of_node, int num_ipus,
                             int64_t batch) {
+  ++ThreadStepCounts().plan_evaluations;
   PlanEvaluation e;
   e.memory.reserve(num_ipus);
   for (int32_t d = 0; d < num_ipus; ++d) {

@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "absl/strings/str_cat.h"
+#include "graph/step_counts.h"
 
 namespace autoshard {
 namespace {
@@ -59,6 +60,7 @@ bool IsDefaultDomain(const std::string& domain) {
 }
 
 absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
+  ++ThreadStepCounts().dag_builds;
   Graph g;
   const int n = graph.node_size();
   g.nodes_.reserve(n);

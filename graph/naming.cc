@@ -7,11 +7,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/step_counts.h"
 
 namespace autoshard {
 
 absl::StatusOr<NamingResult> AssignNodeNames(bool strict,
                                              onnx::GraphProto* graph) {
+  ++ThreadStepCounts().node_namings;
   NamingResult result;
   // Names in use: every non-empty name of the file, so a generated name can
   // never collide with a later node's own name.

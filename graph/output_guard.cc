@@ -177,4 +177,72 @@ bool CreatedFolders::Make(const fs::path& dir) {
   return fs::is_directory(dir, ec);
 }
 
+std::string PathFromFolder(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path from =
+      std::filesystem::absolute(dir, ec).lexically_normal();
+  const std::filesystem::path to =
+      std::filesystem::absolute(path, ec).lexically_normal();
+  const std::filesystem::path relative = to.lexically_relative(from);
+  return relative.empty() ? to.string() : relative.string();
+}
+
+absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
+                              const std::vector<fs::path>& inputs) {
+  std::error_code ec;
+  std::vector<fs::path> seen;
+  for (const std::string& out : outputs) {
+    if (out.empty())
+      return absl::InvalidArgumentError("an output path is empty");
+    const fs::path path(out);
+    const fs::path normal = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    for (const fs::path& other : seen) {
+      if (other == normal) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            out, ": named for two outputs; give each its own file"));
+      }
+    }
+    seen.push_back(normal);
+    const fs::file_status st = fs::symlink_status(path, ec);
+    if (fs::exists(st)) {
+      for (const fs::path& in : inputs) {
+        if (fs::equivalent(path, in, ec)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(out, ": is an input (", in.string(),
+                           "); refusing to overwrite it"));
+        }
+      }
+      if (fs::is_directory(st)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(out, ": is a folder, not a file name"));
+      }
+      if (!fs::is_regular_file(st)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            out,
+            ": exists and is not a regular file (a device, pipe or symlink); "
+            "refusing to replace it"));
+      }
+      if (::access(path.c_str(), W_OK) != 0) {
+        return absl::PermissionDeniedError(
+            absl::StrCat(out, ": exists and is read-only"));
+      }
+    }
+    const fs::path dir =
+        path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    if (!fs::exists(dir, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(out, ": folder '", dir.string(), "' does not exist"));
+    }
+    if (!fs::is_directory(dir, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(out, ": '", dir.string(), "' is not a folder"));
+    }
+    if (::access(dir.c_str(), W_OK) != 0) {
+      return absl::PermissionDeniedError(
+          absl::StrCat(out, ": folder '", dir.string(), "' is not writable"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace autoshard

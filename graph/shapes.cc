@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/onnx_guard.h"
 #include "graph/status_macros.h"
+#include "graph/step_counts.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace autoshard {
@@ -313,6 +314,7 @@ absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
 }
 
 absl::Status InferShapes(onnx::ModelProto* model) {
+  ++ThreadStepCounts().onnx_inferences;
   onnx::ShapeInferenceOptions options;
   options.check_type = false;
   options.error_mode = 0;  // keep going past nodes it cannot infer

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_model.h"
@@ -226,11 +227,17 @@ absl::Status ApplyPlan(const Plan& plan, onnx::ModelProto* model) {
         absl::StrCat("the plan is for a graph of ", plan.node_names.size(),
                      " nodes; this one has ", graph->node_size()));
   }
-  auto named = AssignNodeNames(/*strict=*/false, graph);
-  if (!named.ok()) return named.status();
+  // The plan's names, not a second naming: a node keeps its own name unless
+  // AssignNodeNames (graph/naming.h) renames it, that is when it has none or
+  // an earlier node has it; those take the name the plan gave them.
+  absl::flat_hash_set<std::string> taken;
   for (int i = 0; i < graph->node_size(); ++i) {
     onnx::NodeProto* node = graph->mutable_node(i);
-    if (node->name() != plan.node_names[i]) {
+    const bool renamed =
+        node->name().empty() || !taken.insert(node->name()).second;
+    if (renamed) {
+      node->set_name(plan.node_names[i]);
+    } else if (node->name() != plan.node_names[i]) {
       return absl::FailedPreconditionError(absl::StrCat(
           "node #", i, " is '", node->name(), "' but the plan has '",
           plan.node_names[i], "': not the model that was planned"));

@@ -34,11 +34,14 @@ void SetDims(const onnx::TypeProto& type, Message* out) {
 
 class Splitter {
  public:
-  Splitter(const onnx::ModelProto& model, const Graph& dag)
-      : model_(model), g_(model.graph()), dag_(dag) {}
+  // `placement`, when not null, says where each node runs (else the
+  // model's annotations do).
+  Splitter(const onnx::ModelProto& model, const Graph& dag,
+           const Placement* placement)
+      : model_(model), g_(model.graph()), dag_(dag), placement_(placement) {}
 
   absl::StatusOr<Split> Run(const fs::path& model_dir) {
-    RETURN_IF_ERROR(ReadPlacements());
+    RETURN_IF_ERROR(placement_ == nullptr ? ReadPlacements() : TakePlacement());
     is_constant_ = FindConstantNodes(g_, dag_);
     RETURN_IF_ERROR(Validate());
     AssignNodesToStages();
@@ -75,6 +78,25 @@ class Splitter {
   }
 
  private:
+  absl::Status TakePlacement() {
+    const size_t n = static_cast<size_t>(dag_.num_nodes());
+    if (placement_->ipu.size() != n || placement_->pipeline_stage.size() != n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the placement is for ", placement_->ipu.size(), " and ",
+          placement_->pipeline_stage.size(), " nodes; the model has ", n));
+    }
+    ipu_ = placement_->ipu;
+    stage_ = placement_->pipeline_stage;
+    for (NodeId id = 0; id < dag_.num_nodes(); ++id) {
+      if (ipu_[id] < 0 || stage_[id] < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", NodeLabel(dag_.node(id), id),
+                         " is placed on a negative IPU or stage"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status ReadPlacements() {
     const int n = dag_.num_nodes();
     ipu_.assign(n, -1);
@@ -592,7 +614,8 @@ class Splitter {
   const onnx::ModelProto& model_;
   const onnx::GraphProto& g_;
   const Graph& dag_;
-  std::vector<int> ipu_, stage_;  // per node, as annotated
+  const Placement* placement_;
+  std::vector<int> ipu_, stage_;  // per node, as placed
   int num_stages_ = 0;
   std::vector<int> stage_ipu_;
   std::vector<uint8_t> is_constant_;
@@ -617,18 +640,34 @@ std::string StageFileName(int stage) {
   return absl::StrCat("stage_", stage, ".onnx");
 }
 
-absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
-                                 const fs::path& model_dir) {
-  if (annotated.training_info_size() > 0) {
+namespace {
+
+absl::StatusOr<Split> SplitPlaced(const onnx::ModelProto& model,
+                                  const Placement* placement,
+                                  const fs::path& model_dir) {
+  if (model.training_info_size() > 0) {
     return absl::InvalidArgumentError(
         "the model has training_info, which refers to the whole graph; "
         "splitting it is not supported");
   }
-  ASSIGN_OR_RETURN(Graph dag, Graph::Build(annotated.graph()));
+  ASSIGN_OR_RETURN(Graph dag, Graph::Build(model.graph()));
   if (dag.num_nodes() == 0) {
     return absl::InvalidArgumentError("the model has no nodes to split");
   }
-  return Splitter(annotated, dag).Run(model_dir);
+  return Splitter(model, dag, placement).Run(model_dir);
+}
+
+}  // namespace
+
+absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
+                                 const fs::path& model_dir) {
+  return SplitPlaced(annotated, nullptr, model_dir);
+}
+
+absl::StatusOr<Split> SplitModel(const onnx::ModelProto& model,
+                                 const Placement& placement,
+                                 const fs::path& model_dir) {
+  return SplitPlaced(model, &placement, model_dir);
 }
 
 }  // namespace autoshard

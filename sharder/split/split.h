@@ -55,6 +55,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/placement.h"
 #include "onnx/onnx_pb.h"
 #include "proto/split.pb.h"
 
@@ -82,6 +83,13 @@ struct Split {
 // a cut tensor whose element type or rank neither ONNX nor autoshard's rules
 // can tell.
 absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
+                                 const std::filesystem::path& model_dir);
+
+// The same for `model` placed by `placement` (a plan's, passed as it is: the
+// model's annotations, if any, are not read). Errors as above, and
+// InvalidArgument when the placement is not for the model's node count.
+absl::StatusOr<Split> SplitModel(const onnx::ModelProto& model,
+                                 const Placement& placement,
                                  const std::filesystem::path& model_dir);
 
 // The stage files' names: "stage_<s>.onnx".

@@ -1,0 +1,145 @@
+// One `shard --split-dir` run through the library, step by step, counted
+// through the instrumentation hook (graph/step_counts.h), and WriteOutputs'
+// all-or-nothing promise.
+#include "sharder/outputs/write_outputs.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "graph/model_io.h"
+#include "graph/step_counts.h"
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace autoshard {
+namespace {
+namespace fs = std::filesystem;
+
+LoadedModel SqueezeNet() {
+  auto loaded = LoadModel(std::string(AUTOSHARD_SOURCE_DIR) +
+                          "/models/squeezenet1_1.onnx");
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  return loaded.ok() ? *std::move(loaded) : LoadedModel();
+}
+
+OutputFiles FilesIn(const fs::path& dir) {
+  OutputFiles files;
+  files.model = (dir / "model.onnx").string();
+  files.plan = (dir / "plan.json").string();
+  files.sharding_config = (dir / "sharding.yaml").string();
+  files.split_dir = (dir / "stages").string();
+  return files;
+}
+
+TEST(StepCountsTest, ShardWithSplitDirDoesEachStepOnce) {
+  LoadedModel loaded = SqueezeNet();
+  Options options;
+  options.num_ipus = 2;
+  options.strategy = "raw";
+  testing::TempDir dir;
+  ThreadStepCounts() = StepCounts();
+  absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<WrittenOutputs> written =
+      WriteOutputs(*plan, FilesIn(dir.path()), &loaded, {}, "squeezenet");
+  ASSERT_TRUE(written.ok()) << written.status();
+  const StepCounts counts = ThreadStepCounts();
+  // Planning names the nodes; ApplyPlan takes the plan's names.
+  EXPECT_EQ(counts.node_namings, 1);
+  // raw makes one split: evaluated once, and that evaluation gives the plan
+  // its figures (no second evaluation of the chosen split).
+  EXPECT_EQ(counts.plan_evaluations, 1);
+  // Not yet once: the split still builds its own DAG and runs ONNX's
+  // inference on the model as declared (symbolic dims kept for the stage
+  // interfaces, where planning fixed them): 1 + 1 of each.
+  EXPECT_EQ(counts.dag_builds, 2);
+  EXPECT_EQ(counts.onnx_inferences, 2);
+  // model, plan, config, and the folder: "DIR (2 stage models and
+  // manifest.json)".
+  ASSERT_EQ(written->written.size(), 4u);
+  EXPECT_EQ(written->written[3], (dir.path() / "stages").string() +
+                                     " (2 stage models and manifest.json)");
+  EXPECT_TRUE(fs::exists(dir.path() / "stages" / "stage_1.onnx"));
+}
+
+TEST(StepCountsTest, AutoEvaluatesEachCandidateOnce) {
+  LoadedModel loaded = SqueezeNet();
+  Options options;
+  options.num_ipus = 2;  // strategy auto, the default
+  ThreadStepCounts() = StepCounts();
+  absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Each candidate the plan lists is evaluated once (plus the search's own
+  // evaluations of the splits it tries); none again for the plan.
+  EXPECT_EQ(ThreadStepCounts().onnx_inferences, 1);
+  EXPECT_EQ(ThreadStepCounts().node_namings, 1);
+  EXPECT_EQ(ThreadStepCounts().dag_builds, 1);
+  EXPECT_GE(ThreadStepCounts().plan_evaluations, plan->proto.candidates_size());
+}
+
+TEST(WriteOutputsTest, ABadPathWritesNothing) {
+  LoadedModel loaded = SqueezeNet();
+  Options options;
+  options.num_ipus = 2;
+  options.strategy = "raw";
+  absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  testing::TempDir dir;
+  OutputFiles files = FilesIn(dir.path());
+  files.extra.emplace_back((dir.path() / "no_folder" / "page.html").string(),
+                           "<html>");
+  absl::StatusOr<WrittenOutputs> written =
+      WriteOutputs(*plan, files, &loaded, {}, "squeezenet");
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(WriteOutputsTest, ThePlanOfAnotherModelIsRefused) {
+  LoadedModel loaded = SqueezeNet();
+  Plan plan;  // a plan of no nodes
+  testing::TempDir dir;
+  OutputFiles files;
+  files.model = (dir.path() / "model.onnx").string();
+  absl::StatusOr<WrittenOutputs> written =
+      WriteOutputs(plan, files, &loaded, {}, "squeezenet");
+  EXPECT_EQ(written.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+// ApplyPlan names nodes once: it takes the names planning gave (graph/
+// naming.h: an empty name becomes <op_type>_<index>, a repeated one
+// <name>_<k>) instead of naming the model again.
+TEST(ApplyPlanTest, TakesThePlansNamesWithoutNamingAgain) {
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,8] x) => (float[1,8] y) {
+      a = Relu(x)
+      b = Relu(a)
+      y = Relu(b)
+    })",
+                                                   /*name_nodes=*/false);
+  model.mutable_graph()->mutable_node(1)->set_name("r");
+  model.mutable_graph()->mutable_node(2)->set_name("r");
+  Options options;
+  options.num_ipus = 1;
+  absl::StatusOr<Plan> plan = PlanModel(model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->node_names, (std::vector<std::string>{"Relu_0", "r", "r_1"}));
+  ThreadStepCounts() = StepCounts();
+  onnx::ModelProto annotated = model;
+  ASSERT_TRUE(ApplyPlan(*plan, &annotated).ok());
+  EXPECT_EQ(ThreadStepCounts().node_namings, 0);
+  EXPECT_EQ(annotated.graph().node(0).name(), "Relu_0");
+  EXPECT_EQ(annotated.graph().node(1).name(), "r");
+  EXPECT_EQ(annotated.graph().node(2).name(), "r_1");
+  // A node's own name that the plan does not have: another model.
+  onnx::ModelProto other = model;
+  other.mutable_graph()->mutable_node(1)->set_name("s");
+  EXPECT_EQ(ApplyPlan(*plan, &other).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace autoshard
