@@ -40,7 +40,9 @@
 #include "cmd/progress.h"
 #include "graph/model_io.h"
 #include "graph/output_guard.h"
+#include "graph/plural.h"
 #include "proto/batch.pb.h"
+#include "sharder/outputs/csv.h"
 #include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
@@ -179,19 +181,10 @@ int Severity(int code) {
   }
 }
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string SummaryCsv(const proto::BatchSummary& summary) {
   std::string out =
-      "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error\n";
+      "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error,"
+      "assumed\n";
   for (const proto::BatchRow& r : summary.models()) {
     const bool planned = r.ipus() > 0;
     absl::StrAppend(&out, CsvField(r.model()), ",", CsvField(r.output()), ",",
@@ -200,7 +193,8 @@ std::string SummaryCsv(const proto::BatchSummary& summary) {
                     planned ? (r.fits() ? "true" : "false") : "", ",",
                     planned ? absl::StrFormat("%.6g", r.bottleneck_s()) : "",
                     ",", absl::StrFormat("%.3f", r.seconds()), ",",
-                    r.exit_code(), ",", CsvField(r.error()), "\n");
+                    r.exit_code(), ",", CsvField(r.error()), ",",
+                    CsvField(r.assumed()), "\n");
   }
   return out;
 }
@@ -419,6 +413,7 @@ int RunShardBatch(const ShardOptions& o) {
       row.set_ipus(console.num_ipus);
       row.set_fits(console.fits);
       row.set_bottleneck_s(console.bottleneck_s);
+      row.set_assumed(console.assumed);
     }
     row.set_seconds(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -462,7 +457,11 @@ int RunShardBatch(const ShardOptions& o) {
       if (table) std::cout << TableRow(r.row, width) << std::flush;
     }
     *summary.add_models() = r.row;
-    if (r.row.exit_code() != kExitOk) summary.set_failed(summary.failed() + 1);
+    if (r.row.exit_code() == kExitNoFit) {
+      summary.set_does_not_fit(summary.does_not_fit() + 1);
+    } else if (r.row.exit_code() != kExitOk) {
+      summary.set_failed(summary.failed() + 1);
+    }
     if (Severity(r.row.exit_code()) > Severity(exit_code)) {
       exit_code = r.row.exit_code();
     }
@@ -483,8 +482,11 @@ int RunShardBatch(const ShardOptions& o) {
     std::cout << ProtoJson(summary);
   }
   if (table) {
-    std::cout << absl::StrFormat("%d models, %d failed, %.2f s\n", n,
-                                 summary.failed(), summary.seconds());
+    std::cout << absl::StrFormat(
+        "%s, %d failed, %d %s (outputs written), %.2f s\n", Plural(n, "model"),
+        summary.failed(), summary.does_not_fit(),
+        summary.does_not_fit() == 1 ? "does not fit" : "do not fit",
+        summary.seconds());
   }
   if (!o.summary_path.empty()) {
     std::shared_lock<std::shared_mutex> writing(OutputWriteLock());

@@ -60,7 +60,8 @@ struct Console {
   int num_ipus = 0;
   bool fits = false;
   double bottleneck_s = 0;
-  std::string output;  // the annotated model, once written
+  std::string assumed;  // the plan's assumed dims, as the report names them
+  std::string output;   // the annotated model, once written
 };
 // The calling thread's Console (by default stdout and stderr).
 Console& CurrentConsole();
@@ -73,6 +74,7 @@ std::shared_mutex& OutputWriteLock();
 struct ModelOptions {
   std::string model;
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
+  std::vector<std::string> dims;          // --dim NAME=VALUE
   // --batch-size: B, or empty; shard with --total-ipus also takes auto or
   // B1,B2,... (cmd/pod_flags.h).
   std::string batch_size;
@@ -112,7 +114,8 @@ struct ShardOptions {
   std::string sharding_config;           // --sharding-config OUT.yaml
   std::string split_dir;                 // --split-dir DIR: per-stage models
   PodFlags pod;  // --total-ipus, --max-ipus, --replica-grouping, --shard-over
-  std::string write_problem;  // --write-problem FILE (proto/problem.proto)
+  std::string write_problem;    // --write-problem FILE (proto/problem.proto)
+  bool keep_placement = false;  // --keep-placement: evaluate __ipu_number
 };
 
 struct ApplyOptions {
@@ -139,6 +142,8 @@ struct CalibrateOptions {
 struct InspectOptions {
   ModelOptions model;
   bool json = false;  // --json: the InspectReport in protobuf's JSON mapping
+  std::string nodes;  // --nodes [text|csv]: the per-node table; "" none
+  std::string nodes_csv;  // --nodes-csv FILE: the per-node table as CSV
 };
 
 // `solve PROBLEM.json` (cmd/solve_command.cc).

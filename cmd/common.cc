@@ -17,7 +17,9 @@
 #include "cmd/commands.h"
 #include "costmodel/device_profile.h"
 #include "graph/output_guard.h"
+#include "graph/plural.h"
 #include "graph/status_macros.h"
+#include "sharder/assumptions.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/outputs/write_outputs.h"
 
@@ -50,6 +52,25 @@ absl::Status ParseInputShape(const std::string& spec, ShapeOptions* shapes) {
   return absl::OkStatus();
 }
 
+// --dim NAME=VALUE into shapes->dims.
+absl::Status ParseDim(const std::string& spec, ShapeOptions* shapes) {
+  const size_t eq = spec.find('=');
+  int64_t value = 0;
+  if (eq == std::string::npos || eq == 0 ||
+      !absl::SimpleAtoi(spec.substr(eq + 1), &value) || value < 1 ||
+      value > INT32_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dim '", spec,
+        "': expected NAME=VALUE, VALUE an integer from 1 to 2^31-1 (e.g. "
+        "seq_len=128)"));
+  }
+  if (!shapes->dims.emplace(spec.substr(0, eq), value).second) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dim names '", spec.substr(0, eq), "' twice"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Console& CurrentConsole() {
@@ -78,6 +99,10 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
                   "fix a graph input's shape, NAME:D1,D2,... (repeatable; wins "
                   "over --batch-size for that input)")
       ->allow_extra_args(false);
+  sub->add_option("--dim", o->dims,
+                  "set every input dim with this symbolic name, NAME=VALUE "
+                  "(repeatable; e.g. --dim seq_len=128)")
+      ->allow_extra_args(false);
   sub->add_option("--batch-size", o->batch_size,
                   "set the symbolic first dim of every input to B (B >= 1); "
                   "shard --total-ipus: also auto (1, 2, 4, ... 64) or "
@@ -93,7 +118,7 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
   sub->add_option("--precision", o->precision,
                   "cost float tensors as fp32 (default) or fp16, and use that "
                   "peak FLOP/s")
-      ->check(CLI::IsMember({"fp32", "fp16"}));
+      ->transform(CLI::IsMember({"fp32", "fp16"}, CLI::ignore_case));
   sub->add_flag(
       "--strict-names", o->strict_names,
       "refuse nodes with empty or repeated names (PopRT's rule) instead "
@@ -136,6 +161,9 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
     RETURN_IF_ERROR(ParseInputShape(spec, &options.shapes));
   }
   if (!o.graph_path.empty()) RETURN_IF_ERROR(CheckGraphPath(o.graph_path));
+  for (const std::string& spec : o.dims) {
+    RETURN_IF_ERROR(ParseDim(spec, &options.shapes));
+  }
   return options;
 }
 
@@ -216,6 +244,7 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   console.num_ipus = plan.proto.num_ipus();
   console.fits = plan.proto.fits();
   console.bottleneck_s = plan.proto.performance().bottleneck_s();
+  console.assumed = AssumedText(plan.proto.assumptions());
   OutputFiles files;
   files.model = output;
   files.plan = options.plan_path;
@@ -251,7 +280,8 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   }
   if (!wrote.ok()) return ReportError(wrote.status());
   console.output = output;
-  ReportStep(options, absl::StrCat("wrote ", wrote->written.size(), " files"),
+  ReportStep(options,
+             absl::StrCat("wrote ", Plural(wrote->written.size(), "file")),
              write_start);
   if (options.report == "json") {  // printed with -q too (kQuietHelp)
     // The plan without its per-node placements (--plan has them).

@@ -80,6 +80,7 @@ bool Unframe(const std::string& bytes, size_t* at, std::string* field) {
     row.set_ipus(console.num_ipus);
     row.set_fits(console.fits);
     row.set_bottleneck_s(console.bottleneck_s);
+    row.set_assumed(console.assumed);
   }
   const bool sent = WriteAll(
       fd, Frame(row.SerializeAsString()) + Frame(out.str()) + Frame(err.str()));
@@ -195,6 +196,7 @@ int RunInChild(const std::function<int()>& run, ChildProcesses* children) {
     console.num_ipus = row.ipus();
     console.fits = row.fits();
     console.bottleneck_s = row.bottleneck_s();
+    console.assumed = row.assumed();
     return row.exit_code();
   }
   const std::string how =

@@ -52,6 +52,11 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
                   "4, ... --max-ipus) whose split fits")
       ->required();
   AddPodFlags(sub, &o->pod);
+  sub->add_flag("--keep-placement", o->keep_placement,
+                "evaluate the placement the model already carries "
+                "(__ipu_number and __pipeline_stage on every node, as apply "
+                "evaluates a config) instead of planning again; --num-ipus "
+                "and --strategy are then not used");
   sub->add_option("--strategy", o->strategy, StrategiesHelp())
       ->check(CLI::IsMember(StrategyNames()));
   sub->add_flag("--optimal-perf", o->optimal_perf,
@@ -158,6 +163,7 @@ absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
                      o.num_ipus, "'"));
   }
   options->max_ipus = o.pod.max_ipus;
+  options->keep_placement = o.keep_placement;
   options->strategy = o.strategy;
   options->optimal_perf = o.optimal_perf;
   options->max_candidates = o.max_candidates;

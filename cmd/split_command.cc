@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cmd/commands.h"
+#include "graph/output_guard.h"
 #include "sharder/split/split.h"
 
 namespace autoshard::cmd {
@@ -50,7 +51,7 @@ int RunSplit(const SplitOptions& o) {
         absl::Status(split.status().code(),
                      absl::StrCat(o.model, ": ", split.status().message())));
   }
-  split->manifest.set_model(o.model);
+  split->manifest.set_model(PathFromFolder(o.model, o.out_dir));
   std::vector<std::string> warnings = split->warnings;
   {
     DeferTerminationSignals defer_signals;

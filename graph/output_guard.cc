@@ -177,6 +177,16 @@ bool CreatedFolders::Make(const fs::path& dir) {
   return fs::is_directory(dir, ec);
 }
 
+std::string PathFromFolder(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path from =
+      std::filesystem::absolute(dir, ec).lexically_normal();
+  const std::filesystem::path to =
+      std::filesystem::absolute(path, ec).lexically_normal();
+  const std::filesystem::path relative = to.lexically_relative(from);
+  return relative.empty() ? to.string() : relative.string();
+}
+
 absl::Status CheckOutputPaths(const std::vector<std::string>& outputs,
                               const std::vector<fs::path>& inputs) {
   std::error_code ec;

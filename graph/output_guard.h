@@ -23,6 +23,11 @@
 
 namespace autoshard {
 
+// `path` relative to the folder `dir` ("../model.onnx" for model.onnx and
+// split/), for a file in `dir` that names `path` (the split manifest's
+// `model`); absolute when no relative path exists.
+std::string PathFromFolder(const std::string& path, const std::string& dir);
+
 // Checks every output path before any work is written, so that a bad path
 // loses nothing: outputs are distinct, none is an input, none is an existing
 // non-regular file (device, FIFO, symlink, folder) or a read-only file, and

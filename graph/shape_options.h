@@ -19,6 +19,10 @@ struct ShapeOptions {
   // When > 0, the first dim of every graph input whose first dim is symbolic
   // or unknown is set to this value.
   int64_t batch_size = 0;
+  // Symbolic dim name (dim_param) -> value, for every graph-input dim of
+  // that name (--dim seq_len=128); wins over batch_size for those dims. A
+  // name no graph input has is InvalidArgument. Values are >= 1.
+  std::map<std::string, int64_t> dims;
 };
 
 }  // namespace autoshard

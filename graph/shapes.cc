@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -122,12 +123,89 @@ void SetTensorType(const TensorInfo& info, onnx::TypeProto* type) {
   *shape = std::move(out);
 }
 
-absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
-                                     onnx::ModelProto* model) {
+namespace {
+
+// --dim NAME=VALUE: sets every dim of `symbolic` named NAME. Errors name
+// the option and the symbolic names the inputs have.
+absl::Status SetNamedDims(
+    const std::map<std::string, int64_t>& dims,
+    const std::vector<
+        std::pair<onnx::TensorShapeProto_Dimension*, std::string>>& symbolic) {
+  for (const auto& [name, value] : dims) {
+    if (value < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim ", name, "=", value, ": must be at least 1"));
+    }
+    bool found = false;
+    std::set<std::string> names;
+    for (const auto& [dim, param] : symbolic) {
+      names.insert(param);
+      if (param != name) continue;
+      dim->set_dim_value(value);
+      found = true;
+    }
+    if (!found) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dim ", name, ": no graph input has a dim named '", name,
+          "' (symbolic dims: ",
+          names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string OverrideText(const std::string& input, int dim, int64_t from,
+                         int64_t to) {
+  return absl::StrCat(input, "[", dim, "] ", from, " -> ", to);
+}
+
+// --batch-size on a model without a symbolic first dim: the model's static
+// batch is the first dim of its first input of rank >= 2 (initializers
+// listed as inputs, and inputs --input-shape sets, do not count); every such
+// input whose first dim has that value takes options.batch_size.
+void SetStaticBatch(const ShapeOptions& options, onnx::GraphProto* graph,
+                    InputShapeChanges* changes) {
+  std::set<std::string> initializers;
+  for (const auto& t : graph->initializer()) initializers.insert(t.name());
+  int64_t batch = 0;
+  for (auto& vi : *graph->mutable_input()) {
+    if (!HasTensorShape(vi) || initializers.contains(vi.name()) ||
+        options.input_shapes.contains(vi.name())) {
+      continue;
+    }
+    auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() < 2 || !shape->dim(0).has_dim_value()) continue;
+    if (batch == 0) batch = shape->dim(0).dim_value();
+    if (shape->dim(0).dim_value() != batch) continue;
+    ++changes->batched;
+    if (batch == options.batch_size) continue;
+    changes->overridden.push_back(
+        OverrideText(vi.name(), 0, batch, options.batch_size));
+    shape->mutable_dim(0)->set_dim_value(options.batch_size);
+  }
+}
+
+// Drops the shapes `graph` records for tensors other than its inputs
+// (value_info, the outputs' dims; element types stay): they were inferred
+// from input shapes that an option has replaced.
+void ForgetRecordedShapes(onnx::GraphProto* graph) {
+  graph->clear_value_info();
+  for (auto& vi : *graph->mutable_output()) {
+    if (vi.type().has_tensor_type()) {
+      vi.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
+                                                   onnx::ModelProto* model) {
   if (options.batch_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--batch-size must be positive, got ", options.batch_size));
   }
+  InputShapeChanges changes;
   onnx::GraphProto* graph = model->mutable_graph();
   const auto original_inputs = graph->input();
   for (const auto& [name, dims] : options.input_shapes) {
@@ -166,16 +244,14 @@ absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
       for (int i = 0; i < shape.dim_size(); ++i) {
         if (shape.dim(i).has_dim_value() &&
             shape.dim(i).dim_value() != dims[i]) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "--input-shape ", name, ": dim ", i, " is fixed at ",
-              shape.dim(i).dim_value(), " in the model, not ", dims[i]));
+          changes.overridden.push_back(
+              OverrideText(name, i, shape.dim(i).dim_value(), dims[i]));
         }
       }
     }
     SetDims(dims,
             input->mutable_type()->mutable_tensor_type()->mutable_shape());
   }
-  int batched = 0;
   // Symbolic dims before --batch-size, to bind their names below.
   std::vector<std::pair<onnx::TensorShapeProto_Dimension*, std::string>>
       symbolic;
@@ -190,6 +266,7 @@ absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
       }
     }
   }
+  RETURN_IF_ERROR(SetNamedDims(options.dims, symbolic));
   if (options.batch_size > 0) {
     for (auto& vi : *graph->mutable_input()) {
       if (!HasTensorShape(vi) || options.input_shapes.contains(vi.name())) {
@@ -198,9 +275,10 @@ absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
       auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
       if (shape->dim_size() > 0 && !shape->dim(0).has_dim_value()) {
         shape->mutable_dim(0)->set_dim_value(options.batch_size);
-        ++batched;
+        ++changes.batched;
       }
     }
+    if (changes.batched == 0) SetStaticBatch(options, graph, &changes);
   }
   // A symbol an option fixed (--input-shape dims were fixed above, before
   // `symbolic` was taken, so they bind through the options' inputs) binds
@@ -231,7 +309,8 @@ absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
         !ambiguous.contains(param))
       dim->set_dim_value(it->second);
   }
-  return batched;
+  if (!changes.overridden.empty()) ForgetRecordedShapes(graph);
+  return changes;
 }
 
 absl::Status InferShapes(onnx::ModelProto* model) {

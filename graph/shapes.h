@@ -42,15 +42,27 @@ int64_t SaturatingAdd(int64_t a, int64_t b);
 // 1 for BOOL and 8-bit types; sub-byte types round up to 1).
 int64_t ElementSizeBytes(int32_t elem_type);
 
-// Rewrites the main graph's input types per `options` and returns how many
-// inputs --batch-size changed. A symbolic dim that shares its name with a dim
-// the options fixed takes the same value (`past[1] 'batch'` follows
-// `ids[0] 'batch'` set by --batch-size), unless the options gave that name
-// two values. Errors (InvalidArgument, naming the input): an
-// unknown input, a rank that differs from the model's, a dim the model fixes
-// at another value, a non-positive dim.
-absl::StatusOr<int> ApplyInputShapes(const ShapeOptions& options,
-                                     onnx::ModelProto* model);
+// What ApplyInputShapes changed.
+struct InputShapeChanges {
+  int batched = 0;  // inputs whose first dim --batch-size set
+  // Static dims of the model that the options replaced, in input order,
+  // "input[0] 1 -> 8". When any is, the shapes the file records for other
+  // tensors (value_info, graph outputs) are dropped: they follow the old
+  // inputs, and inference computes them again.
+  std::vector<std::string> overridden;
+};
+
+// Rewrites the main graph's input types per `options`. A symbolic dim that
+// shares its name with a dim the options fixed takes the same value
+// (`past[1] 'batch'` follows `ids[0] 'batch'` set by --batch-size), unless
+// the options gave that name two values. --input-shape may replace static
+// dims; --batch-size sets symbolic first dims, or, when no input has one,
+// the model's static batch: the first dim of every input of rank >= 2 whose
+// first dim equals that of the first such input. Errors (InvalidArgument,
+// naming the input): an unknown input, a rank that differs from the
+// model's, a non-positive dim, a --dim name no input has.
+absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
+                                                   onnx::ModelProto* model);
 
 // Runs ONNX's shape inference (with data propagation) on `model` in place.
 // ONNX exceptions become InvalidArgument naming the node where ONNX says.

@@ -202,6 +202,17 @@ void BindPlan(py::module_& m) {
           },
           "Op types costed by the fallback rule (output elements as FLOPs).")
       .def_property_readonly(
+          "assumptions",
+          [](const Plan& p) {
+            py::list out;
+            for (const auto& a : p.proto.assumptions())
+              out.append(MessageToDict(a));
+            return out;
+          },
+          "The dims the figures assume, not the model's own: dicts of node, "
+          "op_type, tensor, dim, value, reason, dim_name; input dims costed "
+          "as 1 first (node ''), then data-dependent dims.")
+      .def_property_readonly(
           "warnings", [](const Plan& p) { return List(p.proto.warnings()); },
           "What the CLI prints as warnings: ops without a rule, unresolved "
           "dims, data-dependent dims assumed...")
@@ -283,8 +294,9 @@ void BindInspectReport(py::module_& m) {
                              "Weights, each once.")
       .def_property_readonly("parameters", &R::parameters, "Weight elements.")
       .def_property_readonly("min_ipus", &R::min_ipus,
-                             "The fewest IPUs (1, 2, 4, ... 64) whose raw "
-                             "split fits; 0 when none does.")
+                             "The fewest IPUs (1, 2, 4, ... 256) whose plan "
+                             "fits, planned as shard --num-ipus auto plans "
+                             "it; 0 when none does.")
       .def_property_readonly(
           "single_ipu_memory", &R::single_ipu_memory,
           "The whole model on one IPU under the tile-memory model (a Memory).")

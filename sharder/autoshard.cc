@@ -10,10 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_model.h"
+#include "graph/annotations.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/naming.h"
 #include "graph/status_macros.h"
+#include "sharder/carried_placement.h"
 #include "sharder/oracle/compile_oracle.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/planner.h"
@@ -126,7 +128,16 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                                const Options& options) {
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(options.Validate());
-  ASSIGN_OR_RETURN(const Prepared p, Prepare(model, options));
+  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+  const internal::CarriedPlacement carried = internal::ReadCarriedPlacement(p);
+  if (options.keep_placement) {
+    return internal::PlanCarriedPlacement(p, options, carried, start);
+  }
+  if (carried.annotated_nodes > 0) {
+    p.warnings.push_back(absl::StrCat(
+        internal::CarriedPlacementText(carried, p.graph.num_nodes()),
+        ": planned again; --keep-placement evaluates it instead"));
+  }
   onnx::ModelProto named_model;
   ASSIGN_OR_RETURN(std::unique_ptr<CompileOracle> compiler,
                    MakeCompiler(model, options, &named_model));
@@ -161,6 +172,15 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
   }
   ASSIGN_OR_RETURN(Assignment a, ApplyShardingPoints(p.problem, resolved));
   RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
+  return internal::PlanOfAssignment(p, options, a, resolved, "apply", start);
+}
+
+namespace internal {
+
+Plan PlanOfAssignment(Prepared& p, const Options& options, const Assignment& a,
+                      const std::vector<ShardingPoint>& points,
+                      const std::string& strategy,
+                      std::chrono::steady_clock::time_point start) {
   // PopART runs a pipeline stage on one IPU (and `split` needs that).
   std::map<int32_t, std::set<int32_t>> ipus_of_stage;
   for (int32_t node = 0; node < p.problem.num_nodes(); ++node)
@@ -173,9 +193,33 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
         "such a plan)"));
   }
   const double amp = p.device.available_memory_proportion();
-  return FinishPlan(p, options, a, resolved, "apply", {},
+  return FinishPlan(p, options, a, points, strategy, {},
                     EvaluateAssignment(p, options, a, amp), amp, start);
 }
+
+absl::StatusOr<Plan> PlanCarriedPlacement(
+    Prepared& p, const Options& options, const CarriedPlacement& carried,
+    std::chrono::steady_clock::time_point start) {
+  if (carried.annotated_nodes == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--keep-placement: no node has ", kIpuAttribute,
+                     " (plan it without --keep-placement)"));
+  }
+  RETURN_IF_ERROR(carried.error);
+  ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
+                   MinimalShardingPoints(p.problem, carried.assignment));
+  return PlanOfAssignment(p, options, carried.assignment, points,
+                          "keep-placement", start);
+}
+
+absl::StatusOr<Plan> PlanFewestIpus(const Prepared& p, const Options& options) {
+  Options auto_ipus = options;
+  auto_ipus.num_ipus = kAutoIpus;
+  auto_ipus.compile_cmd.clear();
+  return PlanAutoIpus(p, auto_ipus, nullptr, std::chrono::steady_clock::now());
+}
+
+}  // namespace internal
 
 absl::Status ApplyPlan(const Plan& plan, onnx::ModelProto* model) {
   onnx::GraphProto* graph = model->mutable_graph();

@@ -133,24 +133,63 @@ TEST(AutoshardTest, ShardingConfigQuotesNamesThatYaml11ReadsAsOtherTypes) {
   EXPECT_EQ((*points)[2].node, "123");
 }
 
-TEST(AutoshardTest, InputShapeMustAgreeWithFixedDims) {
-  onnx::ModelProto model = testing::ParseModelText(kResidual);  // x: float[1,4]
+// A model exported with a static batch of 1 that hard-codes it again in a
+// Reshape's constant, and one whose Reshape infers its first dim (-1).
+constexpr const char* kStaticBatch = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[1,4] x) => (float[1,4] y) {
+    s = Constant<value = int64[2] {1, 4}>()
+    r = Reshape(x, s)
+    y = Relu(r)
+  })";
+constexpr const char* kStaticBatchInferred = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[1,4] x) => (float[1,4] y) {
+    s = Constant<value = int64[2] {-1, 4}>()
+    r = Reshape(x, s)
+    y = Relu(r)
+  })";
+
+TEST(AutoshardTest, BatchSizeReplacesAStaticBatch) {
+  onnx::ModelProto model = testing::ParseModelText(kStaticBatchInferred);
   Options options;
-  options.num_ipus = 2;
-  options.shapes.input_shapes["x"] = {1, 8};
-  EXPECT_THAT(
-      PlanModel(model, options).status().message(),
-      HasSubstr("--input-shape x: dim 1 is fixed at 4 in the model, not 8"));
+  options.num_ipus = 1;
+  options.shapes.batch_size = 8;
+  auto plan = PlanModel(model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->proto.batch_size(), 8);
+  EXPECT_THAT(plan->proto.warnings(),
+              ::testing::Contains(HasSubstr(
+                  "the options replace static dims of the model (x[0] 1 -> "
+                  "8); the shapes of the other tensors are inferred again")));
+  // Relu's output is inferred again: 8 x 4 floats = 128 B, not the 16 B the
+  // file's [1,4] output would give.
+  EXPECT_GE(plan->proto.ipus(0).activation_bytes(), 128);
+}
+
+TEST(AutoshardTest, AConstantThatHardCodesTheOldBatchIsAnError) {
+  onnx::ModelProto model = testing::ParseModelText(kStaticBatch);
+  Options options;
+  options.num_ipus = 1;
+  options.shapes.batch_size = 8;
+  // x is [8,4] = 32 elements; the constant [1,4] holds 4.
+  EXPECT_EQ(PlanModel(model, options).status().message(),
+            "node 'n1' (Reshape) hard-codes the shape [1,4] (constant 's'), "
+            "which contradicts its input 'x' [8,4] (32 elements)");
+  options.shapes.batch_size = 0;
+  options.shapes.input_shapes["x"] = {2, 2};  // 4 elements, as [1,4]
+  EXPECT_TRUE(PlanModel(model, options).ok());
   options.shapes.input_shapes["x"] = {1, 4, 1};
   EXPECT_THAT(PlanModel(model, options).status().message(),
               HasSubstr("has rank 3"));
 }
 
 TEST(AutoshardTest, BatchSizeThatChangesNothingIsWarnedAbout) {
-  onnx::ModelProto model =
-      testing::ParseModelText(kResidual);  // no symbolic dim
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[4] x) => (float[4] y) { y = Relu(x) })");  // rank 1: no batch
   Options options;
-  options.num_ipus = 2;
+  options.num_ipus = 1;
   options.shapes.batch_size = 8;
   auto plan = PlanModel(model, options);
   ASSERT_TRUE(plan.ok()) << plan.status();

@@ -1,6 +1,7 @@
 #include "sharder/inspect.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <vector>
 
@@ -10,27 +11,47 @@
 #include "costmodel/device_model.h"
 #include "costmodel/flops_rules.h"
 #include "costmodel/plan_evaluation.h"
+#include "graph/plural.h"
 #include "graph/status_macros.h"
+#include "sharder/assumptions.h"
+#include "sharder/carried_placement.h"
+#include "sharder/inspect_tables.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/plan.h"
+#include "sharder/planner.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/raw_strategy.h"
 
 namespace autoshard {
 namespace {
 
-constexpr int kMaxIpus = 64;
-
-// True when the raw split onto `k` IPUs (k = 1: everything on IPU 0) fits.
-bool RawSplitFits(const ShardingProblem& problem, const DeviceModel& model,
-                  int k) {
-  std::vector<int32_t> ipu_of_node(problem.num_nodes(), 0);
-  if (k > 1) {
-    auto a = RawStrategy(problem, k);
-    if (!a.ok()) return false;
-    ipu_of_node = a->ipu;
+// The placement the model carries, evaluated as --keep-placement does.
+void AddCarriedPlacement(internal::Prepared& p, const Options& options,
+                         proto::InspectReport* r) {
+  const internal::CarriedPlacement carried = internal::ReadCarriedPlacement(p);
+  if (carried.annotated_nodes == 0) return;
+  proto::FoundPlacement* out = r->mutable_placement();
+  out->set_annotated_nodes(carried.annotated_nodes);
+  out->set_num_ipus(carried.num_ipus);
+  out->set_num_stages(carried.num_stages);
+  absl::StatusOr<Plan> plan = internal::PlanCarriedPlacement(
+      p, options, carried, std::chrono::steady_clock::now());
+  if (!plan.ok()) {
+    out->set_error(std::string(plan.status().message()));
+    return;
   }
-  return EvaluatePlan(model, ipu_of_node, k, /*batch=*/1).fits;
+  out->set_fits(plan->proto.fits());
+  out->set_bottleneck_s(plan->proto.performance().bottleneck_s());
+}
+
+// The fewest IPUs, planned as `shard --num-ipus auto` plans.
+absl::Status AddFewestIpus(const internal::Prepared& p, const Options& options,
+                           proto::InspectReport* r) {
+  Options planning = options;
+  planning.bound_s = 0;  // the certified bound is not reported
+  ASSIGN_OR_RETURN(Plan plan, internal::PlanFewestIpus(p, planning));
+  r->set_min_ipus_strategy(plan.proto.strategy());
+  if (plan.proto.fits()) r->set_min_ipus(plan.proto.num_ipus());
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -39,6 +60,8 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
                                                   const Options& options) {
   ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
   proto::InspectReport r;
+  internal::AddTensorsAndNodes(p, &r);
+  internal::AddAssumptions(p, r.mutable_assumptions());
   const ShardingProblem& problem = p.problem;
   const int n = problem.num_nodes();
   r.set_num_nodes(n);
@@ -48,7 +71,7 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
   }
   r.set_device(p.device.name());
   r.set_precision(internal::PrecisionName(options.precision));
-  r.set_batch_size(static_cast<int32_t>(options.shapes.batch_size));
+  r.set_batch_size(static_cast<int32_t>(p.batch));
   r.set_total_flops(p.costs.total_flops);
   r.set_total_weight_bytes(p.costs.total_weight_bytes);
   int64_t parameters = 0;
@@ -82,15 +105,7 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
       }
     }
   }
-  for (const ShapeAssumption& a : p.shape_assumptions) {
-    proto::ShapeAssumption* out = r.add_shape_assumptions();
-    out->set_node(a.node);
-    out->set_op_type(a.op_type);
-    out->set_tensor(a.tensor);
-    out->set_dim(a.dim);
-    out->set_value(a.value);
-    out->set_reason(a.reason);
-  }
+  internal::AddDataDependentAssumptions(p, r.mutable_shape_assumptions());
   r.set_total_macs(macs);
   std::vector<proto::OpTypeSummary> types;
   for (auto& [label, t] : by_type) {
@@ -114,12 +129,8 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
   DeviceModel device(problem, p.device, options.precision);
   *r.mutable_single_ipu_memory() = MemoryProto(
       device.EvaluateMemory(std::vector<int32_t>(n, 0), 0), 0, p.device);
-  for (int k = 1; k <= std::min(kMaxIpus, std::max(n, 1)); k *= 2) {
-    if (RawSplitFits(problem, device, k)) {
-      r.set_min_ipus(k);
-      break;
-    }
-  }
+  RETURN_IF_ERROR(AddFewestIpus(p, options, &r));
+  AddCarriedPlacement(p, options, &r);
   for (const auto& w : p.warnings) r.add_warnings(w);
   return r;
 }
@@ -130,6 +141,11 @@ std::string InspectText(const proto::InspectReport& r) {
                         r.model(), r.num_nodes(), r.ir_version(), r.opset());
   absl::StrAppendFormat(&out, "precision: %s   batch: %d   device: %s\n",
                         r.precision(), std::max(r.batch_size(), 1), r.device());
+  if (r.assumptions_size() > 0) {
+    absl::StrAppend(&out, "assumed: ", AssumedText(r.assumptions()),
+                    " (not the model's own; set with --dim NAME=VALUE)\n");
+  }
+  absl::StrAppend(&out, internal::TensorsText(r));
   absl::StrAppendFormat(&out, "compute: %s (%.4g MACs in contractions)\n",
                         HumanFlopsText(r.total_flops()), r.total_macs());
   absl::StrAppendFormat(&out, "weights: %s in %d parameters\n",
@@ -140,11 +156,28 @@ std::string InspectText(const proto::InspectReport& r) {
       HumanBytesText(m.activation_bytes()), HumanBytesText(m.total_bytes()),
       HumanBytesText(m.max_tile_bytes()), m.fits() ? "fits" : "does not fit");
   if (r.min_ipus() > 0) {
-    absl::StrAppendFormat(&out, "fewest IPUs (raw split fits): %d\n",
-                          r.min_ipus());
+    absl::StrAppendFormat(&out,
+                          "fewest IPUs: %d (planned as shard --num-ipus auto "
+                          "plans: strategy %s)\n",
+                          r.min_ipus(), r.min_ipus_strategy());
   } else {
-    absl::StrAppendFormat(
-        &out, "fewest IPUs: no raw split onto up to %d IPUs fits\n", kMaxIpus);
+    absl::StrAppendFormat(&out,
+                          "fewest IPUs: none fits (planned as shard --num-ipus "
+                          "auto plans: strategy %s)\n",
+                          r.min_ipus_strategy());
+  }
+  if (r.has_placement()) {
+    const proto::FoundPlacement& f = r.placement();
+    absl::StrAppend(
+        &out, "placement in the model: __ipu_number on ", f.annotated_nodes(),
+        " of ", Plural(r.num_nodes(), "node"), " (",
+        Plural(f.num_ipus(), "IPU"), ", ",
+        Plural(f.num_stages(), "pipeline stage"), "): ",
+        f.error().empty()
+            ? absl::StrCat(f.fits() ? "fits" : "does not fit", ", bottleneck ",
+                           HumanSeconds(f.bottleneck_s()))
+            : f.error(),
+        "\n");
   }
   absl::StrAppendFormat(&out, "%-40s %7s %16s %14s %12s\n", "op type", "count",
                         "compute", "MACs", "weights");

@@ -33,7 +33,9 @@ TEST(InspectTest, TotalsAndPerOpTypeTableByHand) {
   EXPECT_EQ(r->op_types(0).flops(), 64);
   EXPECT_EQ(r->op_types(0).weight_bytes(), 128);
   EXPECT_EQ(r->unresolved_dims_size(), 0);
-  EXPECT_THAT(InspectText(*r), HasSubstr("fewest IPUs (raw split fits): 1"));
+  EXPECT_THAT(InspectText(*r),
+              HasSubstr("fewest IPUs: 1 (planned as shard --num-ipus auto "
+                        "plans: strategy auto)"));
 }
 
 TEST(InspectTest, UnresolvedDimsAndFewestIpusOnATinyChip) {
@@ -65,6 +67,7 @@ TEST(InspectTest, UnresolvedDimsAndFewestIpusOnATinyChip) {
   // of input; under the 0.5 x 96 = 48 B cap) = 128 B > 96 B.
   EXPECT_FALSE(r->single_ipu_memory().fits());
   EXPECT_EQ(r->min_ipus(), 0);
+  EXPECT_EQ(r->min_ipus_strategy(), "auto");
 }
 
 // A Conv fed by an op nobody can infer has no shape: counted, named and

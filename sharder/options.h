@@ -64,7 +64,12 @@ struct Options {
   std::filesystem::path model_dir;  // where the model's external data is
   std::vector<std::string> external_files;  // relative to model_dir
   bool strict_names = false;  // refuse empty/duplicate names (PopRT)
-  ShapeOptions shapes;        // --input-shape / --batch-size
+  // Evaluate the placement the model carries (__ipu_number and
+  // __pipeline_stage on every node, as `apply` evaluates a config) instead
+  // of planning; num_ipus and strategy are then not used. Without it, a
+  // model that carries one is planned again, with a warning.
+  bool keep_placement = false;
+  ShapeOptions shapes;  // --input-shape / --batch-size
   Precision precision = Precision::kFp32;
   // The chip (DESIGN.md §3.2): the default is the built-in Mk2 GC200.
   proto::DeviceProfile device;  // empty: LoadDeviceProfile("ipu2")

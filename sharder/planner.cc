@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "costmodel/calibration.h"
 #include "graph/status_macros.h"
+#include "sharder/assumptions.h"
 #include "sharder/bound/certify.h"
 #include "sharder/plan.h"
 #include "sharder/problem_file.h"
@@ -110,6 +111,7 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   plan.pipeline_stage.assign(a.pipeline_stage.begin(), a.pipeline_stage.end());
   for (const auto& w : p.warnings) pp.add_warnings(w);
   for (const auto& w : warnings) pp.add_warnings(w);
+  AddAssumptions(p, pp.mutable_assumptions());
   proto::ModelSummary* s = pp.mutable_summary();
   s->set_num_nodes(n);
   s->set_total_flops(p.costs.total_flops);

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "costmodel/plan_evaluation.h"
 #include "sharder/autoshard.h"
+#include "sharder/carried_placement.h"
 #include "sharder/prepare.h"
 #include "sharder/strategies/search_strategy.h"
 #include "sharder/strategies/sharding_points.h"
@@ -38,6 +39,24 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
                 const std::vector<std::string>& warnings,
                 PlanEvaluation evaluation, double proportion,
                 std::chrono::steady_clock::time_point start);
+
+// The plan of a given, validated assignment `a` with its sharding `points`
+// (what `apply` and --keep-placement evaluate), named `strategy`; warns
+// about a pipeline stage on several IPUs. Defined in autoshard.cc.
+Plan PlanOfAssignment(Prepared& p, const Options& options, const Assignment& a,
+                      const std::vector<ShardingPoint>& points,
+                      const std::string& strategy,
+                      std::chrono::steady_clock::time_point start);
+
+// --keep-placement: the plan of the placement `carried` read from p's
+// model. InvalidArgument when no node is annotated, or carried.error.
+absl::StatusOr<Plan> PlanCarriedPlacement(
+    Prepared& p, const Options& options, const CarriedPlacement& carried,
+    std::chrono::steady_clock::time_point start);
+
+// The plan `--num-ipus auto` makes of p (options.num_ipus and compile_cmd
+// are not used): what `inspect` reports as the fewest IPUs.
+absl::StatusOr<Plan> PlanFewestIpus(const Prepared& p, const Options& options);
 
 // EvaluatePlan of `a` on p's device with `proportion`.
 PlanEvaluation EvaluateAssignment(const Prepared& p, const Options& options,

@@ -9,7 +9,9 @@
 #include "costmodel/device_profile.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
+#include "graph/plural.h"
 #include "graph/shape_analysis.h"
+#include "graph/shape_conflicts.h"
 #include "graph/status_macros.h"
 
 namespace autoshard::internal {
@@ -114,15 +116,21 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                              p.model->mutable_graph()));
   if (int named = p.naming.renamed_empty + p.naming.renamed_duplicate;
       named > 0) {
-    p.warnings.push_back(
-        absl::StrCat("named ", named, " nodes (", p.naming.renamed_empty,
-                     " without a name, ", p.naming.renamed_duplicate,
-                     " with a repeated one) as <op_type>_<index>; the outputs "
-                     "use these names"));
+    p.warnings.push_back(absl::StrCat(
+        "named ", Plural(named, "node"), " (", p.naming.renamed_empty,
+        " without a name, ", p.naming.renamed_duplicate,
+        " with a repeated one) as <op_type>_<index>; the outputs "
+        "use these names"));
   }
-  ASSIGN_OR_RETURN(const int batched,
+  ASSIGN_OR_RETURN(const InputShapeChanges changes,
                    ApplyInputShapes(options.shapes, p.model.get()));
-  if (options.shapes.batch_size > 0 && batched == 0 &&
+  if (!changes.overridden.empty()) {
+    p.warnings.push_back(
+        absl::StrCat("the options replace static dims of the model (",
+                     SomeNames(changes.overridden),
+                     "); the shapes of the other tensors are inferred again"));
+  }
+  if (options.shapes.batch_size > 0 && changes.batched == 0 &&
       options.shapes.input_shapes.empty()) {
     p.warnings.push_back(
         absl::StrCat("--batch-size ", options.shapes.batch_size,
@@ -192,6 +200,9 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                            "them with --input-shape");
   for (auto& w : shapes.warnings) p.warnings.push_back(std::move(w));
   TensorInfoMap& tensors = shapes.tensors;
+  if (!changes.overridden.empty()) {
+    RETURN_IF_ERROR(CheckReshapeConstants(p.model->graph(), tensors));
+  }
   p.shape_assumptions = std::move(shapes.assumptions);
   if (!p.shape_assumptions.empty()) {
     std::map<std::string, int> by_op;
@@ -201,9 +212,9 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
       parts.push_back(absl::StrCat(op, " ", count));
     }
     p.warnings.push_back(absl::StrCat(
-        p.shape_assumptions.size(),
-        " data-dependent dims set to the bound the graph implies (",
-        absl::StrJoin(parts, ", "),
+        Plural(p.shape_assumptions.size(), "data-dependent dim",
+               "data-dependent dims"),
+        " set to the bound the graph implies (", absl::StrJoin(parts, ", "),
         "); `autoshard inspect --json` lists them"));
   }
   ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
@@ -221,9 +232,9 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   }
   WarnAboutHeavyNodes(tensors, &p);
   if (p.costs.nodes_with_unknown_shapes > 0) {
-    p.warnings.push_back(
-        absl::StrCat(p.costs.nodes_with_unknown_shapes,
-                     " nodes have tensors with unresolved dims, costed as 1"));
+    p.warnings.push_back(absl::StrCat(
+        Plural(p.costs.nodes_with_unknown_shapes, "node has", "nodes have"),
+        " tensors with unresolved dims, costed as 1"));
   }
   p.problem = MakeProblem(p.graph, p.costs);
   // Op classes the model uses that the device profile does not describe.
@@ -245,6 +256,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
         has_other ? "; those ops use its 'other' entry"
                   : "; those ops cost no code and run at the peak FLOP/s"));
   }
+  p.tensors = std::move(tensors);
   return p;
 }
 

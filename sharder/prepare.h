@@ -41,6 +41,9 @@ struct Prepared {
   std::vector<UnresolvedDim> unresolved_dims;  // after the options
   // Data-dependent dims set to a bound by shape propagation.
   std::vector<ShapeAssumption> shape_assumptions;
+  // Every main-graph tensor's type and shape, after the options, ONNX's
+  // inference and autoshard's propagation (graph/shape_analysis.h).
+  TensorInfoMap tensors;
   int64_t batch = 1;  // samples per step: the first input's first dim, else 1
   std::vector<std::string> warnings;
 };

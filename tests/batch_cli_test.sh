@@ -42,8 +42,8 @@ grep -qE "^$TMP/missing.onnx +- +- +- +- +[0-9.]+ +$TMP/missing.onnx: no such fi
 # The summary: a header and a row per model, the good ones planned onto 2 IPUs
 # and written (exit 0, or 3 when the plan does not fit).
 [ "$(wc -l <"$TMP/out2/summary.csv")" -eq $((count + 3)) ] && ok || bad "summary.csv has $((count + 3)) lines"
-head -1 "$TMP/out2/summary.csv" | grep -qx "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error" && ok || bad "summary.csv header"
-[ "$(grep -cE ',2,(true,[0-9.e-]*,[0-9.]*,0,|false,[0-9.e-]*,[0-9.]*,3,.*does not fit.*)$' "$TMP/out2/summary.csv")" -eq "$count" ] && ok || bad "every good model's row: 2 IPUs, exit 0 (or 3, does not fit)"
+head -1 "$TMP/out2/summary.csv" | grep -qx "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error,assumed" && ok || bad "summary.csv header"
+[ "$(grep -cE ',2,(true,[0-9.e-]*,[0-9.]*,0,,|false,[0-9.e-]*,[0-9.]*,3,.*does not fit.*)$' "$TMP/out2/summary.csv")" -eq "$count" ] && ok || bad "every good model's row: 2 IPUs, exit 0 (or 3, does not fit)"
 nofit=$(grep -c ',3,' "$TMP/out2/summary.csv")
 grep -q "^$TMP/corrupt.onnx,,,,,,[0-9.]*,2,$TMP/corrupt.onnx: not an ONNX model" "$TMP/out2/summary.csv" && ok || bad "corrupt model's row"
 grep -q "^$TMP/missing.onnx,,,,,,[0-9.]*,2,$TMP/missing.onnx: no such file" "$TMP/out2/summary.csv" && ok || bad "missing model's row"
@@ -100,6 +100,8 @@ expect 2 "does not fit and corrupt" -- "$BIN" shard "$TMP/a.onnx" "$TMP/corrupt.
 expect 0 "--report json" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/json" --report json
 [ "$(grep -c '"model":' "$TMP/out")" -eq 2 ] && ok || bad "--report json: 2 rows"
 head -c1 "$TMP/out" | grep -q '{' && ok || bad "--report json: stdout is JSON only"
+# No --batch-size: each row names the dim it assumed (issue 16 point 3).
+[ "$(grep -c '"assumed": "batch=1"' "$TMP/out")" -eq 2 ] && ok || bad "--report json: both rows assumed batch=1"
 # -v adds to stderr only: stdout stays one JSON document (the rows).
 expect 0 "--report json -v" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/json-v" --report json -v
 [ "$(grep -c '^{' "$TMP/out")" -eq 1 ] && ok || bad "--report json -v: one JSON document on stdout"

@@ -300,7 +300,7 @@ def inspect(model: Any,
             available_memory_proportion: Optional[float] = None,
             strict_names: bool = False) -> InspectReport:
     """A model's costs without a split (``autoshard inspect``): FLOPs, MACs,
-    weights, its memory on one IPU, the fewest IPUs whose raw split fits, a
+    weights, its memory on one IPU, the fewest IPUs whose plan fits (as shard --num-ipus auto plans it), a
     per-op-type table and the data-dependent dims assumed. ``report.text()``
     is what the CLI prints, ``report.to_json()`` its ``--json``. Options as
     ``plan``'s.

@@ -58,6 +58,7 @@ class Plan:
     nodes_named: int
     ops_without_rule: List[str]
     planning_s: float
+    assumptions: List[Dict[str, Any]]
     warnings: List[str]
     placement: Dict[str, Tuple[int, int]]
     sharding_points: List[Tuple[str, int, int]]

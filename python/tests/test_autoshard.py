@@ -139,6 +139,14 @@ def test_bad_options_raise_the_clis_messages(tmp_path, kwargs, flags):
     assert not (tmp_path / "out.onnx").exists()
 
 
+def test_plan_lists_the_dims_it_assumed():
+    # SqueezeNet's input is [batch, 3, 224, 224]: without an option, batch is 1.
+    assumed = autoshard.plan(MODEL, 2).assumptions
+    assert [(a["tensor"], a["dim"], a["dim_name"], a["value"]) for a in assumed] == [
+        ("input", 0, "batch", 1)]
+    assert autoshard.plan(MODEL, 2, batch_size=1).assumptions == []
+
+
 def test_dims_set_symbolic_input_dims_by_name():
     by_dims = autoshard.plan(MODEL, 2, dims={"batch": 8})
     by_batch = autoshard.plan(MODEL, 2, batch_size=8)

@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "graph/shapes.h"
+#include "sharder/assumptions.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/pod/ipu_rows.h"
 #include "sharder/pod/pod_planner.h"
@@ -303,6 +304,10 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
       "device: %s\n",
       s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
       std::max(plan.batch_size(), 1), plan.device());
+  if (plan.assumptions_size() > 0) {
+    absl::StrAppend(&out, "assumed: ", AssumedText(plan.assumptions()),
+                    " (not the model's own; set with --dim NAME=VALUE)\n");
+  }
   const int64_t tile = BytesPerTile(plan);
   absl::StrAppend(&out, "IPU capacity: ",
                   plan.tiles_per_ipu() > 0

@@ -37,7 +37,7 @@ absl::StatusOr<Split> MakeSplit(const Plan& plan, const OutputFiles& files,
         split.status().code(),
         absl::StrCat(label, ": split: ", split.status().message()));
   }
-  split->manifest.set_model(files.model);
+  split->manifest.set_model(PathFromFolder(files.model, files.split_dir));
   if (absl::Status s = CheckSplitNames(loaded.external_files,
                                        static_cast<int>(split->stages.size()));
       !s.ok()) {

@@ -20,34 +20,6 @@ namespace fs = std::filesystem;
 
 constexpr char kGraphInput[] = "graph_input";
 
-// "'name' (Op)", or "#index (Op)" for a node without a name.
-std::string NodeLabel(const onnx::NodeProto& node, int index) {
-  return node.name().empty()
-             ? absl::StrCat("#", index, " (", node.op_type(), ")")
-             : absl::StrCat("'", node.name(), "' (", node.op_type(), ")");
-}
-
-// The node's `attribute` value; -1 when absent. Errors for a wrong type or a
-// negative value.
-absl::StatusOr<int> PlacementAttr(const onnx::NodeProto& node, int index,
-                                  const char* attribute) {
-  for (const auto& attr : node.attribute()) {
-    if (attr.name() != attribute) continue;
-    if (attr.type() != onnx::AttributeProto::INT) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node ", NodeLabel(node, index), ": ", attribute,
-                       " is not an INT attribute"));
-    }
-    if (attr.i() < 0 || attr.i() > INT32_MAX) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node ", NodeLabel(node, index), ": ", attribute, " ",
-                       attr.i(), " is not an integer from 0 to 2^31-1"));
-    }
-    return static_cast<int>(attr.i());
-  }
-  return -1;
-}
-
 template <typename Message>
 void SetDims(const onnx::TypeProto& type, Message* out) {
   out->set_type(TypeName(type));

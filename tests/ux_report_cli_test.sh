@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 16, points 4-6, one check per fault kind: the report's key numbers
 # and width; errors and help for people who type fast; progress and noise.
-# Usage: tests/ux_cli_test.sh AUTOSHARD_BINARY SOURCE_DIR. Writes only to a
+# Usage: tests/ux_report_cli_test.sh AUTOSHARD_BINARY SOURCE_DIR. Writes only to a
 # temporary folder. Prints "N passed, M failed".
 set -u
 BIN=$1

@@ -1,0 +1,40 @@
+// The dims a plan's figures assume, listed in the plan (Plan.assumptions)
+// and named in the report's header ("assumed: seq_len=1"), so an assumed
+// shape is not mistaken for the model's own (issue 16, point 3).
+#ifndef AUTOSHARD_SHARDER_ASSUMPTIONS_H_
+#define AUTOSHARD_SHARDER_ASSUMPTIONS_H_
+
+#include <string>
+
+#include "google/protobuf/repeated_field.h"
+#include "proto/plan.pb.h"
+#include "sharder/prepare.h"
+
+namespace autoshard::internal {
+
+// Appends to `out` the input dims `p` costed as 1 (Prepared.unresolved_dims,
+// value 1, node empty) then the data-dependent dims shape propagation set
+// (Prepared.shape_assumptions), in that order.
+void AddAssumptions(
+    const Prepared& p,
+    google::protobuf::RepeatedPtrField<proto::ShapeAssumption>* out);
+
+// Appends only Prepared.shape_assumptions (what `inspect` lists; it lists
+// the unresolved input dims on their own).
+void AddDataDependentAssumptions(
+    const Prepared& p,
+    google::protobuf::RepeatedPtrField<proto::ShapeAssumption>* out);
+
+}  // namespace autoshard::internal
+
+namespace autoshard {
+
+// The assumptions in one line for a person: "seq_len=1, input[2]=1,
+// nz[1]=12 (NonZero n2)"; input dims by symbolic name when they have one,
+// at most 4 listed then "and N more". Empty when there are none.
+std::string AssumedText(
+    const google::protobuf::RepeatedPtrField<proto::ShapeAssumption>& a);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SHARDER_ASSUMPTIONS_H_
