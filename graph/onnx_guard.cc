@@ -244,7 +244,8 @@ struct PendingGraph {
   const onnx::GraphProto* graph;
   int depth;
   std::string where;
-  int64_t opset;  // of the default domain, for schema lookups
+  int64_t opset;          // of the default domain, for schema lookups
+  bool function = false;  // a model-local function's nodes
 };
 
 // The default domain's opset in `imports` ("" or "ai.onnx"), or `fallback`.
@@ -283,9 +284,76 @@ absl::Status CheckArity(const onnx::NodeProto& node, int64_t opset) {
   return absl::OkStatus();
 }
 
+// The op schema of a default-domain node at `opset`, or null.
+const onnx::OpSchema* DefaultSchema(const onnx::NodeProto& node,
+                                    int64_t opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return nullptr;
+  return onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(std::min<int64_t>(opset, INT32_MAX)),
+      "");
+}
+
+// Shape-15 (opset 15 and later): its data propagation reads input 0's type
+// with no null check (Note [Shape-15 reads its input's type unchecked]).
+bool IsShape15(const onnx::NodeProto& node, int64_t opset) {
+  if (node.op_type() != "Shape" || node.input_size() < 1 ||
+      node.input(0).empty()) {
+    return false;
+  }
+  const onnx::OpSchema* schema = DefaultSchema(node, opset);
+  return schema != nullptr && schema->since_version() >= 15;
+}
+
+// Note [Shape-15 reads its input's type unchecked]: ONNX 1.12 runs data
+// propagation after each node's inference in the main graph and in function
+// bodies (not in If/Loop/Scan bodies), and Shape-15's propagator reads
+// `ctx.getInputType(0)->tensor_type()` without checking for null. The type
+// is null when nothing typed that name before the node: a name no graph
+// input, initializer or earlier node defines (SIGSEGV reading 0x28, found by
+// fuzz_shapes), a graph input without a type, or the output of a node whose
+// own inference failed or is unknown to ONNX (Add of [2] and [3], an
+// unregistered op). The first is refused by CheckShapeInput; the others
+// depend on ONNX's inference, so in the main graph AddShapeInputTypes gives
+// each such name an empty type for ONNX to fill (or leave empty: the
+// propagator then sees no tensor type and returns). A function body has no
+// value_info for that, so there CheckShapeInput takes Shape-15 only of a
+// function input.
+absl::Status CheckShapeInput(
+    const onnx::NodeProto& node, const std::set<std::string>& defined,
+    const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>*
+        function_inputs) {
+  if (defined.contains(node.input(0)) && function_inputs != nullptr &&
+      std::none_of(
+          function_inputs->begin(), function_inputs->end(),
+          [&](const auto& vi) { return vi.name() == node.input(0); })) {
+    // A function has no value_info to give the value a type in.
+    return NodeError(
+        node, absl::StrCat("reads '", node.input(0),
+                           "', computed inside the model-local function; "
+                           "ONNX 1.12's Shape-15 data propagation would read "
+                           "a null type there whenever that value's own "
+                           "inference fails, so autoshard takes Shape in a "
+                           "function only of a function input"));
+  }
+  if (defined.contains(node.input(0))) return absl::OkStatus();
+  return NodeError(
+      node, absl::StrCat("input '", node.input(0),
+                         "' is not defined before it (no graph or function "
+                         "input, initializer or earlier node makes it); "
+                         "ONNX 1.12's Shape-15 data propagation would read "
+                         "its missing type (a null pointer)"));
+}
+
 absl::Status CheckGraphHere(const PendingGraph& p,
                             std::vector<PendingGraph>* pending) {
   const onnx::GraphProto& g = *p.graph;
+  // Names defined so far, for CheckShapeInput (the main graph and function
+  // bodies only: ONNX runs no data propagation in If/Loop/Scan bodies).
+  std::set<std::string> defined;
+  for (const auto& vi : g.input()) defined.insert(vi.name());
+  for (const auto& t : g.initializer()) defined.insert(t.name());
+  for (const auto& s : g.sparse_initializer())
+    defined.insert(s.values().name());
   std::map<std::string, const onnx::TensorProto*> constants;
   for (const auto& t : g.initializer()) {
     RETURN_IF_ERROR(CheckTensorDims(
@@ -317,6 +385,10 @@ absl::Status CheckGraphHere(const PendingGraph& p,
     };
     absl::Status s = CheckArity(node, p.opset);
     if (s.ok()) s = CheckNodeForOnnx(node, constant);
+    if (s.ok() && p.depth == 1 && IsShape15(node, p.opset)) {
+      s = CheckShapeInput(node, defined, p.function ? &g.input() : nullptr);
+    }
+    for (const auto& o : node.output()) defined.insert(o);
     if (!s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(p.where, s.message()));
     }
@@ -349,10 +421,12 @@ absl::Status CheckGraphs(const onnx::ModelProto& model) {
   for (int i = 0; i < model.functions_size(); ++i) {
     const onnx::FunctionProto& f = model.functions(i);
     *function_graphs[i].mutable_node() = f.node();
+    for (const auto& in : f.input())
+      function_graphs[i].add_input()->set_name(in);
     pending.push_back(
         {&function_graphs[i], 1,
          absl::StrCat("function '", f.domain(), ":", f.name(), "': "),
-         DefaultOpset(f.opset_import(), opset)});
+         DefaultOpset(f.opset_import(), opset), true});
   }
   int64_t nodes = 0;
   while (!pending.empty()) {
@@ -457,6 +531,56 @@ absl::Status CheckNodeForOnnx(const onnx::NodeProto& node,
 absl::Status CheckModelForOnnx(const onnx::ModelProto& model) {
   RETURN_IF_ERROR(CheckGraphs(model));
   return CheckFunctionCalls(model);
+}
+
+std::vector<std::string> AddShapeInputTypes(onnx::ModelProto* model) {
+  onnx::GraphProto* g = model->mutable_graph();
+  const int64_t opset = DefaultOpset(model->opset_import(), 1);
+  std::set<std::string> typed;
+  for (const auto* list : {&g->input(), &g->output(), &g->value_info()}) {
+    for (const auto& vi : *list) {
+      if (vi.has_type()) typed.insert(vi.name());
+    }
+  }
+  for (const auto& t : g->initializer()) typed.insert(t.name());
+  for (const auto& s : g->sparse_initializer()) typed.insert(s.values().name());
+  std::vector<std::string> added;
+  for (const auto& node : g->node()) {
+    if (!IsShape15(node, opset) || typed.contains(node.input(0))) continue;
+    typed.insert(node.input(0));
+    added.push_back(node.input(0));
+  }
+  if (added.empty()) return added;
+  // An untyped value_info of the same name gets the empty type in place.
+  std::set<std::string> pending(added.begin(), added.end());
+  for (auto& vi : *g->mutable_value_info()) {
+    if (pending.erase(vi.name()) > 0) vi.mutable_type();
+  }
+  for (const std::string& name : added) {
+    if (!pending.contains(name)) continue;
+    onnx::ValueInfoProto* vi = g->add_value_info();
+    vi->set_name(name);
+    vi->mutable_type();
+  }
+  return added;
+}
+
+void RemoveEmptyShapeInputTypes(onnx::ModelProto* model,
+                                const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  const std::set<std::string> added(names.begin(), names.end());
+  auto* infos = model->mutable_graph()->mutable_value_info();
+  int kept = 0;
+  for (int i = 0; i < infos->size(); ++i) {
+    onnx::ValueInfoProto* vi = infos->Mutable(i);
+    if (added.contains(vi->name()) && vi->has_type() &&
+        vi->type().value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+      continue;  // still empty: ONNX inferred nothing for it
+    }
+    if (kept != i) infos->SwapElements(kept, i);
+    ++kept;
+  }
+  while (infos->size() > kept) infos->RemoveLast();
 }
 
 }  // namespace autoshard

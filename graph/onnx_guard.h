@@ -9,7 +9,9 @@
 // into model-local functions with no cycle check (InferShapeForFunctionNode:
 // a stack overflow on a function that calls itself) and into If/Loop/Scan
 // bodies with no depth bound, and compute with dims as they are (RAFT with a
-// 2^31 input dim crashes in data propagation at a Shape node). Each of those
+// 2^31 input dim crashes in data propagation at a Shape node), and Shape-15's
+// data propagation reads its input's type with no null check (a SIGSEGV on a
+// name nothing typed before it; see onnx_guard.cc). Each of those
 // is checked here and refused with an error naming the node; everything else
 // is left to ONNX, which reports it as an exception (caught by the callers).
 #ifndef AUTOSHARD_GRAPH_ONNX_GUARD_H_
@@ -17,6 +19,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "onnx/onnx_pb.h"
@@ -54,8 +58,10 @@ using ConstantInput = std::function<const onnx::TensorProto*(int i)>;
 // model-local functions do not call themselves (directly or through others) and
 // nest at most kMaxFunctionDepth deep; every default-domain node has at least
 // the inputs and outputs its schema (at the model's or function's opset)
-// requires; and every node passes CheckNodeForOnnx, with the initializers and
-// Constant nodes of its graph as its constant inputs.
+// requires; every Shape-15 node of the main graph or a function reads a name
+// defined before it (in a function: a function input); and every node passes
+// CheckNodeForOnnx, with the initializers and Constant nodes of its graph as
+// its constant inputs.
 // Errors: InvalidArgument naming the node (and the body it is in) or tensor,
 // and the reason.
 absl::Status CheckModelForOnnx(const onnx::ModelProto& model);
@@ -68,6 +74,19 @@ absl::Status CheckModelForOnnx(const onnx::ModelProto& model);
 // Errors: InvalidArgument "node 'NAME' (OP): REASON".
 absl::Status CheckNodeForOnnx(const onnx::NodeProto& node,
                               const ConstantInput& constant);
+
+// Gives every main-graph tensor a Shape-15 node reads, and that no typed
+// graph input, output, value_info or initializer declares, an empty type in
+// value_info (Note [Shape-15 reads its input's type unchecked] in
+// onnx_guard.cc): ONNX 1.12's Shape-15 data propagation dereferences the
+// type of its input, null when the producer's inference fails. Returns the
+// names given one, for RemoveEmptyShapeInputTypes after the inference.
+std::vector<std::string> AddShapeInputTypes(onnx::ModelProto* model);
+
+// Removes the value_info entries of `names` (from AddShapeInputTypes) that
+// are still empty: ONNX inferred no type for them.
+void RemoveEmptyShapeInputTypes(onnx::ModelProto* model,
+                                const std::vector<std::string>& names);
 
 }  // namespace autoshard
 

@@ -268,5 +268,123 @@ TEST(OnnxGuardTest, DeeplyNestedModelsParseOrAreNamedTooDeep) {
                         "levels"));
 }
 
+// fuzz_shapes: a Shape at opset 15 reading a name nothing defines crashed
+// ONNX 1.12 (SIGSEGV reading 0x28): Shape-15's data propagation reads its
+// input's type, null there (Note [Shape-15 reads its input's type
+// unchecked]). The minimal model, by hand: one node, no inputs.
+onnx::ModelProto ShapeOfUndefinedName(int64_t opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  onnx::OperatorSetIdProto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(opset);
+  onnx::NodeProto* n = m.mutable_graph()->add_node();
+  n->set_name("n0");
+  n->set_op_type("Shape");
+  n->add_input("x");
+  n->add_output("s");
+  return m;
+}
+
+TEST(OnnxGuardTest, ShapeOfAnUndefinedNameIsRefusedFromOpset15) {
+  onnx::ModelProto m = ShapeOfUndefinedName(15);
+  absl::Status s = CheckModelForOnnx(m);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("node 'n0' (Shape): input 'x' is not defined before "
+                        "it (no graph or function input, initializer or "
+                        "earlier node makes it); ONNX 1.12's Shape-15 data "
+                        "propagation would read its missing type"));
+  EXPECT_FALSE(InferShapes(&m).ok());
+  // The fuzzer's opset (65) resolves to Shape-15 too.
+  EXPECT_FALSE(CheckModelForOnnx(ShapeOfUndefinedName(65)).ok());
+  // Shape-13's propagator checks the type: left to ONNX.
+  EXPECT_TRUE(CheckModelForOnnx(ShapeOfUndefinedName(13)).ok());
+  // Defined by a later node only: still undefined when ONNX reaches it.
+  onnx::ModelProto later = ShapeOfUndefinedName(15);
+  onnx::NodeProto* relu = later.mutable_graph()->add_node();
+  relu->set_name("n1");
+  relu->set_op_type("Relu");
+  relu->add_input("s");
+  relu->add_output("x");
+  EXPECT_THAT(CheckModelForOnnx(later).message(),
+              HasSubstr("node 'n0' (Shape): input 'x' is not defined"));
+}
+
+// A defined input whose producer's inference fails (Add of [2] and [3]) or
+// that is declared without a type left the same null type: InferShapes gives
+// it an empty one for ONNX (no crash), and removes it when still empty.
+TEST(OnnxGuardTest, ShapeOfAnUntypedValueDoesNotCrashOnnx) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[2] a, float[3] b) => (int64[1] s) {
+      c = Add(a, b)
+      s = Shape(c)
+    })");
+  EXPECT_TRUE(InferShapes(&m).ok());
+  for (const auto& vi : m.graph().value_info()) {
+    EXPECT_NE(vi.name(), "c") << vi.DebugString();
+  }
+  onnx::ModelProto untyped = ShapeOfUndefinedName(15);
+  untyped.mutable_graph()->add_input()->set_name("x");
+  EXPECT_TRUE(InferShapes(&untyped).ok());
+  for (const auto& vi : untyped.graph().value_info()) {
+    EXPECT_NE(vi.name(), "x") << vi.DebugString();
+  }
+  // A typed producer: ONNX fills the empty type, and data propagation still
+  // gives Reshape its shape.
+  onnx::ModelProto ok = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[2,3] a) => (int64[2] s) {
+      c = Relu(a)
+      s = Shape(c)
+      r = Reshape(a, s)
+    })");
+  ASSERT_TRUE(InferShapes(&ok).ok()) << InferShapes(&ok);
+  bool c_typed = false;
+  onnx::TensorShapeProto r;
+  for (const auto& vi : ok.graph().value_info()) {
+    if (vi.name() == "c") c_typed = vi.type().has_tensor_type();
+    if (vi.name() == "r") r = vi.type().tensor_type().shape();
+  }
+  EXPECT_TRUE(c_typed);
+  ASSERT_EQ(r.dim_size(), 2);
+  EXPECT_EQ(r.dim(1).dim_value(), 3);
+}
+
+// In a model-local function there is no value_info to type a value in, so
+// Shape-15 there may read only a function input.
+TEST(OnnxGuardTest, ShapeInAFunctionOfAComputedValueIsRefused) {
+  onnx::ModelProto m = ShapeOfUndefinedName(15);
+  m.mutable_graph()->mutable_node(0)->set_op_type("F");
+  m.mutable_graph()->mutable_node(0)->set_domain("f");
+  m.mutable_graph()->add_input()->set_name("x");
+  onnx::OperatorSetIdProto* o = m.add_opset_import();
+  o->set_domain("f");
+  o->set_version(1);
+  onnx::FunctionProto* f = m.add_functions();
+  f->set_name("F");
+  f->set_domain("f");
+  f->add_input("p");
+  f->add_output("q");
+  *f->add_opset_import() = m.opset_import(0);
+  onnx::NodeProto* shape = f->add_node();
+  shape->set_name("shape");
+  shape->set_op_type("Shape");
+  shape->add_input("p");
+  shape->add_output("q");
+  EXPECT_TRUE(CheckModelForOnnx(m).ok()) << CheckModelForOnnx(m);
+  onnx::NodeProto* id = f->add_node();
+  *id = *shape;
+  id->set_name("id");
+  id->set_op_type("Identity");
+  id->set_output(0, "z");
+  f->mutable_node()->SwapElements(0, 1);
+  f->mutable_node(1)->set_input(0, "z");
+  EXPECT_THAT(CheckModelForOnnx(m).message(),
+              HasSubstr("function 'f:F': node 'shape' (Shape): reads 'z', "
+                        "computed inside the model-local function"));
+}
+
 }  // namespace
 }  // namespace autoshard

@@ -320,13 +320,17 @@ absl::Status InferShapes(onnx::ModelProto* model) {
   options.error_mode = 0;  // keep going past nodes it cannot infer
   options.enable_data_propagation = true;
   RETURN_IF_ERROR(CheckModelForOnnx(*model));
+  // Note [Shape-15 reads its input's type unchecked] (graph/onnx_guard.cc).
+  const std::vector<std::string> placeholders = AddShapeInputTypes(model);
   try {
     onnx::shape_inference::InferShapes(
         *model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
+    RemoveEmptyShapeInputTypes(model, placeholders);
     return absl::InvalidArgumentError(
         absl::StrCat("shape inference failed: ", e.what()));
   }
+  RemoveEmptyShapeInputTypes(model, placeholders);
   return absl::OkStatus();
 }
 
