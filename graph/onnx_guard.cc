@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
@@ -212,11 +213,115 @@ absl::Status CheckShape(const onnx::TensorShapeProto& shape,
   return absl::OkStatus();
 }
 
+// How many values of `t`'s type the tensor stores in place: raw_data's
+// bytes over the element size, or the typed field onnx.proto names for the
+// type (complex types hold two numbers a value); -1 when the type is not
+// one whose count can be checked (undefined, or a future type).
+int64_t StoredValues(const onnx::TensorProto& t) {
+  using T = onnx::TensorProto;
+  int64_t bytes = 0;  // element size, for raw_data
+  int64_t typed = 0;  // values in the typed field
+  switch (t.data_type()) {
+    case T::FLOAT:
+      bytes = 4, typed = t.float_data_size();
+      break;
+    case T::COMPLEX64:
+      bytes = 8, typed = t.float_data_size() / 2;
+      break;
+    case T::DOUBLE:
+      bytes = 8, typed = t.double_data_size();
+      break;
+    case T::COMPLEX128:
+      bytes = 16, typed = t.double_data_size() / 2;
+      break;
+    case T::INT64:
+      bytes = 8, typed = t.int64_data_size();
+      break;
+    case T::UINT64:
+      bytes = 8, typed = t.uint64_data_size();
+      break;
+    case T::UINT32:
+      bytes = 4, typed = t.uint64_data_size();
+      break;
+    case T::INT32:
+      bytes = 4, typed = t.int32_data_size();
+      break;
+    case T::INT16:
+    case T::UINT16:
+    case T::FLOAT16:
+    case T::BFLOAT16:
+      bytes = 2, typed = t.int32_data_size();
+      break;
+    case T::INT8:
+    case T::UINT8:
+    case T::BOOL:
+      bytes = 1, typed = t.int32_data_size();
+      break;
+    case T::STRING:
+      return t.string_data_size();
+    default:
+      return -1;
+  }
+  if (t.has_raw_data()) {
+    const int64_t raw = static_cast<int64_t>(t.raw_data().size());
+    return raw % bytes == 0 ? raw / bytes : -2;  // -2: a part of a value
+  }
+  return typed;
+}
+
 absl::Status CheckTensorDims(const onnx::TensorProto& t,
                              const std::string& what) {
   onnx::TensorShapeProto shape;
   for (int64_t d : t.dims()) shape.add_dim()->set_dim_value(d);
   return CheckShape(shape, what);
+}
+
+// Ops whose ONNX 1.12 shape inference reads the values of a constant input
+// (the others read only its type and dims).
+bool ReadsConstantValues(const std::string& op) {
+  static const absl::flat_hash_set<std::string> kOps = {
+      "Range",  "Reshape", "Expand",    "Tile",         "Slice",
+      "Pad",    "TopK",    "Resize",    "Upsample",     "OneHot",
+      "Split",  "Squeeze", "Unsqueeze", "ReduceSum",    "ConstantOfShape",
+      "Gather", "Concat",  "Shape",     "CenterCropPad"};
+  return kOps.contains(op);
+}
+
+// A constant input of `node` that ONNX's inference reads (an integer
+// tensor, which data propagation reads whatever the op; any tensor an op of
+// ReadsConstantValues gets) stores as many values as its dims say, unless
+// its data is external: ONNX 1.12 reads them without checking the length (a
+// Range whose scalar start stored no value read address 0; fuzz_shapes).
+// Weights of other ops may carry dims only (autoshard never reads them).
+absl::Status CheckConstantValues(const onnx::NodeProto& node,
+                                 const ConstantInput& constant) {
+  for (int i = 0; i < node.input_size(); ++i) {
+    const onnx::TensorProto* t = constant(i);
+    if (t == nullptr) continue;
+    if (t->has_data_location() &&
+        t->data_location() == onnx::TensorProto::EXTERNAL)
+      continue;
+    const bool integer = t->data_type() == onnx::TensorProto::INT64 ||
+                         t->data_type() == onnx::TensorProto::INT32;
+    if (!integer && !ReadsConstantValues(node.op_type())) continue;
+    int64_t elements = 1;
+    for (int64_t d : t->dims()) elements *= d;  // at most 2^48 (CheckShape)
+    const int64_t stored = StoredValues(*t);
+    if (stored == -1 || stored == elements) continue;
+    return NodeError(
+        node,
+        absl::StrCat(
+            "constant input '", node.input(i), "' has dims [",
+            absl::StrJoin(t->dims(), ","), "] (", elements,
+            elements == 1 ? " value" : " values", ") but stores ",
+            stored == -2
+                ? absl::StrCat(t->raw_data().size(),
+                               " raw bytes, not a whole number of "
+                               "values")
+                : absl::StrCat(stored, stored == 1 ? " value" : " values"),
+            "; ONNX's shape inference would read past them"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckValueInfo(const onnx::ValueInfoProto& vi,
@@ -521,6 +626,7 @@ absl::Status CheckNodeForOnnx(const onnx::NodeProto& node,
   // Other domains' ops have their own meanings for these attributes.
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return absl::OkStatus();
+  RETURN_IF_ERROR(CheckConstantValues(node, constant));
   if (IsConvOrPool(node.op_type())) RETURN_IF_ERROR(CheckConvOrPool(node));
   if (node.op_type() == "Split" || node.op_type() == "SplitToSequence") {
     RETURN_IF_ERROR(CheckSplit(node, constant));

@@ -387,4 +387,57 @@ TEST(OnnxGuardTest, ShapeInAFunctionOfAComputedValueIsRefused) {
 }
 
 }  // namespace
+// A constant with fewer values than its dims: ONNX 1.12's Range inference
+// read the missing scalar `start` (SIGSEGV, found by fuzz_shapes); every
+// initializer and Constant value must store as many values as its dims say.
+TEST(OnnxGuardTest, TensorsThatStoreFewerValuesThanTheirDimsAreRefused) {
+  onnx::ModelProto m = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g () => (int64[N] y)
+        <int64 start = {0}, int64 limit = {5}, int64 delta = {1}> {
+      y = Range(start, limit, delta)
+    })");
+  ASSERT_TRUE(CheckModelForOnnx(m).ok());
+  // The fuzzer's input: `start` a scalar (1 value) that stores none.
+  m.mutable_graph()->mutable_initializer(0)->clear_int64_data();
+  absl::Status s = CheckModelForOnnx(m);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("node 'n0' (Range): constant input 'start' has "
+                        "dims [] (1 value) but stores 0 values"));
+  EXPECT_FALSE(InferShapes(&m).ok());
+  // raw_data: 8 bytes are one int64; 4 bytes are half of one.
+  onnx::TensorProto* start = m.mutable_graph()->mutable_initializer(0);
+  start->set_raw_data(std::string(8, '\0'));
+  EXPECT_TRUE(CheckModelForOnnx(m).ok());
+  start->set_raw_data(std::string(4, '\0'));
+  EXPECT_THAT(CheckModelForOnnx(m).message(),
+              HasSubstr("stores 4 raw bytes, not a whole number of values"));
+  // A Constant node's value read by Reshape: dims [2] with 3 values stored.
+  onnx::ModelProto c = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,4] x) => (float[1,4] y) <float[4,4] w> {
+      s = Constant <value = int64[2] {1, 4}> ()
+      r = Reshape(x, s)
+      y = MatMul(r, w)
+    })");
+  // The weight w carries dims only (no values): MatMul's inference reads
+  // none, so it is accepted.
+  ASSERT_EQ(c.graph().initializer_size(), 0);  // the parser drops it: add w
+  onnx::TensorProto* w = c.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_dims(4);
+  ASSERT_TRUE(CheckModelForOnnx(c).ok());
+  c.mutable_graph()
+      ->mutable_node(0)
+      ->mutable_attribute(0)
+      ->mutable_t()
+      ->add_int64_data(3);
+  EXPECT_THAT(CheckModelForOnnx(c).message(),
+              HasSubstr("node 'n1' (Reshape): constant input 's' has dims [2] "
+                        "(2 values) but stores 3 values"));
+}
+
 }  // namespace autoshard

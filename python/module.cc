@@ -32,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_profile.h"
 #include "graph/model_io.h"
+#include "graph/output_guard.h"
 #include "python/py_classes.h"
 #include "python/py_convert.h"
 #include "sharder/autoshard.h"
@@ -305,7 +306,9 @@ SplitFile(const std::string& path, const std::string& out_dir,
     return absl::Status(split.status().code(),
                         absl::StrCat(path, ": ", split.status().message()));
   }
-  split->manifest.set_model(manifest_model);
+  // As the CLI's split writes it: relative to the manifest's folder.
+  split->manifest.set_model(
+      manifest_model.empty() ? "" : PathFromFolder(manifest_model, out_dir));
   std::vector<std::string> warnings = split->warnings;
   if (absl::Status s =
           WriteSplit(*split, out_dir, source_dir, loaded->path, &warnings);

@@ -146,8 +146,8 @@ TEST(LibraryTest, PrintsNothingOnStdoutOrStderr) {
     EXPECT_FALSE(ShardModelBytes("garbage", options).ok());
     const std::string bytes = squeezenet.SerializeAsString();
     EXPECT_FALSE(ShardModelBytes(bytes.substr(0, bytes.size() / 2), options)
-                     .ok());                                  // truncated
-    options.shapes.input_shapes["input"] = {1, 4, 224, 224};  // dim 1 is 3
+                     .ok());                             // truncated
+    options.shapes.input_shapes["input"] = {1, 3, 224};  // rank 4
     EXPECT_FALSE(PlanModel(squeezenet, options).ok());
     options.shapes.input_shapes.clear();
     options.num_ipus = 1000;  // more IPUs than nodes

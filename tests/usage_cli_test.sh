@@ -49,7 +49,7 @@ expect 2 "-q and -v" -- "$BIN" shard "$TMP/model.onnx" -n 2 -q -v
 expect 0 "-v" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o "$TMP/c.onnx" --batch-size 1 -v
 has "$TMP/err" "autoshard: loaded $TMP/model.onnx (65 nodes) in" "-v: load"
 has "$TMP/err" "autoshard: planned (auto, 2 IPUs) in" "-v: plan"
-has "$TMP/err" "autoshard: wrote 1 files in" "-v: write"
+has "$TMP/err" "autoshard: wrote 1 file in" "-v: write"
 expect 0 "inspect -v" -- "$BIN" inspect "$TMP/model.onnx" --batch-size 1 -v
 has "$TMP/err" "autoshard: inspected in" "inspect -v"
 

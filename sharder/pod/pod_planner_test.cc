@@ -126,9 +126,14 @@ TEST(PodPlannerTest, AutoTriesEveryCombinationAndKeepsTheFastestPod) {
 }
 
 TEST(PodPlannerTest, StopsAtAFixedBatch) {
-  // x: float[1,4]: --batch-size changes nothing.
-  const onnx::ModelProto model =
-      testing::ParseModelText(testing::kResidualModelText);
+  // x: a scalar, no dim for --batch-size to set: it changes nothing. (A
+  // static batch of 1, as in float[1,4], is replaced by --batch-size now.)
+  const onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float x) => (float y) <float w = {2.0}> {
+      a = Mul(x, w)
+      y = Relu(a)
+    })");
   PodOptions pod;
   pod.total_ipus = 2;
   pod.batch_sizes = {1, 2, 4};
