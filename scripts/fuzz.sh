@@ -7,7 +7,9 @@
 # finding, tests/fuzz_regressions/TARGET/*. Fails on a crash, a sanitizer
 # report, a timeout (10 s per input) or 2 GB of memory; the input is left in
 # build-asan/findings/TARGET/ (add it to tests/fuzz_regressions/ with the
-# fix). Usage: scripts/fuzz.sh [TARGET...]  (default: all five)
+# fix). FUZZ_SECONDS=0 replays the findings and runs each seed once, without
+# fuzzing: deterministic, as CI runs it. Usage: scripts/fuzz.sh [TARGET...]
+# (default: all five)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
@@ -36,6 +38,14 @@ for t in "${targets[@]}"; do
   if [ -d "tests/fuzz_regressions/$t" ] && [ -n "$(ls -A "tests/fuzz_regressions/$t")" ]; then
     echo "== $t: replaying tests/fuzz_regressions/$t"
     timeout --signal=KILL 120 build-asan/fuzz/"$t" -rss_limit_mb=2048 -timeout=10 "tests/fuzz_regressions/$t"/* || failed=1
+  fi
+  if [ "$seconds" -eq 0 ]; then
+    # FUZZ_SECONDS=0: no fuzzing, only every seed run once (-runs=0 runs the
+    # corpus folders' inputs and stops), so the result is the same each time.
+    echo "== $t: running its seeds once (FUZZ_SECONDS=0)"
+    timeout --signal=KILL 300 build-asan/fuzz/"$t" -runs=0 -rss_limit_mb=2048 -timeout=10 \
+      "${from[@]}" 2>"build-asan/$t.log" || { failed=1; echo "FAIL: $t on a seed (build-asan/$t.log)"; }
+    continue
   fi
   echo "== $t: fuzzing for $seconds s"
   start=$(date +%s)
