@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/shapes.h"
 #include "graph/status_macros.h"
 #include "onnx/defs/schema.h"
 
@@ -214,48 +215,42 @@ absl::Status CheckShape(const onnx::TensorShapeProto& shape,
 }
 
 // How many values of `t`'s type the tensor stores in place: raw_data's
-// bytes over the element size, or the typed field onnx.proto names for the
-// type (complex types hold two numbers a value); -1 when the type is not
-// one whose count can be checked (undefined, or a future type).
+// bytes over the element size (ElementSizeBytes), or the typed field
+// onnx.proto names for the type (complex types hold two numbers a value);
+// -1 when the type is not one whose count can be checked (undefined, or a
+// future type); -2 when raw_data holds a part of a value.
 int64_t StoredValues(const onnx::TensorProto& t) {
   using T = onnx::TensorProto;
-  int64_t bytes = 0;  // element size, for raw_data
   int64_t typed = 0;  // values in the typed field
   switch (t.data_type()) {
     case T::FLOAT:
-      bytes = 4, typed = t.float_data_size();
+      typed = t.float_data_size();
       break;
     case T::COMPLEX64:
-      bytes = 8, typed = t.float_data_size() / 2;
+      typed = t.float_data_size() / 2;
       break;
     case T::DOUBLE:
-      bytes = 8, typed = t.double_data_size();
+      typed = t.double_data_size();
       break;
     case T::COMPLEX128:
-      bytes = 16, typed = t.double_data_size() / 2;
+      typed = t.double_data_size() / 2;
       break;
     case T::INT64:
-      bytes = 8, typed = t.int64_data_size();
+      typed = t.int64_data_size();
       break;
     case T::UINT64:
-      bytes = 8, typed = t.uint64_data_size();
-      break;
     case T::UINT32:
-      bytes = 4, typed = t.uint64_data_size();
+      typed = t.uint64_data_size();
       break;
     case T::INT32:
-      bytes = 4, typed = t.int32_data_size();
-      break;
     case T::INT16:
     case T::UINT16:
     case T::FLOAT16:
     case T::BFLOAT16:
-      bytes = 2, typed = t.int32_data_size();
-      break;
     case T::INT8:
     case T::UINT8:
     case T::BOOL:
-      bytes = 1, typed = t.int32_data_size();
+      typed = t.int32_data_size();
       break;
     case T::STRING:
       return t.string_data_size();
@@ -263,8 +258,9 @@ int64_t StoredValues(const onnx::TensorProto& t) {
       return -1;
   }
   if (t.has_raw_data()) {
+    const int64_t bytes = ElementSizeBytes(t.data_type());
     const int64_t raw = static_cast<int64_t>(t.raw_data().size());
-    return raw % bytes == 0 ? raw / bytes : -2;  // -2: a part of a value
+    return raw % bytes == 0 ? raw / bytes : -2;
   }
   return typed;
 }

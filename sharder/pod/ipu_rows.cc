@@ -99,8 +99,8 @@ std::string OverflowSummary(const proto::Plan& plan) {
     if (!plan.ipus(d).memory().fits()) over.push_back(d);
   }
   if (over.empty()) return "";
-  return absl::StrCat(over.size(), " of ", plan.ipus_size(),
-                      " IPUs overflow (", RangesText(over), ")\n");
+  return absl::StrCat(over.size(), " of ", plan.ipus_size(), " IPUs overflow (",
+                      RangesText(over), ")\n");
 }
 
 }  // namespace autoshard::pod

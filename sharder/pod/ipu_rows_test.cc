@@ -64,8 +64,7 @@ TEST(IpuRowsTest, FoldsAroundTheIpusThatMatter) {
   EXPECT_FALSE(folded.memory().fits());
   EXPECT_DOUBLE_EQ(folded.stage_time_s(), 1e-3);
   EXPECT_TRUE(FoldIpus(plan, {101, 199}).memory().fits());
-  EXPECT_EQ(OverflowSummary(plan),
-            "6 of 256 IPUs overflow (50-54, 60)\n");
+  EXPECT_EQ(OverflowSummary(plan), "6 of 256 IPUs overflow (50-54, 60)\n");
   EXPECT_EQ(OverflowSummary(EvenPlan(4)), "");
 }
 
