@@ -35,6 +35,23 @@ void PlaceConstants(const ShardingProblem& problem,
 
 namespace {
 
+// One Zobrist key per lattice bit, from a fixed stream: deterministic runs.
+std::vector<uint64_t> ZobristKeys(int32_t m) {
+  std::mt19937_64 rng(0x1dea15);
+  std::vector<uint64_t> zobrist(m);
+  for (uint64_t& z : zobrist) z = rng();
+  return zobrist;
+}
+
+// The indices of `values` in ascending value (ties: the lower index first).
+std::vector<int32_t> AscendingOrder(const std::vector<double>& values) {
+  std::vector<int32_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return values[a] < values[b]; });
+  return order;
+}
+
 // Whether lattice bit `b` is set in `bits`.
 bool HasBit(const std::vector<uint64_t>& bits, int32_t b) {
   return bits[b / 64] >> (b % 64) & 1;
@@ -125,9 +142,7 @@ IdealLattice::IdealLattice(const ShardingProblem& problem,
   const std::vector<int32_t> node_of = LatticeNodes(problem, &index_of_);
   const int32_t m = static_cast<int32_t>(node_of.size());
   words_ = std::max<int32_t>(1, (m + 63) / 64);
-  std::mt19937_64 rng(0x1dea15);
-  std::vector<uint64_t> zobrist(m);
-  for (uint64_t& z : zobrist) z = rng();
+  const std::vector<uint64_t> zobrist = ZobristKeys(m);
   std::vector<uint64_t> hash_of;
   absl::flat_hash_map<uint64_t, int32_t> by_hash;
   // Adds an ideal: `parent` plus bit `v` (parent -1: the empty ideal).
@@ -195,11 +210,7 @@ IdealLattice::IdealLattice(const ShardingProblem& problem,
     layer = std::move(next);
     frontier = std::move(next_frontier);
   }
-  by_compute_.resize(compute_s_.size());
-  for (int32_t i = 0; i < size(); ++i) by_compute_[i] = i;
-  std::stable_sort(
-      by_compute_.begin(), by_compute_.end(),
-      [&](int32_t a, int32_t b) { return compute_s_[a] < compute_s_[b]; });
+  by_compute_ = AscendingOrder(compute_s_);
 }
 
 bool IdealLattice::Subset(int32_t a, int32_t b) const {
