@@ -6,7 +6,8 @@
 //   and, unless told otherwise, every IPU fitting the tile-memory model;
 // - IdealDpBound, a certified lower bound: the same DP without the memory
 //   constraint and folded constants left out (and, when there are any, empty
-//   IPUs allowed, as an IPU may hold only constants) — a relaxation of the
+//   IPUs allowed, as an IPU may hold only constants: at most one per
+//   constant, Note [Empty IPUs] in ideal_dp.cc) — a relaxation of the
 //   plans' problem (monotone, every IPU holding a node: ValidateAssignment),
 //   so its optimum is a lower bound on every plan's bottleneck (DESIGN.md
 //   §3.4).
