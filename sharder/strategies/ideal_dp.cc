@@ -144,6 +144,25 @@ class PairDp {
     return true;
   }
 
+  // The least Σ stage times of a chain of k_ ideals ending at the full one
+  // with every stage time <= cap (pairs from CollectPairs with empty IPUs
+  // allowed); infinity when there is none. O(k x pairs).
+  double LeastTotal(double cap) {
+    const int32_t size = lattice_.size();
+    std::vector<double> g(size, kInf), next(size);
+    g[0] = 0;
+    for (int j = 1; j <= k_; ++j) {
+      for (int32_t b = 0; b < size; ++b) {
+        next[b] = kInf;
+        for (int64_t e = start_[b]; e < start_[b + 1]; ++e)
+          if (time_[e] <= cap)
+            next[b] = std::min(next[b], g[from_[e]] + time_[e]);
+      }
+      g.swap(next);
+    }
+    return g[lattice_.full()];
+  }
+
   // IPU of every node for the optimum (PlaceConstants for the constants).
   // Plans only: they solve with no empty IPU, so with one layer.
   std::vector<int32_t> IpuOfNodes() const {
@@ -292,6 +311,40 @@ IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
   return result;
 }
 
+// The bisection of IdealDpFillerBound over an enumerated lattice.
+IdealDpResult FillerBisection(const ShardingProblem& problem,
+                              const DeviceModel& model,
+                              const IdealLattice& lattice, int num_ipus,
+                              double filler_s, double lower_s, double upper_s,
+                              const IdealDpOptions& options) {
+  IdealDpResult result;
+  result.ideals = lattice.size();
+  PairDp dp(problem, model, lattice, num_ipus, options);
+  const bool collected = dp.CollectPairs(upper_s * (1 + 1e-9), true);
+  result.pairs = dp.pairs();
+  if (!collected) return result;
+  result.ran = true;
+  const double tolerance = 1e-9 * std::max(upper_s, 1e-30);
+  auto feasible = [&](double t) {
+    return dp.LeastTotal(t + tolerance) <=
+           num_ipus * t - filler_s + num_ipus * tolerance;
+  };
+  double lo = lower_s, hi = upper_s;
+  if (feasible(lo)) {
+    result.complete = result.found = true;
+    result.bottleneck_s = lower_s;
+    return result;
+  }
+  while (hi - lo > 1e-4 * hi) {
+    if (std::chrono::steady_clock::now() > options.deadline) break;
+    const double mid = (lo + hi) / 2;
+    (feasible(mid) ? hi : lo) = mid;
+  }
+  result.complete = result.found = true;  // lo is infeasible: a bound
+  result.bottleneck_s = lo;
+  return result;
+}
+
 }  // namespace
 
 IdealDpResult IdealDpSplit(const ShardingProblem& problem,
@@ -306,6 +359,24 @@ IdealDpResult IdealDpBound(const ShardingProblem& problem,
                            double upper_s, const IdealDpOptions& options) {
   return Run(problem, model, num_ipus, upper_s, /*plan=*/false,
              /*judge=*/false, options);
+}
+
+IdealDpResult IdealDpFillerBound(const ShardingProblem& problem,
+                                 const DeviceModel& model, int num_ipus,
+                                 double filler_s, double lower_s,
+                                 double upper_s,
+                                 const IdealDpOptions& options) {
+  if (num_ipus < 1 || !(lower_s < upper_s)) return {};
+  const int64_t words = std::max<int64_t>(1, (problem.num_nodes() + 63) / 64);
+  const IdealLattice lattice(
+      problem, model, std::min<int64_t>(options.max_ideals, (1 << 22) / words));
+  if (!lattice.complete()) {
+    IdealDpResult result;
+    result.ideals = lattice.size();
+    return result;
+  }
+  return FillerBisection(problem, model, lattice, num_ipus, filler_s, lower_s,
+                         upper_s, options);
 }
 
 }  // namespace autoshard

@@ -78,6 +78,19 @@ IdealDpResult IdealDpBound(const ShardingProblem& problem,
                            const DeviceModel& model, int num_ipus,
                            double upper_s, const IdealDpOptions& options);
 
+// The filler bound's DP (Note [Filler bound], sharder/bound/filler_bound.h):
+// `problem` is the reduced one (its fillers folded constants), `filler_s` the
+// fillers' Σ compute. A threshold T is ruled out when no chain of
+// `num_ipus` ideals (empty IPUs allowed) has every stage time <= T and
+// Σ stage times <= num_ipus x T - filler_s; result.bottleneck_s is the
+// largest T in [lower_s, upper_s] found ruled out by bisection (to 1e-4 x
+// upper_s; lower_s itself when nothing is), valid when found. Cost:
+// O(pairs x num_ipus) per bisection step, about 14 steps.
+IdealDpResult IdealDpFillerBound(const ShardingProblem& problem,
+                                 const DeviceModel& model, int num_ipus,
+                                 double filler_s, double lower_s,
+                                 double upper_s, const IdealDpOptions& options);
+
 }  // namespace autoshard
 
 #endif  // AUTOSHARD_SHARDER_STRATEGIES_IDEAL_DP_H_
