@@ -1,18 +1,17 @@
 #include "sharder/bound/max_flow.h"
 
-#include <gtest/gtest.h>
+#include "gtest/gtest.h"
 
 namespace autoshard {
 namespace {
 
-// Source 0, sink 3: 0->1 (3), 0->2 (2), 1->2 (5), 1->3 (2), 2->3 (3).
-// The cut {0} | {1, 2, 3} carries 3 + 2 = 5, and 5 flows: 2 along 0-1-3,
-// 1 along 0-1-2-3, 2 along 0-2-3.
-TEST(MaxFlowTest, SmallNetworkReachesItsMinimumCut) {
-  MaxFlow flow(4);
+// s -> a (3), s -> b (2), a -> b (1), a -> t (2), b -> t (3): the cut
+// {s} | {a, b, t} carries 3 + 2 = 5, as does {s, a, b} | {t}: 2 + 3.
+TEST(MaxFlowTest, FindsTheSmallestCut) {
+  MaxFlow flow(4);  // s = 0, a = 1, b = 2, t = 3
   flow.AddArc(0, 1, 3);
   flow.AddArc(0, 2, 2);
-  flow.AddArc(1, 2, 5);
+  flow.AddArc(1, 2, 1);
   flow.AddArc(1, 3, 2);
   flow.AddArc(2, 3, 3);
   int64_t work = 0;
