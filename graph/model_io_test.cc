@@ -31,14 +31,20 @@ onnx::ModelProto ExternalModel(const std::string& location,
   return m;
 }
 
+// Adds the external_data entry key = value to `t`.
+void AddExternalKey(onnx::TensorProto* t, const std::string& key,
+                    const std::string& value) {
+  auto* kv = t->add_external_data();
+  kv->set_key(key);
+  kv->set_value(value);
+}
+
 // ExternalModel(location) with one more external_data entry key = value.
 onnx::ModelProto WithExternalKey(const std::string& location,
                                  const std::string& key,
                                  const std::string& value) {
   onnx::ModelProto m = ExternalModel(location);
-  auto* kv = m.mutable_graph()->mutable_initializer(0)->add_external_data();
-  kv->set_key(key);
-  kv->set_value(value);
+  AddExternalKey(m.mutable_graph()->mutable_initializer(0), key, value);
   return m;
 }
 
@@ -107,9 +113,7 @@ TEST(ModelIoTest, EveryPlaceATensorCanLiveIsChecked) {
     t->set_data_type(onnx::TensorProto::FLOAT);
     t->add_dims(4);
     t->set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* kv = t->add_external_data();
-    kv->set_key("location");
-    kv->set_value(location);
+    AddExternalKey(t, "location", location);
   };
   // A sparse initializer's values.
   onnx::ModelProto sparse = ExternalModel("missing.bin");
