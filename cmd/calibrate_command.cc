@@ -57,7 +57,7 @@ int RunCalibrate(const CalibrateOptions& o) {
                       loaded->path.parent_path(),
                       std::move(loaded->external_files)});
   }
-  auto options = ToLibraryOptions(o.model);
+  auto options = ValidatedOptions(o.model);
   if (!options.ok()) return ReportError(options.status());
   options->compile_cmd = o.compile_cmd;
   options->jobs = o.jobs;

@@ -83,10 +83,10 @@ absl::Status Labelled(const Source& source, const absl::Status& status) {
 }
 
 // The options python/autoshard/__init__.py passes as a dict, their types
-// checked there, and with the CLI's messages the values the CLI checks
+// checked there, and with the CLI's messages the texts the CLI parses
 // before the library (--num-ipus, --strategy, --batch-size, --input-shape,
-// --precision, --available-memory-proportion); Options::Validate and
-// LoadDeviceProfile check the rest, as for the CLI.
+// --precision); Options::Validate and LoadDeviceProfile check the rest, as
+// for the CLI.
 struct CallOptions {
   Options options;
   std::map<std::string, int64_t> dims;  // dim_param -> value

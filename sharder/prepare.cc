@@ -24,8 +24,9 @@ absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {
   if (device.tiles_per_ipu() == 0) {
     ASSIGN_OR_RETURN(device, LoadDeviceProfile("ipu2"));
   }
-  if (options.available_memory_proportion > 0) {
-    device.set_available_memory_proportion(options.available_memory_proportion);
+  if (options.available_memory_proportion) {
+    device.set_available_memory_proportion(
+        *options.available_memory_proportion);
   }
   RETURN_IF_ERROR(ValidateDeviceProfile(device));
   return device;
