@@ -39,6 +39,7 @@
 #include "sharder/inspect.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/split/split.h"
+#include "sharder/strategies/registry.h"
 
 namespace autoshard::python {
 namespace {
@@ -353,4 +354,6 @@ PYBIND11_MODULE(_autoshard, m) {
   m.def("split", &SplitPy, py::arg("path"), py::arg("out_dir"),
         py::arg("manifest_model"));
   m.def("builtin_devices", &autoshard::BuiltinDeviceNames);
+  // The registry's names, as `shard --strategy` lists them.
+  m.def("strategy_names", &autoshard::StrategyNames);
 }

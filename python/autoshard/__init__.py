@@ -190,7 +190,7 @@ def plan(model: Any,
         ("jobs", jobs, (int,), "an int"),
     ):
         _check(name, value, types, what)
-    strategies = ("auto", "optimal", "search", "raw")
+    strategies = _autoshard.strategy_names()  # the registry's, as the CLI's
     if strategy not in strategies:
         raise ValueError(
             f"--strategy: {strategy} not in {{{','.join(strategies)}}}")
