@@ -304,6 +304,7 @@ int RunShardBatch(const ShardOptions& o) {
   if (auto options = ShardLibraryOptions(each); !options.ok()) {
     return ReportError(options.status());
   }
+  if (std::optional<int> code = ServeAsBatchChild(each)) return *code;
   std::error_code ec;
   CreatedFolders created;  // removed at the end if nothing was written there
   if (!created.Make(o.out_dir)) {
@@ -380,30 +381,12 @@ int RunShardBatch(const ShardOptions& o) {
     console.err = &r.err;
     console.show_progress = false;
     console.label = m.path;
-    console.write_lock = &write_lock;
     const auto start = std::chrono::steady_clock::now();
     int code = kExitInternal;
     if (!m.error.ok()) {
       code = ReportError(m.error);
     } else {
-      ShardOptions one = each;
-      one.model.model = m.path;
-      const std::string stem = stem_of(m);
-      one.output = stem + ".sharded.onnx";
-      one.sharding_config = stem + ".sharding.yaml";
-      one.model.plan_path = stem + ".plan.json";
-      code = RunInChild(
-          [&] {
-            CreatedFolders model_folders;
-            model_folders.Make(fs::path(stem).parent_path());
-            try {
-              return ShardOneModel(one);
-            } catch (const std::exception& e) {
-              return ReportError(absl::InternalError(
-                  absl::StrCat(m.path, ": internal error: ", e.what())));
-            }
-          },
-          &children);
+      code = ShardInChild(m.path, stem_of(m), &write_lock, &children);
     }
     proto::BatchRow& row = r.row;
     row.set_model(m.path);
@@ -435,7 +418,7 @@ int RunShardBatch(const ShardOptions& o) {
   for (const BatchModel& m : models) width = std::max(width, m.path.size());
   const bool table = !o.model.quiet && o.model.report == "text";
   if (table) {
-    std::lock_guard<std::mutex> printing(ForkMutex());
+    std::lock_guard<std::mutex> printing(PrintMutex());
     std::cout << TableHeader(width) << std::flush;
   }
   proto::BatchSummary summary;
@@ -449,7 +432,7 @@ int RunShardBatch(const ShardOptions& o) {
       finished.wait(lock, [&r] { return r.done; });
     }
     {
-      std::lock_guard<std::mutex> printing(ForkMutex());
+      std::lock_guard<std::mutex> printing(PrintMutex());
       progress.Done();
       std::cerr << warnings.Take(r.err.str(), models[i].path) << std::flush;
       if (o.model.verbose)
