@@ -6,6 +6,9 @@
 //   not; deterministic (a work budget, no clock);
 // - the ideal DP's relaxation (sharder/strategies/ideal_dp.h), exact when
 //   the graph has few ideals: copies counted, memory not;
+// - when it has too many, the same DP on a problem with fewer ideals whose
+//   optimum is still a bound (sharder/bound/filler_bound.h: sources merged
+//   into their reader or pooled as free compute);
 // - else COIN-OR CBC on the program of Note [MIP bound]
 //   (sharder/bound/lp_bound.h): copies and, for a plan that fits, the
 //   weights and code each IPU must hold;

@@ -5,7 +5,6 @@
 
 #include "gtest/gtest.h"
 #include "sharder/bound/certify.h"
-#include "sharder/bound/max_flow.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
 
@@ -16,20 +15,6 @@ using ::autoshard::testing::BestMonotone;
 using ::autoshard::testing::MakeTestProblem;
 using ::autoshard::testing::RandomDag;
 using ::autoshard::testing::ToyChip;
-
-// s -> a (3), s -> b (2), a -> b (1), a -> t (2), b -> t (3): the cut
-// {s} | {a, b, t} carries 3 + 2 = 5, as does {s, a, b} | {t}: 2 + 3.
-TEST(MaxFlowTest, FindsTheSmallestCut) {
-  MaxFlow flow(4);  // s = 0, a = 1, b = 2, t = 3
-  flow.AddArc(0, 1, 3);
-  flow.AddArc(0, 2, 2);
-  flow.AddArc(1, 2, 1);
-  flow.AddArc(1, 3, 2);
-  flow.AddArc(2, 3, 3);
-  int64_t work = 0;
-  EXPECT_EQ(flow.Solve(0, 3, 100, &work), 5);
-  EXPECT_GT(work, 0);
-}
 
 // A skip connection: n0 -> n1 -> n2 -> n3 and n0 -> n3, 1 s each; n0's
 // output is 1e9 bytes (1 s over the toy chip's 1 GB/s link), the others 16.

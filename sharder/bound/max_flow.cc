@@ -31,22 +31,39 @@ bool MaxFlow::Levels(int32_t source, int32_t sink, int64_t* work) {
   return level_[sink] >= 0;
 }
 
-// A blocking-flow step: pushes at most `amount` from u along rising levels.
-int64_t MaxFlow::Push(int32_t u, int32_t sink, int64_t amount, int64_t* work) {
-  if (u == sink) return amount;
-  for (int32_t& a = next_arc_[u]; a >= 0; a = arcs_[a].next) {
-    ++*work;
-    Arc& arc = arcs_[a];
-    if (arc.residual <= 0 || level_[arc.to] != level_[u] + 1) continue;
-    const int64_t pushed =
-        Push(arc.to, sink, std::min(amount, arc.residual), work);
-    if (pushed > 0) {
-      arc.residual -= pushed;
-      arcs_[a ^ 1].residual += pushed;
-      return pushed;
+// A blocking-flow step: one augmenting path from `source` along rising
+// levels, found by an explicit stack of arcs (path_) rather than recursion,
+// so a path of 100,000 vertices needs no deep call stack; pushes its
+// bottleneck, at most `amount`. 0 when no path is left in the level graph.
+int64_t MaxFlow::Push(int32_t source, int32_t sink, int64_t amount,
+                      int64_t* work) {
+  path_.clear();
+  int32_t u = source;
+  while (u != sink) {
+    int32_t& a = next_arc_[u];
+    while (a >= 0 &&
+           (arcs_[a].residual <= 0 || level_[arcs_[a].to] != level_[u] + 1)) {
+      ++*work;
+      a = arcs_[a].next;
     }
+    if (a >= 0) {  // advance
+      ++*work;
+      path_.push_back(a);
+      u = arcs_[a].to;
+      continue;
+    }
+    if (u == source) return 0;  // retreat from a dead end
+    path_.pop_back();
+    u = path_.empty() ? source : arcs_[path_.back()].to;
+    next_arc_[u] = arcs_[next_arc_[u]].next;
   }
-  return 0;
+  int64_t pushed = amount;
+  for (int32_t a : path_) pushed = std::min(pushed, arcs_[a].residual);
+  for (int32_t a : path_) {
+    arcs_[a].residual -= pushed;
+    arcs_[a ^ 1].residual += pushed;
+  }
+  return pushed;
 }
 
 int64_t MaxFlow::Solve(int32_t source, int32_t sink, int64_t limit,

@@ -19,7 +19,8 @@ class MaxFlow {
 
   // The largest flow from `source` to `sink`, stopped once it reaches
   // `limit` (then the result is >= limit). Each arc scan counts 1 towards
-  // *work (deterministic, unlike a clock). O(V^2 E) at worst.
+  // *work (deterministic, unlike a clock). O(V^2 E) at worst; no recursion
+  // (a path of any length needs O(1) stack).
   int64_t Solve(int32_t source, int32_t sink, int64_t limit, int64_t* work);
 
  private:
@@ -28,10 +29,11 @@ class MaxFlow {
     int64_t residual;
   };
   bool Levels(int32_t source, int32_t sink, int64_t* work);
-  int64_t Push(int32_t u, int32_t sink, int64_t amount, int64_t* work);
+  int64_t Push(int32_t source, int32_t sink, int64_t amount, int64_t* work);
 
   std::vector<Arc> arcs_;
   std::vector<int32_t> head_, level_, next_arc_, queue_;
+  std::vector<int32_t> path_;  // Push's arcs from the source
 };
 
 }  // namespace autoshard

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "sharder/strategies/ideal_lattice.h"
 
@@ -10,7 +11,8 @@ namespace {
 
 // The groups of Note [Coarsening], numbered by their first node's position.
 std::vector<int32_t> Groups(const ShardingProblem& p, const DeviceModel& model,
-                            const std::vector<uint8_t>& passive, double cap_s) {
+                            const std::vector<uint8_t>& passive, double cap_s,
+                            bool sources_always_join) {
   const int n = p.num_nodes();
   std::vector<int32_t> group(n, -1);
   std::vector<double> time;
@@ -43,11 +45,14 @@ std::vector<int32_t> Groups(const ShardingProblem& p, const DeviceModel& model,
       group[v] = sources[0];
       joined -= time[sources[0]];  // counted already
     } else {
+      // A group of its own (with its lone sources if they always join).
       group[v] = static_cast<int32_t>(time.size());
       time.push_back(0);
       size.push_back(0);
-      sources.clear();
-      joined = model.NodeTime(v);
+      if (passive[v] || !sources_always_join) {
+        sources.clear();
+        joined = model.NodeTime(v);
+      }
     }
     const int32_t g = group[v];
     for (int32_t s : sources) {
@@ -73,10 +78,17 @@ std::vector<int32_t> Groups(const ShardingProblem& p, const DeviceModel& model,
 }  // namespace
 
 Coarsened Coarsen(const ShardingProblem& p, const DeviceModel& model,
-                  double cap_s) {
+                  double cap_s, bool sources_always_join) {
   const std::vector<uint8_t> passive = PassiveConstants(p);
+  return CoarsenGroups(
+      p, model, Groups(p, model, passive, cap_s, sources_always_join), passive);
+}
+
+Coarsened CoarsenGroups(const ShardingProblem& p, const DeviceModel& model,
+                        std::vector<int32_t> group_of,
+                        const std::vector<uint8_t>& passive) {
   Coarsened c;
-  c.group_of = Groups(p, model, passive, cap_s);
+  c.group_of = std::move(group_of);
   const int32_t m = 1 + *std::max_element(c.group_of.begin(), c.group_of.end());
   ShardingProblem& q = c.problem;
   q.producers.assign(m, {});

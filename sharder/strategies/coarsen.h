@@ -33,9 +33,21 @@ struct Coarsened {
 };
 
 // Note [Coarsening] with groups of at most `cap_s` seconds of compute (a
-// single node costlier than that stays alone). O(nodes + edges).
+// single node costlier than that stays alone). `sources_always_join`: the
+// lone sources of a node that starts a group join it whatever the cap (a
+// weight's DequantizeLinear with its Conv: else each such source doubles
+// the ideals). O(nodes + edges).
 Coarsened Coarsen(const ShardingProblem& problem, const DeviceModel& model,
-                  double cap_s);
+                  double cap_s, bool sources_always_join = false);
+
+// The problem of given groups: `group_of` per node, numbered 0..m-1 in a
+// topological order of the groups (every edge between two groups goes to a
+// higher number); `passive` per node: the nodes whose groups are folded
+// constants (is_constant), left out of the lattice with their tensors.
+// O(nodes + edges).
+Coarsened CoarsenGroups(const ShardingProblem& problem,
+                        const DeviceModel& model, std::vector<int32_t> group_of,
+                        const std::vector<uint8_t>& passive);
 
 // The original nodes' IPUs from the groups' (folded constants placed again
 // with PlaceConstants).

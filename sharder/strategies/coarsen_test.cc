@@ -49,6 +49,19 @@ TEST(CoarsenTest, ALoneSourceJoinsItsReader) {
             (std::vector<int32_t>{0, 0, 0, 0, 1}));
 }
 
+// With 2 s and sources_always_join, s joins the group n2 starts (n2 cannot
+// join n0's: 2 + 2 s): {n0, n1}, {s, n2}, {n3} (2 + 1 s would pass the cap),
+// numbered by the node that made each (n0, n2, n3): a topological order.
+TEST(CoarsenTest, ALoneSourceCanAlwaysJoinTheGroupItsReaderStarts) {
+  const ShardingProblem p = SideInput();
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const Coarsened c = Coarsen(p, model, 2.0, /*sources_always_join=*/true);
+  EXPECT_EQ(c.group_of, (std::vector<int32_t>{0, 1, 0, 1, 2}));
+  ASSERT_EQ(c.problem.num_nodes(), 3);
+  EXPECT_EQ(c.problem.producers[1], (std::vector<int32_t>{0}));
+  EXPECT_EQ(c.problem.producers[2], (std::vector<int32_t>{1}));
+}
+
 // On small random DAGs the groups come in topological order, and the best
 // split of the groups (brute force) is a split of the nodes with the same
 // bottleneck, so never better than the nodes' best.

@@ -98,13 +98,16 @@ class PairDp {
     return true;
   }
 
-  // f[k][all]; `judge` true: a pair must fit. False when the deadline or
-  // the fit budget stopped it.
-  bool Solve(bool judge, double* value) {
+  // f[k][all]; `judge` true: a pair must fit; `max_empty` >= 0: at most
+  // that many IPUs empty (pairs (b, b)), counted in a layer of f per count
+  // (Note [Empty IPUs]); -1: no limit. False when the deadline or the fit
+  // budget stopped it.
+  bool Solve(bool judge, int max_empty, double* value) {
     const int32_t size = lattice_.size();
-    best_.assign(static_cast<size_t>(k_ + 1) * size, kInf);
+    layers_ = max_empty >= 0 ? max_empty + 1 : 1;
+    best_.assign(static_cast<size_t>(k_ + 1) * layers_ * size, kInf);
     arg_.assign(best_.size(), -1);
-    best_[Index(0, 0)] = 0;
+    best_[Index(0, 0, 0)] = 0;
     std::vector<std::pair<double, int64_t>> values;
     for (int j = 1; j <= k_; ++j) {
       for (int32_t b = (j == k_ ? lattice_.full() : 0); b < size; ++b) {
@@ -112,34 +115,62 @@ class PairDp {
             std::chrono::steady_clock::now() > options_.deadline) {
           return false;
         }
-        values.clear();
-        for (int64_t e = start_[b]; e < start_[b + 1]; ++e) {
-          const double before = best_[Index(j - 1, from_[e])];
-          if (before < kInf) values.emplace_back(std::max(before, time_[e]), e);
-        }
-        std::sort(values.begin(), values.end());
-        for (auto [v, e] : values) {
-          if (judge && !Fits(e, b)) {
-            if (out_of_budget_) return false;
-            continue;
+        for (int empties = 0; empties < layers_; ++empties) {
+          values.clear();
+          for (int64_t e = start_[b]; e < start_[b + 1]; ++e) {
+            const int before_empties =
+                empties - (max_empty >= 0 && from_[e] == b ? 1 : 0);
+            if (before_empties < 0) continue;
+            const double before = best_[Index(j - 1, before_empties, from_[e])];
+            if (before < kInf)
+              values.emplace_back(std::max(before, time_[e]), e);
           }
-          best_[Index(j, b)] = v;
-          arg_[Index(j, b)] = from_[e];
-          break;
+          std::sort(values.begin(), values.end());
+          for (auto [v, e] : values) {
+            if (judge && !Fits(e, b)) {
+              if (out_of_budget_) return false;
+              continue;
+            }
+            best_[Index(j, empties, b)] = v;
+            arg_[Index(j, empties, b)] = from_[e];
+            break;
+          }
         }
       }
     }
-    *value = best_[Index(k_, lattice_.full())];
+    *value = kInf;
+    for (int empties = 0; empties < layers_; ++empties)
+      *value = std::min(*value, best_[Index(k_, empties, lattice_.full())]);
     return true;
   }
 
+  // The least Σ stage times of a chain of k_ ideals ending at the full one
+  // with every stage time <= cap (pairs from CollectPairs with empty IPUs
+  // allowed); infinity when there is none. O(k x pairs).
+  double LeastTotal(double cap) {
+    const int32_t size = lattice_.size();
+    std::vector<double> g(size, kInf), next(size);
+    g[0] = 0;
+    for (int j = 1; j <= k_; ++j) {
+      for (int32_t b = 0; b < size; ++b) {
+        next[b] = kInf;
+        for (int64_t e = start_[b]; e < start_[b + 1]; ++e)
+          if (time_[e] <= cap)
+            next[b] = std::min(next[b], g[from_[e]] + time_[e]);
+      }
+      g.swap(next);
+    }
+    return g[lattice_.full()];
+  }
+
   // IPU of every node for the optimum (PlaceConstants for the constants).
+  // Plans only: they solve with no empty IPU, so with one layer.
   std::vector<int32_t> IpuOfNodes() const {
     std::vector<int32_t> chain(k_ + 1, 0);  // chain[j] = I_{j-1}'s ideal
     int32_t b = lattice_.full();
     for (int j = k_; j >= 1; --j) {
       chain[j] = b;
-      b = arg_[Index(j, b)];
+      b = arg_[Index(j, 0, b)];
     }
     std::vector<int32_t> ipu(problem_.num_nodes(), 0);
     for (int32_t n = 0; n < problem_.num_nodes(); ++n) {
@@ -157,8 +188,8 @@ class PairDp {
 
  private:
   static constexpr int8_t kUnknown = -1;
-  size_t Index(int j, int32_t b) const {
-    return static_cast<size_t>(j) * lattice_.size() + b;
+  size_t Index(int j, int empties, int32_t b) const {
+    return (static_cast<size_t>(j) * layers_ + empties) * lattice_.size() + b;
   }
 
   // Whether the IPU running b \ from_[e] fits, with the constants it reads.
@@ -204,7 +235,8 @@ class PairDp {
   std::vector<int32_t> from_;   // per pair: a
   std::vector<double> time_;    // per pair: time(a, b)
   std::vector<int8_t> fit_;     // per pair: kUnknown, 0 or 1
-  std::vector<double> best_;    // f[j][I]
+  int layers_ = 1;              // counts of empty IPUs f tells apart
+  std::vector<double> best_;    // f[j][empties][I]
   std::vector<int32_t> arg_;    // the I' that gave it
   std::vector<int32_t> scratch_, steps_, schedule_;
   std::vector<uint8_t> passive_;
@@ -223,6 +255,25 @@ double NoCap(const ShardingProblem& problem, const IdealLattice& lattice,
   return lattice.compute_s(lattice.full()) + 2 * model.CopySeconds(bytes);
 }
 
+// Note [Empty IPUs]
+// Every IPU of a plan holds a node, so an IPU the lattice leaves empty holds
+// at least one folded constant of its own: with c such constants at most c
+// IPUs are empty. Counting them costs a layer of the DP per count, so the
+// count is kept only while (c + 1) x pairs x k stays under kEmptyLayerWork
+// and c < k - 1 (else it cannot bind); without it the bound is weaker, still
+// valid. -1: no limit; 0: no empty IPU.
+constexpr int64_t kEmptyLayerWork = 200000000;
+
+int EmptyLimit(bool allow_empty, int constants, int num_ipus, int64_t pairs) {
+  if (!allow_empty) return 0;
+  if (constants >= num_ipus - 1) return -1;
+  if ((constants + 1) * std::max<int64_t>(pairs, 1) * num_ipus >
+      kEmptyLayerWork) {
+    return -1;
+  }
+  return constants;
+}
+
 IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
                   int num_ipus, double cap_s, bool plan, bool judge,
                   const IdealDpOptions& options) {
@@ -239,22 +290,58 @@ IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
   PairDp dp(problem, model, lattice, num_ipus, options);
   // A plan's IPUs each hold a node (ValidateAssignment), but one may hold
   // only folded constants, which the lattice leaves out: the bound then lets
-  // an IPU be empty.
+  // an IPU be empty, at most once per such constant (Note [Empty IPUs]).
   const std::vector<uint8_t> passive = PassiveConstants(problem);
-  const bool allow_empty =
-      !plan && std::find(passive.begin(), passive.end(), 1) != passive.end();
+  const int constants =
+      static_cast<int>(std::count(passive.begin(), passive.end(), 1));
+  const bool allow_empty = !plan && constants > 0;
   const bool collected = dp.CollectPairs(cap, allow_empty);
   result.pairs = dp.pairs();
   if (!collected) return result;
   result.ran = true;
   double value = kInf;
-  result.complete = dp.Solve(judge, &value);
+  result.complete = dp.Solve(
+      judge, EmptyLimit(allow_empty, constants, num_ipus, dp.pairs()), &value);
   result.fit_evaluations = dp.fit_evaluations();
   if (!result.complete || value == kInf) return result;
   result.found = true;
   result.fits = judge;
   result.bottleneck_s = value;
   if (plan) result.ipu = dp.IpuOfNodes();
+  return result;
+}
+
+// The bisection of IdealDpFillerBound over an enumerated lattice.
+IdealDpResult FillerBisection(const ShardingProblem& problem,
+                              const DeviceModel& model,
+                              const IdealLattice& lattice, int num_ipus,
+                              double filler_s, double lower_s, double upper_s,
+                              const IdealDpOptions& options) {
+  IdealDpResult result;
+  result.ideals = lattice.size();
+  PairDp dp(problem, model, lattice, num_ipus, options);
+  const bool collected = dp.CollectPairs(upper_s * (1 + 1e-9), true);
+  result.pairs = dp.pairs();
+  if (!collected) return result;
+  result.ran = true;
+  const double tolerance = 1e-9 * std::max(upper_s, 1e-30);
+  auto feasible = [&](double t) {
+    return dp.LeastTotal(t + tolerance) <=
+           num_ipus * t - filler_s + num_ipus * tolerance;
+  };
+  double lo = lower_s, hi = upper_s;
+  if (feasible(lo)) {
+    result.complete = result.found = true;
+    result.bottleneck_s = lower_s;
+    return result;
+  }
+  while (hi - lo > 1e-4 * hi) {
+    if (std::chrono::steady_clock::now() > options.deadline) break;
+    const double mid = (lo + hi) / 2;
+    (feasible(mid) ? hi : lo) = mid;
+  }
+  result.complete = result.found = true;  // lo is infeasible: a bound
+  result.bottleneck_s = lo;
   return result;
 }
 
@@ -272,6 +359,24 @@ IdealDpResult IdealDpBound(const ShardingProblem& problem,
                            double upper_s, const IdealDpOptions& options) {
   return Run(problem, model, num_ipus, upper_s, /*plan=*/false,
              /*judge=*/false, options);
+}
+
+IdealDpResult IdealDpFillerBound(const ShardingProblem& problem,
+                                 const DeviceModel& model, int num_ipus,
+                                 double filler_s, double lower_s,
+                                 double upper_s,
+                                 const IdealDpOptions& options) {
+  if (num_ipus < 1 || !(lower_s < upper_s)) return {};
+  const int64_t words = std::max<int64_t>(1, (problem.num_nodes() + 63) / 64);
+  const IdealLattice lattice(
+      problem, model, std::min<int64_t>(options.max_ideals, (1 << 22) / words));
+  if (!lattice.complete()) {
+    IdealDpResult result;
+    result.ideals = lattice.size();
+    return result;
+  }
+  return FillerBisection(problem, model, lattice, num_ipus, filler_s, lower_s,
+                         upper_s, options);
 }
 
 }  // namespace autoshard

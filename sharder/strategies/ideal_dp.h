@@ -6,7 +6,8 @@
 //   and, unless told otherwise, every IPU fitting the tile-memory model;
 // - IdealDpBound, a certified lower bound: the same DP without the memory
 //   constraint and folded constants left out (and, when there are any, empty
-//   IPUs allowed, as an IPU may hold only constants) — a relaxation of the
+//   IPUs allowed, as an IPU may hold only constants: at most one per
+//   constant, Note [Empty IPUs] in ideal_dp.cc) — a relaxation of the
 //   plans' problem (monotone, every IPU holding a node: ValidateAssignment),
 //   so its optimum is a lower bound on every plan's bottleneck (DESIGN.md
 //   §3.4).
@@ -76,6 +77,19 @@ IdealDpResult IdealDpSplit(const ShardingProblem& problem,
 IdealDpResult IdealDpBound(const ShardingProblem& problem,
                            const DeviceModel& model, int num_ipus,
                            double upper_s, const IdealDpOptions& options);
+
+// The filler bound's DP (Note [Filler bound], sharder/bound/filler_bound.h):
+// `problem` is the reduced one (its fillers folded constants), `filler_s` the
+// fillers' Σ compute. A threshold T is ruled out when no chain of
+// `num_ipus` ideals (empty IPUs allowed) has every stage time <= T and
+// Σ stage times <= num_ipus x T - filler_s; result.bottleneck_s is the
+// largest T in [lower_s, upper_s] found ruled out by bisection (to 1e-4 x
+// upper_s; lower_s itself when nothing is), valid when found. Cost:
+// O(pairs x num_ipus) per bisection step, about 14 steps.
+IdealDpResult IdealDpFillerBound(const ShardingProblem& problem,
+                                 const DeviceModel& model, int num_ipus,
+                                 double filler_s, double lower_s,
+                                 double upper_s, const IdealDpOptions& options);
 
 }  // namespace autoshard
 

@@ -128,5 +128,37 @@ TEST(IdealDpTest, FoldedConstantsFollowTheirFirstReader) {
   EXPECT_LE(r.ipu[0], std::min(r.ipu[2], r.ipu[3]));
 }
 
+// A fault fixed (vad_silero_v5 onto 4 IPUs, 15% above its bound): the bound
+// let any number of IPUs be empty when the model had one folded constant, but
+// each empty IPU must hold a constant of its own. Constant n0 feeds n1 -> n2,
+// 1 s each (toy chip: 1 GFLOP/s), n1's output 2e9 B (2 s over the 1 GB/s
+// link), n0's (a folded weight) 0 B. Onto 3 IPUs: n0 | n1 | n2 takes 0, 1 + 2,
+// 2 + 1 s -> 3 s; n1 and n2 on one IPU (2 s) would leave two IPUs with only n0
+// between them.
+TEST(IdealDpTest, AnEmptyIpuNeedsAConstantOfItsOwn) {
+  ShardingProblem p =
+      MakeTestProblem(3, {{0, 1}, {1, 2}}, {0, 0, 0}, {0, 1e9, 1e9});
+  p.is_constant = {1, 0, 0};
+  p.activation_bytes = {0, 2000000000, 16};
+  testing::RefreshTensors(&p);
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  EXPECT_NEAR(JudgeSplit(model, {0, 1, 2}, 3).bottleneck_s, 3.0, 1e-12);
+  const IdealDpResult bound = IdealDpBound(p, model, 3, 3.0, {});
+  ASSERT_TRUE(bound.complete && bound.found);
+  EXPECT_NEAR(bound.bottleneck_s, 3.0, 1e-12);
+  // A second constant (n3, read by n1) may hold an IPU alone: n0 | n3 |
+  // {n1, n2} takes 0, 0, 2 s, and the bound is that 2 s.
+  ShardingProblem two = MakeTestProblem(4, {{0, 1}, {1, 2}, {3, 1}},
+                                        {0, 0, 0, 0}, {0, 1e9, 1e9, 0});
+  two.is_constant = {1, 0, 0, 1};
+  two.activation_bytes = {0, 2000000000, 16, 0};
+  testing::RefreshTensors(&two);
+  DeviceModel two_model(two, ToyChip(), Precision::kFp32);
+  EXPECT_NEAR(JudgeSplit(two_model, {0, 2, 2, 1}, 3).bottleneck_s, 2.0, 1e-12);
+  const IdealDpResult two_bound = IdealDpBound(two, two_model, 3, 3.0, {});
+  ASSERT_TRUE(two_bound.complete && two_bound.found);
+  EXPECT_NEAR(two_bound.bottleneck_s, 2.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace autoshard
