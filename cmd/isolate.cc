@@ -291,7 +291,11 @@ std::optional<int> ServeAsBatchChild(const ShardOptions& each) {
   proto::BatchRow request;
   const bool understood =
       absl::Base64Unescape(value, &bytes) && request.ParseFromString(bytes);
-  ::unsetenv(kChildEnv);  // not for the compile commands it starts
+  // Neither the variable nor the two fds are for the compile commands it
+  // starts: one left running would hold the answer pipe open.
+  ::unsetenv(kChildEnv);
+  ::fcntl(kAnswerFd, F_SETFD, FD_CLOEXEC);
+  ::fcntl(kLockFd, F_SETFD, FD_CLOEXEC);
   if (!understood) {
     return ReportError(absl::InternalError(
         absl::StrCat(kChildEnv, ": not a request from autoshard")));
