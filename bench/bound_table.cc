@@ -58,27 +58,101 @@ std::string Reason(const autoshard::Plan& plan, double costliest_s,
   return reasons.empty() ? "-" : reasons;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The flags: the IPU counts, the bound's and the search's seconds, the
+// models.
+struct Args {
   std::vector<int> ipus = {2, 4, 8, 16};
   double bound_s = 10, search_s = 60;
   std::vector<std::string> models;
+};
+
+// False on a bad flag value.
+bool ParseArgs(int argc, char** argv, Args* args) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--ipus" && i + 1 < argc) {
       auto parsed = autoshard::bench::ParseIpus(argv[++i]);
-      if (!parsed) return 2;
-      ipus = *parsed;
+      if (!parsed) return false;
+      args->ipus = *parsed;
     } else if (arg == "--bound-seconds" && i + 1 < argc) {
-      if (!absl::SimpleAtod(argv[++i], &bound_s)) return 2;
+      if (!absl::SimpleAtod(argv[++i], &args->bound_s)) return false;
     } else if (arg == "--max-search-seconds" && i + 1 < argc) {
-      if (!absl::SimpleAtod(argv[++i], &search_s)) return 2;
+      if (!absl::SimpleAtod(argv[++i], &args->search_s)) return false;
     } else {
-      models.push_back(arg);
+      args->models.push_back(arg);
     }
   }
-  if (models.empty()) {
+  return true;
+}
+
+// The gaps over every row, for the last line.
+struct Totals {
+  std::vector<double> old_gaps, gaps;
+  int failures = 0, above10 = 0;
+};
+
+// Before: the best fitting candidate but the ideal DP's (the plan's
+// bottleneck when none fits); `chose` gets the chosen strategy.
+double BottleneckBeforeIdeal(const autoshard::Plan& plan, std::string* chose) {
+  double before = plan.proto.performance().bottleneck_s();
+  bool before_found = false;
+  for (const auto& c : plan.proto.candidates()) {
+    if (c.chosen()) *chose = c.strategy();
+    if (c.strategy() == "ideal" || !c.fits()) continue;
+    if (!before_found || c.bottleneck_s() < before) before = c.bottleneck_s();
+    before_found = true;
+  }
+  return before;
+}
+
+// Plans `loaded` at k IPUs and prints its row.
+void PrintRow(const autoshard::LoadedModel& loaded, const std::string& name,
+              int k, const Args& args, Totals* totals) {
+  autoshard::Options options = autoshard::bench::TableOptions(loaded, k);
+  options.bound_s = args.bound_s;
+  options.max_search_s = args.search_s;
+  auto plan = autoshard::PlanModel(loaded.model, options);
+  auto prepared = autoshard::internal::Prepare(loaded.model, options);
+  if (!plan.ok() || !prepared.ok()) {
+    std::printf(
+        "| %s | %d | %s |\n", name.c_str(), k,
+        std::string((plan.ok() ? prepared.status() : plan.status()).message())
+            .c_str());
+    ++totals->failures;
+    return;
+  }
+  autoshard::DeviceModel model(prepared->problem, prepared->device,
+                               options.precision);
+  double costliest = 0, total = 0;
+  for (int32_t n = 0; n < prepared->problem.num_nodes(); ++n) {
+    costliest = std::max(costliest, model.NodeTime(n));
+    total += model.NodeTime(n);
+  }
+  const auto& perf = plan->proto.performance();
+  std::string chose;
+  const double before = BottleneckBeforeIdeal(*plan, &chose);
+  totals->old_gaps.push_back(perf.gap_percent());
+  totals->gaps.push_back(perf.certified_gap_percent());
+  const bool large = perf.certified_gap_percent() > 10;
+  totals->above10 += large;
+  std::printf(
+      "| %s | %d | %.1f / %.1f | %.1f | %.1f | %s | %.1f%% | %.1f%% | "
+      "%.2f | %.2f | %s | %s |\n",
+      name.c_str(), k, before * 1e6, perf.bottleneck_s() * 1e6,
+      perf.lower_bound_s() * 1e6, perf.certified_bound_s() * 1e6,
+      perf.bound_method().c_str(), perf.gap_percent(),
+      perf.certified_gap_percent(), plan->proto.summary().planning_s(),
+      perf.bound_seconds(), chose.c_str(),
+      large ? Reason(*plan, costliest, total, model).c_str() : "");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!ParseArgs(argc, argv, &args)) return 2;
+  if (args.models.empty()) {
     std::fprintf(stderr,
                  "usage: autoshard_bound_table [--ipus 2,4,8,16] "
                  "[--bound-seconds S] [--max-search-seconds S] MODEL...\n");
@@ -89,74 +163,20 @@ int main(int argc, char** argv) {
       "certified (us) | by | old gap | certified gap | plan s | bound s | "
       "chose | reason (gap > 10%%) |\n|---|---|---|---|---|---|---|---|---|"
       "---|---|---|\n");
-  std::vector<double> old_gaps, gaps;
-  int failures = 0, above10 = 0;
-  for (const std::string& path : models) {
+  Totals totals;
+  for (const std::string& path : args.models) {
     auto loaded = autoshard::LoadModel(path);
     if (!loaded.ok()) {
-      ++failures;
+      ++totals.failures;
       continue;
     }
     const std::string name = autoshard::bench::ModelLabel(path);
-    for (int k : ipus) {
-      autoshard::Options options;
-      options.num_ipus = k;
-      options.bound_s = bound_s;
-      options.max_search_s = search_s;
-      options.shapes.batch_size = 1;
-      options.model_dir = loaded->path.parent_path();
-      options.external_files = loaded->external_files;
-      auto plan = autoshard::PlanModel(loaded->model, options);
-      auto prepared = autoshard::internal::Prepare(loaded->model, options);
-      if (!plan.ok() || !prepared.ok()) {
-        std::printf(
-            "| %s | %d | %s |\n", name.c_str(), k,
-            std::string(
-                (plan.ok() ? prepared.status() : plan.status()).message())
-                .c_str());
-        ++failures;
-        continue;
-      }
-      autoshard::DeviceModel model(prepared->problem, prepared->device,
-                                   options.precision);
-      double costliest = 0, total = 0;
-      for (int32_t n = 0; n < prepared->problem.num_nodes(); ++n) {
-        costliest = std::max(costliest, model.NodeTime(n));
-        total += model.NodeTime(n);
-      }
-      const auto& perf = plan->proto.performance();
-      // Before: the best fitting candidate but the ideal DP's (the plan's
-      // bottleneck when none fits).
-      double before = perf.bottleneck_s();
-      bool before_found = false;
-      std::string chose;
-      for (const auto& c : plan->proto.candidates()) {
-        if (c.chosen()) chose = c.strategy();
-        if (c.strategy() == "ideal" || !c.fits()) continue;
-        if (!before_found || c.bottleneck_s() < before)
-          before = c.bottleneck_s();
-        before_found = true;
-      }
-      old_gaps.push_back(perf.gap_percent());
-      gaps.push_back(perf.certified_gap_percent());
-      const bool large = perf.certified_gap_percent() > 10;
-      above10 += large;
-      std::printf(
-          "| %s | %d | %.1f / %.1f | %.1f | %.1f | %s | %.1f%% | %.1f%% | "
-          "%.2f | %.2f | %s | %s |\n",
-          name.c_str(), k, before * 1e6, perf.bottleneck_s() * 1e6,
-          perf.lower_bound_s() * 1e6, perf.certified_bound_s() * 1e6,
-          perf.bound_method().c_str(), perf.gap_percent(),
-          perf.certified_gap_percent(), plan->proto.summary().planning_s(),
-          perf.bound_seconds(), chose.c_str(),
-          large ? Reason(*plan, costliest, total, model).c_str() : "");
-      std::fflush(stdout);
-    }
+    for (int k : args.ipus) PrintRow(*loaded, name, k, args, &totals);
   }
   std::printf(
       "\n%zu rows: old gap median %.1f%%, worst %.1f%%; certified gap median "
       "%.1f%%, worst %.1f%%; %d rows above 10%%\n",
-      gaps.size(), Median(old_gaps), Worst(old_gaps), Median(gaps), Worst(gaps),
-      above10);
-  return failures == 0 ? 0 : 1;
+      totals.gaps.size(), Median(totals.old_gaps), Worst(totals.old_gaps),
+      Median(totals.gaps), Worst(totals.gaps), totals.above10);
+  return totals.failures == 0 ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 // Targets: under 2 s for 100,000 nodes (issue 2, raw); auto under 5 s on the
 // transformer-like graph (issue 5); under 10 s at 256 IPUs (issue 15).
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -271,13 +272,20 @@ std::string BenchModelPath() {
              : std::string(AUTOSHARD_SOURCE_DIR) + "/models/squeezenet1_1.onnx";
 }
 
-void BM_PlanModelFile(benchmark::State& state) {
-  const std::string path = BenchModelPath();
-  auto loaded = LoadModel(path);
+// The bench model loaded, or nullopt with the benchmark skipped.
+std::optional<LoadedModel> LoadBenchModel(benchmark::State& state) {
+  auto loaded = LoadModel(BenchModelPath());
   if (!loaded.ok()) {
     state.SkipWithError(std::string(loaded.status().message()).c_str());
-    return;
+    return std::nullopt;
   }
+  return *std::move(loaded);
+}
+
+void BM_PlanModelFile(benchmark::State& state) {
+  const std::string path = BenchModelPath();
+  std::optional<LoadedModel> loaded = LoadBenchModel(state);
+  if (!loaded) return;
   Options options;
   options.num_ipus = 4;
   options.shapes.batch_size = 1;
@@ -311,11 +319,8 @@ BENCHMARK(BM_CostIfChain)->Arg(1000)->Arg(8000)->Unit(benchmark::kMillisecond);
 // overflows and the search has work to do. Target (issue 4): >= 10,000/s.
 void BM_SearchFile(benchmark::State& state) {
   const std::string path = BenchModelPath();
-  auto loaded = LoadModel(path);
-  if (!loaded.ok()) {
-    state.SkipWithError(std::string(loaded.status().message()).c_str());
-    return;
-  }
+  std::optional<LoadedModel> loaded = LoadBenchModel(state);
+  if (!loaded) return;
   Options options;
   options.shapes.batch_size = 1;
   auto prepared = internal::Prepare(loaded->model, options);

@@ -14,28 +14,78 @@
 #include "graph/model_io.h"
 #include "sharder/autoshard.h"
 
-int main(int argc, char** argv) {
-  std::vector<int> ipus = {2, 4, 8};
-  std::vector<std::string> models;
+namespace {
+
+const char* const kStrategies[] = {"raw", "search", "optimal", "auto"};
+
+// One row's cells, strategy by strategy.
+struct Row {
+  std::string cells, seconds, chose, order;
+  double bound = 0;
+  bool ok = true;
+};
+
+// Plans `loaded` at k IPUs with `strategy` and appends its cells to `row`;
+// auto's gap goes to `auto_gaps`.
+void AddStrategy(const autoshard::LoadedModel& loaded, int k,
+                 const char* strategy, Row* row,
+                 std::vector<double>* auto_gaps) {
+  autoshard::Options options = autoshard::bench::TableOptions(loaded, k);
+  options.strategy = strategy;
+  auto plan = autoshard::PlanModel(loaded.model, options);
+  if (!plan.ok()) {
+    row->cells += " " + std::string(plan.status().message()) + " |";
+    row->ok = false;
+    return;
+  }
+  const auto& perf = plan->proto.performance();
+  row->bound = perf.lower_bound_s();
+  const double ratio = perf.bottleneck_s() / perf.lower_bound_s();
+  char cell[64];
+  std::snprintf(cell, sizeof cell, " %.3f%s |", ratio,
+                plan->proto.fits() ? "" : "*");
+  row->cells += cell;
+  std::snprintf(cell, sizeof cell, "%s%.2f", row->seconds.empty() ? "" : " / ",
+                plan->proto.summary().planning_s());
+  row->seconds += cell;
+  if (std::string(strategy) == "auto") {
+    auto_gaps->push_back((ratio - 1) * 100);
+    for (const auto& c : plan->proto.candidates())
+      if (c.chosen()) row->chose = c.strategy();
+    row->order = plan->proto.optimal().order();
+  }
+}
+
+// Parses the flags into `ipus` and `models`; false on a bad --ipus.
+bool ParseArgs(int argc, char** argv, std::vector<int>* ipus,
+               std::vector<std::string>* models) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--ipus" && i + 1 < argc) {
       auto parsed = autoshard::bench::ParseIpus(argv[++i]);
       if (!parsed) {
         std::fprintf(stderr, "bad --ipus value '%s'\n", argv[i]);
-        return 2;
+        return false;
       }
-      ipus = *parsed;
+      *ipus = *parsed;
     } else {
-      models.push_back(arg);
+      models->push_back(arg);
     }
   }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> ipus = {2, 4, 8};
+  std::vector<std::string> models;
+  if (!ParseArgs(argc, argv, &ipus, &models)) return 2;
   if (models.empty()) {
     std::fprintf(stderr,
                  "usage: autoshard_strategy_table [--ipus 2,4,8] MODEL...\n");
     return 2;
   }
-  const char* strategies[] = {"raw", "search", "optimal", "auto"};
   std::printf(
       "| model | IPUs | lower bound | raw | search | optimal | auto | auto "
       "chose | optimal order | seconds raw / search / optimal / auto |\n");
@@ -52,44 +102,13 @@ int main(int argc, char** argv) {
     }
     const std::string name = autoshard::bench::ModelLabel(path);
     for (int k : ipus) {
-      std::string row;
-      std::string seconds, chose, order;
-      double bound = 0;
-      bool ok = true;
-      for (const char* strategy : strategies) {
-        autoshard::Options options;
-        options.num_ipus = k;
-        options.strategy = strategy;
-        options.shapes.batch_size = 1;
-        options.model_dir = loaded->path.parent_path();
-        options.external_files = loaded->external_files;
-        auto plan = autoshard::PlanModel(loaded->model, options);
-        if (!plan.ok()) {
-          row += " " + std::string(plan.status().message()) + " |";
-          ok = false;
-          continue;
-        }
-        const auto& perf = plan->proto.performance();
-        bound = perf.lower_bound_s();
-        const double ratio = perf.bottleneck_s() / perf.lower_bound_s();
-        char cell[64];
-        std::snprintf(cell, sizeof cell, " %.3f%s |", ratio,
-                      plan->proto.fits() ? "" : "*");
-        row += cell;
-        std::snprintf(cell, sizeof cell, "%s%.2f", seconds.empty() ? "" : " / ",
-                      plan->proto.summary().planning_s());
-        seconds += cell;
-        if (std::string(strategy) == "auto") {
-          auto_gaps.push_back((ratio - 1) * 100);
-          for (const auto& c : plan->proto.candidates())
-            if (c.chosen()) chose = c.strategy();
-          order = plan->proto.optimal().order();
-        }
-      }
-      if (!ok) ++failures;
+      Row row;
+      for (const char* strategy : kStrategies)
+        AddStrategy(*loaded, k, strategy, &row, &auto_gaps);
+      if (!row.ok) ++failures;
       std::printf("| %s | %d | %.1f us |%s %s | %s | %s |\n", name.c_str(), k,
-                  bound * 1e6, row.c_str(), chose.c_str(), order.c_str(),
-                  seconds.c_str());
+                  row.bound * 1e6, row.cells.c_str(), row.chose.c_str(),
+                  row.order.c_str(), row.seconds.c_str());
       std::fflush(stdout);
     }
   }

@@ -1,5 +1,6 @@
 // What the corpus tables (bench/strategy_table.cc, bench/bound_table.cc)
-// share: the --ipus list and a model's name in a row.
+// share: the --ipus list, a model's name in a row, the options they plan
+// with.
 #ifndef AUTOSHARD_BENCH_TABLE_UTIL_H_
 #define AUTOSHARD_BENCH_TABLE_UTIL_H_
 
@@ -9,6 +10,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "graph/model_io.h"
+#include "sharder/options.h"
 
 namespace autoshard::bench {
 
@@ -28,6 +31,17 @@ inline std::string ModelLabel(const std::string& path) {
   if (size_t slash = path.rfind("/models/"); slash != std::string::npos)
     return path.substr(slash + 8);
   return path;
+}
+
+// The options a table plans `loaded` with at k IPUs: ipu2, batch 1, every
+// other option at its default.
+inline Options TableOptions(const LoadedModel& loaded, int k) {
+  Options options;
+  options.num_ipus = k;
+  options.shapes.batch_size = 1;
+  options.model_dir = loaded.path.parent_path();
+  options.external_files = loaded.external_files;
+  return options;
 }
 
 }  // namespace autoshard::bench

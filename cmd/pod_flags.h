@@ -10,7 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
-#include "sharder/pod/pod_planner.h"
+#include "sharder/pod_planner.h"
 
 namespace autoshard::cmd {
 

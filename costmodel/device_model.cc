@@ -85,6 +85,115 @@ class TileMap {
   int32_t cursor_ = 0;
 };
 
+// The weights `schedule`'s nodes read, each once, placed on `map`; returns
+// their bytes.
+int64_t PlaceWeights(const ShardingProblem& p,
+                     absl::Span<const int32_t> schedule, TileMap* map) {
+  std::vector<int32_t> weights;
+  for (int32_t node : schedule) {
+    weights.insert(weights.end(), p.node_weights[node].begin(),
+                   p.node_weights[node].end());
+  }
+  std::sort(weights.begin(), weights.end());
+  weights.erase(std::unique(weights.begin(), weights.end()), weights.end());
+  int64_t bytes = 0;
+  for (int32_t w : weights)
+    bytes = SaturatingAdd(bytes, map->AddTensor(p.weight_size_bytes[w]));
+  return bytes;
+}
+
+// Exchange buffers: each tensor of IPU `ipu` another IPU reads (sent), and
+// each tensor of another IPU read here (received), once; returns their
+// bytes.
+int64_t PlaceExchangeBuffers(const ShardingProblem& p,
+                             absl::Span<const int32_t> ipu_of_node, int32_t ipu,
+                             absl::Span<const int32_t> schedule, TileMap* map) {
+  int64_t exchange_bytes = 0;
+  std::vector<std::pair<int32_t, int32_t>> received;
+  for (int32_t node : schedule) {
+    for (size_t slot = 0; slot < p.output_bytes[node].size(); ++slot) {
+      bool sends = false;
+      for (int32_t c : p.output_consumers[node][slot])
+        sends |= ipu_of_node[c] != ipu;
+      if (sends) {
+        exchange_bytes = SaturatingAdd(
+            exchange_bytes, map->AddTensor(p.output_bytes[node][slot]));
+      }
+    }
+    for (auto [producer, slot] : p.input_tensors[node]) {
+      if (ipu_of_node[producer] != ipu) received.emplace_back(producer, slot);
+    }
+  }
+  std::sort(received.begin(), received.end());
+  received.erase(std::unique(received.begin(), received.end()), received.end());
+  for (auto [producer, slot] : received) {
+    exchange_bytes = SaturatingAdd(
+        exchange_bytes, map->AddTensor(p.output_bytes[producer][slot]));
+  }
+  return exchange_bytes;
+}
+
+// A node's temporaries per tile, spread over `tiles`, at most `cap`.
+int64_t CappedTempPerTile(int64_t temporary_bytes, int32_t tiles, int64_t cap) {
+  const int64_t per_tile =
+      temporary_bytes / tiles + (temporary_bytes % tiles != 0 ? 1 : 0);
+  return std::min(per_tile, cap);
+}
+
+// One activation tensor: alive from step `start` to `end` (inclusive).
+struct Live {
+  int32_t start, end;
+  int64_t bytes;
+};
+
+// The activations of a schedule and its peak step.
+struct Liveness {
+  std::vector<Live> tensors;
+  int32_t peak_step = 0;
+};
+
+// Liveness over the schedule, per tensor: alive from its producer's step to
+// its last reader on this IPU; a graph output to the end of the schedule
+// (it is streamed out then); read by no one here: its own step only (a cut
+// tensor leaves through the exchange buffers). The peak step has the most
+// live bytes plus its op's temporaries. Bytes per step in double: only used
+// to find the peak step, and safe from overflow on absurd shapes (the tile
+// map saturates).
+template <typename TempPerTile>
+Liveness PeakStep(const ShardingProblem& p, absl::Span<const int32_t> schedule,
+                  const std::vector<int32_t>& step_of, int32_t tiles,
+                  const TempPerTile& temp_per_tile) {
+  Liveness out;
+  const int32_t steps = static_cast<int32_t>(schedule.size());
+  std::vector<double> delta(steps + 1, 0);
+  for (int32_t s = 0; s < steps; ++s) {
+    const int32_t node = schedule[s];
+    for (size_t slot = 0; slot < p.output_bytes[node].size(); ++slot) {
+      const int64_t bytes = p.output_bytes[node][slot];
+      if (bytes <= 0) continue;
+      int32_t end = s;
+      for (int32_t c : p.output_consumers[node][slot]) {
+        if (step_of[c] >= 0) end = std::max(end, step_of[c]);
+      }
+      if (p.output_is_graph_output[node][slot]) end = steps - 1;
+      out.tensors.push_back({s, end, bytes});
+      delta[s] += static_cast<double>(bytes);
+      delta[end + 1] -= static_cast<double>(bytes);
+    }
+  }
+  double live = 0, peak = -1;
+  for (int32_t s = 0; s < steps; ++s) {
+    live += delta[s];
+    const double total =
+        live + static_cast<double>(temp_per_tile(schedule[s])) * tiles;
+    if (total > peak) {
+      peak = total;
+      out.peak_step = s;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 DeviceModel::DeviceModel(const ShardingProblem& problem,
@@ -159,95 +268,24 @@ IpuMemory DeviceModel::EvaluateSchedule(
   const int64_t temp_cap_per_tile =
       static_cast<int64_t>(profile_.available_memory_proportion() *
                            static_cast<double>(profile_.bytes_per_tile()));
+  auto temp_per_tile = [&](int32_t node) {
+    return CappedTempPerTile(p.temporary_bytes[node], tiles, temp_cap_per_tile);
+  };
   // Each scheduled node's step (reset before returning).
   std::vector<int32_t>& step_of = *step_scratch;
   const int32_t steps = static_cast<int32_t>(schedule.size());
   for (int32_t s = 0; s < steps; ++s) step_of[schedule[s]] = s;
   TileMap map(tiles, profile_.grain_bytes());
   IpuMemory m;
-
   // Always live: weights, then exchange buffers.
-  std::vector<int32_t> weights;
-  for (int32_t node : schedule) {
-    weights.insert(weights.end(), p.node_weights[node].begin(),
-                   p.node_weights[node].end());
-  }
-  std::sort(weights.begin(), weights.end());
-  weights.erase(std::unique(weights.begin(), weights.end()), weights.end());
-  for (int32_t w : weights)
-    m.weight_bytes =
-        SaturatingAdd(m.weight_bytes, map.AddTensor(p.weight_size_bytes[w]));
-  // Exchange buffers: each tensor of this IPU another IPU reads (sent), and
-  // each tensor of another IPU read here (received), once.
-  std::vector<std::pair<int32_t, int32_t>> received;
-  for (int32_t node : schedule) {
-    for (size_t slot = 0; slot < p.output_bytes[node].size(); ++slot) {
-      bool sends = false;
-      for (int32_t c : p.output_consumers[node][slot])
-        sends |= ipu_of_node[c] != ipu;
-      if (sends) {
-        m.exchange_bytes = SaturatingAdd(
-            m.exchange_bytes, map.AddTensor(p.output_bytes[node][slot]));
-      }
-    }
-    for (auto [producer, slot] : p.input_tensors[node]) {
-      if (ipu_of_node[producer] != ipu) received.emplace_back(producer, slot);
-    }
-  }
-  std::sort(received.begin(), received.end());
-  received.erase(std::unique(received.begin(), received.end()), received.end());
-  for (auto [producer, slot] : received) {
-    m.exchange_bytes = SaturatingAdd(
-        m.exchange_bytes, map.AddTensor(p.output_bytes[producer][slot]));
-  }
-
-  // Liveness over the schedule, per tensor: alive from its producer's step to
-  // its last reader on this IPU; a graph output to the end of the schedule
-  // (it is streamed out then); read by no one here: its own step only (a cut
-  // tensor leaves through the exchange buffers). Bytes per step in double:
-  // only used to find the peak step, and safe from overflow on absurd shapes
-  // (the tile map saturates).
-  struct Live {
-    int32_t start, end;
-    int64_t bytes;
-  };
-  std::vector<Live> tensors;
-  std::vector<double> delta(steps + 1, 0);
-  for (int32_t s = 0; s < steps; ++s) {
-    const int32_t node = schedule[s];
-    for (size_t slot = 0; slot < p.output_bytes[node].size(); ++slot) {
-      const int64_t bytes = p.output_bytes[node][slot];
-      if (bytes <= 0) continue;
-      int32_t end = s;
-      for (int32_t c : p.output_consumers[node][slot]) {
-        if (step_of[c] >= 0) end = std::max(end, step_of[c]);
-      }
-      if (p.output_is_graph_output[node][slot]) end = steps - 1;
-      tensors.push_back({s, end, bytes});
-      delta[s] += static_cast<double>(bytes);
-      delta[end + 1] -= static_cast<double>(bytes);
-    }
-  }
-  auto capped_temp_per_tile = [&](int32_t node) {
-    const int64_t per_tile = p.temporary_bytes[node] / tiles +
-                             (p.temporary_bytes[node] % tiles != 0 ? 1 : 0);
-    return std::min(per_tile, temp_cap_per_tile);
-  };
-  int32_t peak_step = 0;
-  double live = 0, peak = -1;
-  for (int32_t s = 0; s < steps; ++s) {
-    live += delta[s];
-    const double total =
-        live + static_cast<double>(capped_temp_per_tile(schedule[s])) * tiles;
-    if (total > peak) {
-      peak = total;
-      peak_step = s;
-    }
-  }
+  m.weight_bytes = PlaceWeights(p, schedule, &map);
+  m.exchange_bytes = PlaceExchangeBuffers(p, ipu_of_node, ipu, schedule, &map);
   // Not always live: the activations alive at the peak step, then the code,
   // then the running op's temporaries.
-  for (const Live& t : tensors) {
-    if (t.start <= peak_step && t.end >= peak_step) {
+  const Liveness liveness =
+      PeakStep(p, schedule, step_of, tiles, temp_per_tile);
+  for (const Live& t : liveness.tensors) {
+    if (t.start <= liveness.peak_step && t.end >= liveness.peak_step) {
       m.activation_bytes =
           SaturatingAdd(m.activation_bytes, map.AddTensor(t.bytes));
     }
@@ -270,7 +308,7 @@ IpuMemory DeviceModel::EvaluateSchedule(
       SaturatingAdd(m.code_bytes, map.AddUniform(profile_.tile_fixed_bytes()));
   if (steps > 0)
     m.temporary_bytes =
-        map.AddUniform(capped_temp_per_tile(schedule[peak_step]));
+        map.AddUniform(temp_per_tile(schedule[liveness.peak_step]));
   for (int32_t node : schedule) step_of[node] = -1;
   auto [tile, bytes] = map.Fullest();
   m.max_tile = tile;

@@ -2,6 +2,8 @@
 
 #include <fstream>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "costmodel/device_profile.h"
 #include "gmock/gmock.h"
@@ -71,25 +73,24 @@ TEST(TileMemoryTest, TensorsWrapAroundTheTiles) {
   EXPECT_EQ(m.max_tile, 0);
 }
 
+// The activation bytes of Chain() on one IPU of the toy chip, its nodes'
+// graph outputs as given.
+int64_t ChainActivationBytes(std::vector<uint8_t> is_graph_output) {
+  ShardingProblem p = Chain();
+  p.is_graph_output = std::move(is_graph_output);
+  testing::RefreshTensors(&p);
+  return DeviceModel(p, ToyChip(), Precision::kFp32)
+      .EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0)
+      .activation_bytes;
+}
+
 TEST(TileMemoryTest, GraphOutputsLiveToTheEndEvenWhenReadLocally) {
   // n0 -> n1 -> n2 with n0's output also a graph output: it lives over all 3
   // steps. Peak at step 1 (n0 16 + n1 8) or step 2 (n0 16 + n1 8 + n2 4 =
   // 28): 28 B. Without the flag, n0's output dies after step 1: peak 24.
-  ShardingProblem p = Chain();
-  p.is_graph_output = {1, 0, 1};
-  testing::RefreshTensors(&p);
-  DeviceModel model(p, ToyChip(), Precision::kFp32);
-  EXPECT_EQ(
-      model.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0).activation_bytes,
-      28);
+  EXPECT_EQ(ChainActivationBytes({1, 0, 1}), 28);
   // An output nothing reads that is not a graph output lives at its step.
-  ShardingProblem q = Chain();
-  q.is_graph_output = {0, 0, 0};
-  testing::RefreshTensors(&q);
-  DeviceModel model_q(q, ToyChip(), Precision::kFp32);
-  EXPECT_EQ(
-      model_q.EvaluateMemory(std::vector<int32_t>{0, 0, 0}, 0).activation_bytes,
-      24);
+  EXPECT_EQ(ChainActivationBytes({0, 0, 0}), 24);
 }
 
 TEST(TileMemoryTest, OverflowNamesTheGlobalTile) {

@@ -173,124 +173,145 @@ void Set(RuleTable* t, absl::string_view ops, OpClass op_class, OpRule rule) {
   }
 }
 
+// kMatMul and kConv: the contractions (flops_rules_contraction.cc).
+void AddContractionRules(RuleTable* t) {
+  using enum OpClass;
+  Set(t, "MatMul MatMulInteger QLinearMatMul com.microsoft.FusedMatMul",
+      kMatMul, Custom(MatMulRule));
+  Set(t, "Gemm", kMatMul, Custom(GemmRule));
+  Set(t, "Einsum", kMatMul, Custom(EinsumRule));
+  Set(t, "RNN GRU LSTM", kMatMul, Custom(internal::RecurrentRule));
+  Set(t, "com.microsoft.Attention", kMatMul, Custom(internal::AttentionRule));
+  Set(t, "Conv ConvInteger QLinearConv ConvTranspose", kConv, Custom(ConvRule));
+}
+
+// kElementwise: per output (or input) element.
+void AddElementwiseRules(RuleTable* t) {
+  using enum OpClass;
+  // 1 per output element: arithmetic, comparison, logic, casts.
+  Set(t,
+      "Add Sub Mul Div Neg Abs Relu Sign Ceil Floor Round Mod "
+      "Reciprocal Equal Less Greater LessOrEqual GreaterOrEqual Not "
+      "And Or Xor Where Cast CastLike IsNaN IsInf BitShift "
+      "BitwiseAnd BitwiseOr BitwiseXor BitwiseNot ThresholdedRelu",
+      kElementwise, PerOut(1));
+  // 2 per element: a compare and a multiply (LeakyRelu, PRelu, Shrink), min
+  // and max (Clip), subtract and scale (DequantizeLinear).
+  Set(t, "LeakyRelu PRelu Shrink Clip DequantizeLinear", kElementwise,
+      PerOut(2));
+  // Transcendental functions: 4 per element.
+  Set(t,
+      "Exp Log Sqrt Pow Tanh Erf Sin Cos Tan Asin Acos Atan Sinh "
+      "Cosh Asinh Acosh Atanh",
+      kElementwise, PerOut(kTranscendental));
+  Set(t, "Sigmoid", kElementwise, PerOut(kTranscendental));  // 1/(1+exp(-x))
+  Set(t, "HardSigmoid", kElementwise, PerOut(3));     // max(0, min(1, a x + b))
+  Set(t, "HardSwish", kElementwise, PerOut(4));       // x HardSigmoid(x)
+  Set(t, "QuantizeLinear", kElementwise, PerOut(3));  // divide, round, clamp
+  Set(t, "Softsign", kElementwise, PerOut(3));        // x / (1 + |x|)
+  Set(t, "Elu", kElementwise, PerOut(kTranscendental + 2));  // a (exp(x)-1)
+  Set(t, "Celu Selu", kElementwise, PerOut(kTranscendental + 3));
+  // Softplus: log(exp(x) + 1).
+  Set(t, "Softplus", kElementwise, PerOut(2 * kTranscendental + 1));
+  // Gelu: x/2 (1 + erf(x / sqrt 2)).
+  Set(t, "Gelu", kElementwise, PerOut(kTranscendental + 4));
+  // Mish: x tanh(softplus(x)).
+  Set(t, "Mish", kElementwise, PerOut(3 * kTranscendental + 2));
+  Set(t, "Sum Max Min Mean", kElementwise, Custom(VariadicRule));
+  // DynamicQuantizeLinear: min and max over the input, then quantize (3):
+  // ~5 per input element.
+  Set(t, "DynamicQuantizeLinear", kElementwise, PerIn(5));
+  // FastGelu/BiasGelu: Gelu (8) after the bias add (1 if input 1).
+  Set(t, "com.microsoft.FastGelu com.microsoft.BiasGelu", kElementwise,
+      PerOut(kTranscendental + 4, 1));
+  // QuickGelu: x sigmoid(a x).
+  Set(t, "com.microsoft.QuickGelu", kElementwise, PerOut(kTranscendental + 2));
+}
+
+// kNormalization: batch, layer and softmax normalizations.
+void AddNormalizationRules(RuleTable* t) {
+  using enum OpClass;
+  // BatchNormalization (inference): a scale and a shift per element once
+  // mean, variance, scale and bias are folded: 2 x out.
+  Set(t, "BatchNormalization", kNormalization, PerOut(2));
+  // Normalizations over an axis: ~5 per input element (mean, subtract,
+  // square and sum, scale by 1/std, affine).
+  Set(t,
+      "InstanceNormalization LayerNormalization GroupNormalization "
+      "MeanVarianceNormalization LpNormalization "
+      "com.microsoft.SimplifiedLayerNormalization",
+      kNormalization, PerIn(5));
+  // Softmax/LogSoftmax: ~5 per input element (max, subtract, exp as 1,
+  // sum, divide). Hardmax: 1 (argmax).
+  Set(t, "Softmax LogSoftmax", kNormalization, PerIn(5));
+  Set(t, "Hardmax", kNormalization, PerIn(1));
+  Set(t, "LRN", kNormalization, Custom(LrnRule));
+  // SkipLayerNormalization: the skip add (1), the bias add (1 if input 4),
+  // layer normalization (5).
+  Set(t,
+      "com.microsoft.SkipLayerNormalization "
+      "com.microsoft.SkipSimplifiedLayerNormalization",
+      kNormalization, PerOut(6, 4));
+  Set(t, "com.microsoft.EmbedLayerNormalization", kNormalization,
+      Custom(EmbedLayerNormRule));
+}
+
+// kReduction. Reductions and scans: 1 per input element. TopK: one
+// compare per input element (the partial sort's extra work is not
+// modelled). NonZero: one test per element. Global pooling: 1 per input
+// element. Windowed pooling: PoolRule.
+void AddReductionRules(RuleTable* t) {
+  using enum OpClass;
+  Set(t,
+      "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 "
+      "ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare ArgMax "
+      "ArgMin CumSum TopK NonZero GlobalAveragePool GlobalMaxPool "
+      "GlobalLpPool",
+      kReduction, PerIn(1));
+  Set(t, "MaxPool AveragePool LpPool", kReduction, Custom(PoolRule));
+}
+
+// kDataMovement: shapes, copies and gathers.
+void AddDataMovementRules(RuleTable* t) {
+  using enum OpClass;
+  // Shape-only ops and constants: 0 FLOPs.
+  Set(t,
+      "Shape Size Reshape Squeeze Unsqueeze Flatten Identity "
+      "Constant ConstantOfShape Range Expand EyeLike Optional "
+      "OptionalGetElement OptionalHasElement",
+      kDataMovement, Zero());
+  // Copies without arithmetic: 0 FLOPs. Dropout: 0 (inference).
+  Set(t,
+      "Transpose Concat Split Gather GatherElements GatherND Slice "
+      "Pad Tile DepthToSpace SpaceToDepth Scatter ScatterND "
+      "ScatterElements Compress ReverseSequence OneHot Trilu "
+      "MaxUnpool Dropout SequenceEmpty SequenceConstruct "
+      "SequenceInsert SequenceAt SequenceErase SequenceLength "
+      "ConcatFromSequence SplitToSequence",
+      kDataMovement, Zero());
+  // Interpolation: mostly gathers on the device, so data movement, but
+  // with the arithmetic of ResizeRule.
+  Set(t, "Resize Upsample GridSample", kDataMovement, Custom(ResizeRule));
+}
+
+// kControlFlow (flops_rules_control.cc).
+void AddControlFlowRules(RuleTable* t) {
+  using enum OpClass;
+  Set(t, "If Loop Scan", kControlFlow, Custom(ControlFlowRule));
+}
+
 // The rule table, by class. com.microsoft contrib ops (onnxruntime) are keyed
 // "com.microsoft.OpType"; others of that domain use the default domain's
 // entry of the same name, if any.
 const RuleTable& Rules() {
   static const RuleTable* const kRules = [] {
     auto* t = new RuleTable;
-    using enum OpClass;
-
-    // --- kMatMul and kConv: the contractions (flops_rules_contraction.cc).
-    Set(t, "MatMul MatMulInteger QLinearMatMul com.microsoft.FusedMatMul",
-        kMatMul, Custom(MatMulRule));
-    Set(t, "Gemm", kMatMul, Custom(GemmRule));
-    Set(t, "Einsum", kMatMul, Custom(EinsumRule));
-    Set(t, "RNN GRU LSTM", kMatMul, Custom(internal::RecurrentRule));
-    Set(t, "com.microsoft.Attention", kMatMul, Custom(internal::AttentionRule));
-    Set(t, "Conv ConvInteger QLinearConv ConvTranspose", kConv,
-        Custom(ConvRule));
-
-    // --- kElementwise.
-    // 1 per output element: arithmetic, comparison, logic, casts.
-    Set(t,
-        "Add Sub Mul Div Neg Abs Relu Sign Ceil Floor Round Mod "
-        "Reciprocal Equal Less Greater LessOrEqual GreaterOrEqual Not "
-        "And Or Xor Where Cast CastLike IsNaN IsInf BitShift "
-        "BitwiseAnd BitwiseOr BitwiseXor BitwiseNot ThresholdedRelu",
-        kElementwise, PerOut(1));
-    // 2 per element: a compare and a multiply (LeakyRelu, PRelu, Shrink), min
-    // and max (Clip), subtract and scale (DequantizeLinear).
-    Set(t, "LeakyRelu PRelu Shrink Clip DequantizeLinear", kElementwise,
-        PerOut(2));
-    // Transcendental functions: 4 per element.
-    Set(t,
-        "Exp Log Sqrt Pow Tanh Erf Sin Cos Tan Asin Acos Atan Sinh "
-        "Cosh Asinh Acosh Atanh",
-        kElementwise, PerOut(kTranscendental));
-    Set(t, "Sigmoid", kElementwise, PerOut(kTranscendental));  // 1/(1+exp(-x))
-    Set(t, "HardSigmoid", kElementwise, PerOut(3));  // max(0, min(1, a x + b))
-    Set(t, "HardSwish", kElementwise, PerOut(4));    // x HardSigmoid(x)
-    Set(t, "QuantizeLinear", kElementwise, PerOut(3));  // divide, round, clamp
-    Set(t, "Softsign", kElementwise, PerOut(3));        // x / (1 + |x|)
-    Set(t, "Elu", kElementwise, PerOut(kTranscendental + 2));  // a (exp(x)-1)
-    Set(t, "Celu Selu", kElementwise, PerOut(kTranscendental + 3));
-    // Softplus: log(exp(x) + 1).
-    Set(t, "Softplus", kElementwise, PerOut(2 * kTranscendental + 1));
-    // Gelu: x/2 (1 + erf(x / sqrt 2)).
-    Set(t, "Gelu", kElementwise, PerOut(kTranscendental + 4));
-    // Mish: x tanh(softplus(x)).
-    Set(t, "Mish", kElementwise, PerOut(3 * kTranscendental + 2));
-    Set(t, "Sum Max Min Mean", kElementwise, Custom(VariadicRule));
-    // DynamicQuantizeLinear: min and max over the input, then quantize (3):
-    // ~5 per input element.
-    Set(t, "DynamicQuantizeLinear", kElementwise, PerIn(5));
-    // FastGelu/BiasGelu: Gelu (8) after the bias add (1 if input 1).
-    Set(t, "com.microsoft.FastGelu com.microsoft.BiasGelu", kElementwise,
-        PerOut(kTranscendental + 4, 1));
-    // QuickGelu: x sigmoid(a x).
-    Set(t, "com.microsoft.QuickGelu", kElementwise,
-        PerOut(kTranscendental + 2));
-
-    // --- kNormalization.
-    // BatchNormalization (inference): a scale and a shift per element once
-    // mean, variance, scale and bias are folded: 2 x out.
-    Set(t, "BatchNormalization", kNormalization, PerOut(2));
-    // Normalizations over an axis: ~5 per input element (mean, subtract,
-    // square and sum, scale by 1/std, affine).
-    Set(t,
-        "InstanceNormalization LayerNormalization GroupNormalization "
-        "MeanVarianceNormalization LpNormalization "
-        "com.microsoft.SimplifiedLayerNormalization",
-        kNormalization, PerIn(5));
-    // Softmax/LogSoftmax: ~5 per input element (max, subtract, exp as 1,
-    // sum, divide). Hardmax: 1 (argmax).
-    Set(t, "Softmax LogSoftmax", kNormalization, PerIn(5));
-    Set(t, "Hardmax", kNormalization, PerIn(1));
-    Set(t, "LRN", kNormalization, Custom(LrnRule));
-    // SkipLayerNormalization: the skip add (1), the bias add (1 if input 4),
-    // layer normalization (5).
-    Set(t,
-        "com.microsoft.SkipLayerNormalization "
-        "com.microsoft.SkipSimplifiedLayerNormalization",
-        kNormalization, PerOut(6, 4));
-    Set(t, "com.microsoft.EmbedLayerNormalization", kNormalization,
-        Custom(EmbedLayerNormRule));
-
-    // --- kReduction. Reductions and scans: 1 per input element. TopK: one
-    // compare per input element (the partial sort's extra work is not
-    // modelled). NonZero: one test per element. Global pooling: 1 per input
-    // element. Windowed pooling: PoolRule.
-    Set(t,
-        "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 "
-        "ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare ArgMax "
-        "ArgMin CumSum TopK NonZero GlobalAveragePool GlobalMaxPool "
-        "GlobalLpPool",
-        kReduction, PerIn(1));
-    Set(t, "MaxPool AveragePool LpPool", kReduction, Custom(PoolRule));
-
-    // --- kDataMovement.
-    // Shape-only ops and constants: 0 FLOPs.
-    Set(t,
-        "Shape Size Reshape Squeeze Unsqueeze Flatten Identity "
-        "Constant ConstantOfShape Range Expand EyeLike Optional "
-        "OptionalGetElement OptionalHasElement",
-        kDataMovement, Zero());
-    // Copies without arithmetic: 0 FLOPs. Dropout: 0 (inference).
-    Set(t,
-        "Transpose Concat Split Gather GatherElements GatherND Slice "
-        "Pad Tile DepthToSpace SpaceToDepth Scatter ScatterND "
-        "ScatterElements Compress ReverseSequence OneHot Trilu "
-        "MaxUnpool Dropout SequenceEmpty SequenceConstruct "
-        "SequenceInsert SequenceAt SequenceErase SequenceLength "
-        "ConcatFromSequence SplitToSequence",
-        kDataMovement, Zero());
-    // Interpolation: mostly gathers on the device, so data movement, but
-    // with the arithmetic of ResizeRule.
-    Set(t, "Resize Upsample GridSample", kDataMovement, Custom(ResizeRule));
-
-    // --- kControlFlow (flops_rules_control.cc).
-    Set(t, "If Loop Scan", kControlFlow, Custom(ControlFlowRule));
+    AddContractionRules(t);
+    AddElementwiseRules(t);
+    AddNormalizationRules(t);
+    AddReductionRules(t);
+    AddDataMovementRules(t);
+    AddControlFlowRules(t);
     return t;
   }();
   return *kRules;

@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 #include "graph/step_counts.h"
 
 namespace autoshard {
@@ -33,6 +34,93 @@ void CollectBodyReads(const onnx::GraphProto& graph,
     for (const auto& out : node.output()) define(out);
   }
   for (const std::string& name : added) defined->erase(name);
+}
+
+// Each node's producers (deduplicated, ascending): the nodes making its
+// inputs and its bodies' implicit inputs.
+std::vector<std::vector<NodeId>> ProducerLists(
+    const onnx::GraphProto& graph,
+    const absl::flat_hash_map<std::string, NodeId>& producer_by_tensor,
+    const std::vector<std::vector<std::string>>& implicit_inputs) {
+  const int n = graph.node_size();
+  std::vector<std::vector<NodeId>> producers(n);
+  auto add_read = [&](NodeId id, const std::string& tensor) {
+    if (tensor.empty()) return;
+    auto it = producer_by_tensor.find(tensor);
+    if (it != producer_by_tensor.end()) producers[id].push_back(it->second);
+  };
+  for (NodeId id = 0; id < n; ++id) {
+    for (const auto& in : graph.node(id).input()) add_read(id, in);
+    for (const auto& in : implicit_inputs[id]) add_read(id, in);
+    auto& p = producers[id];
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+  }
+  return producers;
+}
+
+// The consumers of each node, the inverse of `producers` (ids ascend, so
+// consumers come sorted).
+std::vector<std::vector<NodeId>> Consumers(
+    const std::vector<std::vector<NodeId>>& producers) {
+  std::vector<std::vector<NodeId>> consumers(producers.size());
+  for (NodeId id = 0; id < static_cast<NodeId>(producers.size()); ++id) {
+    for (NodeId p : producers[id]) consumers[p].push_back(id);
+  }
+  return consumers;
+}
+
+// `lists` as CSR: offsets (size n + 1) into the concatenated ids.
+void CsrOf(const std::vector<std::vector<NodeId>>& lists,
+           std::vector<int32_t>* offsets, std::vector<NodeId>* ids) {
+  offsets->assign(lists.size() + 1, 0);
+  ids->clear();
+  for (size_t id = 0; id < lists.size(); ++id) {
+    (*offsets)[id + 1] =
+        (*offsets)[id] + static_cast<int32_t>(lists[id].size());
+    ids->insert(ids->end(), lists[id].begin(), lists[id].end());
+  }
+}
+
+// Kahn's algorithm over `g`'s edges; among ready nodes the lowest file
+// index goes first. Errors: InvalidArgument naming a node on a cycle.
+absl::StatusOr<std::vector<NodeId>> TopologicalOrder(
+    const onnx::GraphProto& graph, const Graph& g) {
+  const int n = graph.node_size();
+  std::vector<int32_t> pending(n);
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
+  for (NodeId id = 0; id < n; ++id) {
+    pending[id] = static_cast<int32_t>(g.producers(id).size());
+    if (pending[id] == 0) ready.push(id);
+  }
+  std::vector<NodeId> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    NodeId id = ready.top();
+    ready.pop();
+    order.push_back(id);
+    for (NodeId c : g.consumers(id)) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  if (static_cast<int>(order.size()) == n) return order;
+  // Walk producers among the unfinished nodes until one repeats: that node
+  // is on a cycle.
+  NodeId at = 0;
+  while (pending[at] == 0) ++at;
+  std::vector<bool> seen(n, false);
+  while (!seen[at]) {
+    seen[at] = true;
+    for (NodeId p : g.producers(at)) {
+      if (pending[p] > 0) {
+        at = p;
+        break;
+      }
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the graph has a cycle through node '", graph.node(at).name(), "' (",
+      graph.node(at).op_type(), ")"));
 }
 
 }  // namespace
@@ -91,75 +179,11 @@ absl::StatusOr<Graph> Graph::Build(const onnx::GraphProto& graph) {
     if (it != g.producer_by_tensor_.end()) g.graph_output_[it->second] = 1;
   }
 
-  // Producer lists (deduplicated), then consumers as their inverse.
-  std::vector<std::vector<NodeId>> producers(n);
-  auto add_read = [&](NodeId id, const std::string& tensor) {
-    if (tensor.empty()) return;
-    auto it = g.producer_by_tensor_.find(tensor);
-    if (it != g.producer_by_tensor_.end()) producers[id].push_back(it->second);
-  };
-  for (NodeId id = 0; id < n; ++id) {
-    for (const auto& in : graph.node(id).input()) add_read(id, in);
-    for (const auto& in : g.implicit_inputs_[id]) add_read(id, in);
-    auto& p = producers[id];
-    std::sort(p.begin(), p.end());
-    p.erase(std::unique(p.begin(), p.end()), p.end());
-  }
-  std::vector<int32_t> consumer_count(n, 0);
-  g.producer_offsets_.assign(n + 1, 0);
-  for (NodeId id = 0; id < n; ++id) {
-    g.producer_offsets_[id + 1] =
-        g.producer_offsets_[id] + producers[id].size();
-    for (NodeId p : producers[id]) ++consumer_count[p];
-    g.producer_ids_.insert(g.producer_ids_.end(), producers[id].begin(),
-                           producers[id].end());
-  }
-  g.consumer_offsets_.assign(n + 1, 0);
-  for (NodeId id = 0; id < n; ++id) {
-    g.consumer_offsets_[id + 1] = g.consumer_offsets_[id] + consumer_count[id];
-  }
-  g.consumer_ids_.resize(g.consumer_offsets_[n]);
-  std::vector<int32_t> fill(g.consumer_offsets_.begin(),
-                            g.consumer_offsets_.end() - 1);
-  for (NodeId id = 0; id < n; ++id) {  // ids ascend, so consumers come sorted
-    for (NodeId p : producers[id]) g.consumer_ids_[fill[p]++] = id;
-  }
-
-  // Kahn's algorithm; among ready nodes the lowest file index goes first.
-  std::vector<int32_t> pending(n);
-  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
-  for (NodeId id = 0; id < n; ++id) {
-    pending[id] = g.producer_offsets_[id + 1] - g.producer_offsets_[id];
-    if (pending[id] == 0) ready.push(id);
-  }
-  g.topo_order_.reserve(n);
-  while (!ready.empty()) {
-    NodeId id = ready.top();
-    ready.pop();
-    g.topo_order_.push_back(id);
-    for (NodeId c : g.consumers(id)) {
-      if (--pending[c] == 0) ready.push(c);
-    }
-  }
-  if (static_cast<int>(g.topo_order_.size()) != n) {
-    // Walk producers among the unfinished nodes until one repeats: that node
-    // is on a cycle.
-    NodeId at = 0;
-    while (pending[at] == 0) ++at;
-    std::vector<bool> seen(n, false);
-    while (!seen[at]) {
-      seen[at] = true;
-      for (NodeId p : g.producers(at)) {
-        if (pending[p] > 0) {
-          at = p;
-          break;
-        }
-      }
-    }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the graph has a cycle through node '", graph.node(at).name(), "' (",
-        graph.node(at).op_type(), ")"));
-  }
+  const std::vector<std::vector<NodeId>> producers =
+      ProducerLists(graph, g.producer_by_tensor_, g.implicit_inputs_);
+  CsrOf(producers, &g.producer_offsets_, &g.producer_ids_);
+  CsrOf(Consumers(producers), &g.consumer_offsets_, &g.consumer_ids_);
+  ASSIGN_OR_RETURN(g.topo_order_, TopologicalOrder(graph, g));
   g.topo_position_.resize(n);
   for (int32_t i = 0; i < n; ++i) g.topo_position_[g.topo_order_[i]] = i;
   return g;

@@ -31,6 +31,17 @@ onnx::ModelProto ExternalModel(const std::string& location,
   return m;
 }
 
+// ExternalModel(location) with one more external_data entry key = value.
+onnx::ModelProto WithExternalKey(const std::string& location,
+                                 const std::string& key,
+                                 const std::string& value) {
+  onnx::ModelProto m = ExternalModel(location);
+  auto* kv = m.mutable_graph()->mutable_initializer(0)->add_external_data();
+  kv->set_key(key);
+  kv->set_value(value);
+  return m;
+}
+
 absl::Status LoadStatus(const onnx::ModelProto& m, const fs::path& path) {
   WriteBytes(path, m.SerializeAsString());
   return LoadModel(path).status();
@@ -83,12 +94,9 @@ TEST(ModelIoTest, ExternalDataPatternsOfTheCvesAreRefused) {
   // 64 bytes needed, the file has 32.
   EXPECT_THAT(LoadStatus(ExternalModel("short.bin"), model).message(),
               HasSubstr("needs bytes [0, 64)"));
-  onnx::ModelProto bad_key = ExternalModel("short.bin");
-  auto* kv =
-      bad_key.mutable_graph()->mutable_initializer(0)->add_external_data();
-  kv->set_key("evil");
-  EXPECT_THAT(LoadStatus(bad_key, model).message(),
-              HasSubstr("external data key 'evil' is not one of"));
+  EXPECT_THAT(
+      LoadStatus(WithExternalKey("short.bin", "evil", ""), model).message(),
+      HasSubstr("external data key 'evil' is not one of"));
 }
 
 TEST(ModelIoTest, EveryPlaceATensorCanLiveIsChecked) {
@@ -147,25 +155,15 @@ TEST(ModelIoTest, ExternalDataSizesAndKeysAreChecked) {
   EXPECT_THAT(LoadStatus(negative, model).message(),
               HasSubstr("negative dim -4"));
   // length 32 < the tensor's 4 x 4 x 4 = 64 bytes.
-  onnx::ModelProto short_length = ExternalModel("w.bin");
-  auto* kv =
-      short_length.mutable_graph()->mutable_initializer(0)->add_external_data();
-  kv->set_key("length");
-  kv->set_value("32");
-  EXPECT_THAT(LoadStatus(short_length, model).message(),
-              HasSubstr("length 32 is shorter than the tensor's 64 bytes"));
-  onnx::ModelProto repeated = ExternalModel("w.bin");
-  kv = repeated.mutable_graph()->mutable_initializer(0)->add_external_data();
-  kv->set_key("location");
-  kv->set_value("w.bin");
-  EXPECT_THAT(LoadStatus(repeated, model).message(),
+  EXPECT_THAT(
+      LoadStatus(WithExternalKey("w.bin", "length", "32"), model).message(),
+      HasSubstr("length 32 is shorter than the tensor's 64 bytes"));
+  EXPECT_THAT(LoadStatus(WithExternalKey("w.bin", "location", "w.bin"), model)
+                  .message(),
               HasSubstr("'location' is repeated"));
-  onnx::ModelProto basepath = ExternalModel("w.bin");
-  kv = basepath.mutable_graph()->mutable_initializer(0)->add_external_data();
-  kv->set_key("basepath");
-  kv->set_value("/");
-  EXPECT_THAT(LoadStatus(basepath, model).message(),
-              HasSubstr("key 'basepath' is not one of"));
+  EXPECT_THAT(
+      LoadStatus(WithExternalKey("w.bin", "basepath", "/"), model).message(),
+      HasSubstr("key 'basepath' is not one of"));
 }
 
 TEST(ModelIoTest, SymlinkedDataInsideTheFolderIsLinkedAsTheRealFile) {

@@ -196,6 +196,97 @@ bool Propagator::RunsAllTrips(const onnx::NodeProto& node,
   return cond == body.input(1).name();
 }
 
+namespace {
+
+// The Loop body's inputs: the iteration count, the condition, then the
+// loop-carried values as the outer scope knows them; `sequences` gets the
+// loop-carried sequences.
+std::vector<TensorInfo> LoopBodyInputs(const onnx::NodeProto& node,
+                                       const onnx::GraphProto& body,
+                                       const GraphScope& scope,
+                                       SequenceInputs* sequences) {
+  TensorInfo iter, cond;
+  iter.elem_type = onnx::TensorProto::INT64;
+  cond.elem_type = onnx::TensorProto::BOOL;
+  iter.rank_known = cond.rank_known = true;
+  std::vector<TensorInfo> inputs = {iter, cond};
+  for (int i = 0; i + 2 < node.input_size(); ++i) {
+    const TensorInfo* outer = scope.FindInfo(node.input(2 + i));
+    inputs.push_back(outer != nullptr ? *outer : TensorInfo());
+    if (const SequenceInfo* s = scope.FindSequence(node.input(2 + i))) {
+      (*sequences)[body.input(2 + i).name()] = *s;
+    }
+  }
+  return inputs;
+}
+
+// Loop-carried value i -> the sequence the body grows: its elements'
+// common shape and its length coming in, and its growth per trip (-1:
+// unknown).
+using GrownSequences = std::map<int, std::pair<SequenceInfo, int64_t>>;
+
+// The sequences among the `n` loop-carried values that the body (as `run`
+// saw it) grows; `generalized` gets each one with its common shape and an
+// unknown length.
+GrownSequences GrowSequences(const onnx::GraphProto& body,
+                             const SequenceInputs& sequences,
+                             const GraphScope& run, int n,
+                             SequenceInputs* generalized) {
+  GrownSequences grown;
+  for (int i = 0; i < n; ++i) {
+    auto in = sequences.find(body.input(2 + i).name());
+    const SequenceInfo* out = run.FindSequence(body.output(1 + i).name());
+    if (in == sequences.end() || out == nullptr) continue;
+    const SequenceInfo& s0 = in->second;
+    SequenceInfo all;
+    all.elem = s0.length == 0 ? out->elem : CommonInfo(s0.elem, out->elem);
+    const int64_t delta =
+        s0.length >= 0 && out->length >= 0 ? out->length - s0.length : -1;
+    all.length = s0.length;
+    grown[i] = {all, delta};
+    (*generalized)[in->first] = {all.elem, -1};
+  }
+  return grown;
+}
+
+// The Loop's trip count M when it is a known constant in range, else -1.
+int64_t TripCount(const onnx::NodeProto& node, const GraphScope& scope) {
+  if (node.input(0).empty()) return -1;
+  const ShapeValue* m = scope.FindValue(node.input(0));
+  if (m != nullptr && m->NumElements() == 1 && !m->is_float() &&
+      m->ints[0] >= 0 && m->ints[0] <= kMaxTripCount) {
+    return m->ints[0];
+  }
+  return -1;
+}
+
+// Each grown sequence's final length: coming in + trips x growth (one trip
+// when unknown), an assumption when the trips are a bound (`reason`).
+void SetGrownSequences(const onnx::NodeProto& node, const GrownSequences& grown,
+                       int64_t trips, const std::string& reason,
+                       const std::string& label, GraphScope* scope) {
+  for (const auto& [i, seq] : grown) {
+    const auto& [all, delta] = seq;
+    if (i >= node.output_size() || node.output(i).empty()) continue;
+    SequenceInfo final_seq = all;
+    int64_t growth = 0;
+    if (all.length >= 0 && delta >= 0 &&
+        !__builtin_mul_overflow(trips < 0 ? 1 : trips, delta, &growth) &&
+        !__builtin_add_overflow(all.length, growth, &final_seq.length)) {
+      if (delta > 0 && !reason.empty()) {
+        scope->assumptions.push_back({label, node.op_type(), node.output(i), 0,
+                                      final_seq.length,
+                                      "sequence length: " + reason});
+      }
+    } else {
+      final_seq.length = -1;
+    }
+    scope->sequences[node.output(i)] = final_seq;
+  }
+}
+
+}  // namespace
+
 void Propagator::ProcessLoop(onnx::NodeProto* node, GraphScope* scope,
                              const std::string& label) {
   onnx::GraphProto* body = Body(node, "body");
@@ -205,49 +296,20 @@ void Propagator::ProcessLoop(onnx::NodeProto* node, GraphScope* scope,
     scope->children.emplace_back(body, RunBody(body, scope, {}, true, label));
     return;
   }
-  TensorInfo iter, cond;
-  iter.elem_type = onnx::TensorProto::INT64;
-  cond.elem_type = onnx::TensorProto::BOOL;
-  iter.rank_known = cond.rank_known = true;
-  std::vector<TensorInfo> inputs = {iter, cond};
   SequenceInputs sequences;  // loop-carried sequences, as they come in
-  for (int i = 0; i < n; ++i) {
-    const TensorInfo* outer = scope->FindInfo(node->input(2 + i));
-    inputs.push_back(outer != nullptr ? *outer : TensorInfo());
-    if (const SequenceInfo* s = scope->FindSequence(node->input(2 + i))) {
-      sequences[body->input(2 + i).name()] = *s;
-    }
-  }
+  const std::vector<TensorInfo> inputs =
+      LoopBodyInputs(*node, *body, *scope, &sequences);
   std::unique_ptr<GraphScope> run =
       RunLoopBody(body, scope, inputs, 2, n, 1, label, &sequences);
-  // A sequence the body grows: its elements' common shape, and its growth
-  // per trip; the body runs again seeing that shape and an unknown length.
-  std::map<int, std::pair<SequenceInfo, int64_t>> grown;
+  // A sequence the body grows: the body runs again seeing its elements'
+  // common shape and an unknown length.
   SequenceInputs generalized;
-  for (int i = 0; i < n; ++i) {
-    auto in = sequences.find(body->input(2 + i).name());
-    const SequenceInfo* out = run->FindSequence(body->output(1 + i).name());
-    if (in == sequences.end() || out == nullptr) continue;
-    const SequenceInfo& s0 = in->second;
-    SequenceInfo all;
-    all.elem = s0.length == 0 ? out->elem : CommonInfo(s0.elem, out->elem);
-    const int64_t delta =
-        s0.length >= 0 && out->length >= 0 ? out->length - s0.length : -1;
-    all.length = s0.length;
-    grown[i] = {all, delta};
-    generalized[in->first] = {all.elem, -1};
-  }
+  const GrownSequences grown =
+      GrowSequences(*body, sequences, *run, n, &generalized);
   if (!generalized.empty()) {
     run = RunLoopBody(body, scope, inputs, 2, n, 1, label, &generalized);
   }
-  int64_t trips = -1;
-  if (!node->input(0).empty()) {
-    const ShapeValue* m = scope->FindValue(node->input(0));
-    if (m != nullptr && m->NumElements() == 1 && !m->is_float() &&
-        m->ints[0] >= 0 && m->ints[0] <= kMaxTripCount) {
-      trips = m->ints[0];
-    }
-  }
+  const int64_t trips = TripCount(*node, *scope);
   std::string reason;
   if (trips < 0) {
     reason = "trip count unknown: 1 assumed";
@@ -255,24 +317,7 @@ void Propagator::ProcessLoop(onnx::NodeProto* node, GraphScope* scope,
     reason = absl::StrCat("at most the trip count ", trips,
                           " (the condition may end the loop sooner)");
   }
-  for (const auto& [i, seq] : grown) {
-    const auto& [all, delta] = seq;
-    if (i >= node->output_size() || node->output(i).empty()) continue;
-    SequenceInfo final_seq = all;
-    int64_t growth = 0;
-    if (all.length >= 0 && delta >= 0 &&
-        !__builtin_mul_overflow(trips < 0 ? 1 : trips, delta, &growth) &&
-        !__builtin_add_overflow(all.length, growth, &final_seq.length)) {
-      if (delta > 0 && !reason.empty()) {
-        scope->assumptions.push_back({label, node->op_type(), node->output(i),
-                                      0, final_seq.length,
-                                      "sequence length: " + reason});
-      }
-    } else {
-      final_seq.length = -1;
-    }
-    scope->sequences[node->output(i)] = final_seq;
-  }
+  SetGrownSequences(*node, grown, trips, reason, label, scope);
   for (int i = 0; i < n + k && i < node->output_size(); ++i) {
     const TensorInfo* b = run->FindInfo(body->output(1 + i).name());
     if (b == nullptr || node->output(i).empty()) continue;

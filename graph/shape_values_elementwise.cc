@@ -55,20 +55,10 @@ bool IntMod(int64_t a, int64_t b, bool fmod, int64_t* out) {
   return true;
 }
 
-// The op `op` (an op type; `node` gives Mod's fmod), or nullopt.
-std::optional<BinaryOp> FindBinaryOp(std::string_view op,
+// Add (and Sum's pairs), Sub, Mul, Div, Mod (`node` gives its fmod) and
+// Pow; integers fail (no value) on overflow and division by zero.
+std::optional<BinaryOp> ArithmeticOp(std::string_view op,
                                      const onnx::NodeProto& node) {
-  auto cmp = [](auto f) {
-    return BinaryOp{[f](int64_t a, int64_t b, int64_t* o) {
-                      *o = f(a, b);
-                      return true;
-                    },
-                    [f](double a, double b, double* o) {
-                      *o = f(a, b);
-                      return true;
-                    },
-                    true};
-  };
   if (op == "Add" || op == "Sum") {
     return BinaryOp{
         [](int64_t a, int64_t b, int64_t* o) {
@@ -117,6 +107,11 @@ std::optional<BinaryOp> FindBinaryOp(std::string_view op,
                       return *o = std::pow(a, b), true;
                     }};
   }
+  return std::nullopt;
+}
+
+// Max and Min (and their variadic forms' pairs).
+std::optional<BinaryOp> MinMaxOp(std::string_view op) {
   if (op == "Max") {
     return BinaryOp{[](int64_t a, int64_t b, int64_t* o) {
                       return *o = std::max(a, b), true;
@@ -133,6 +128,22 @@ std::optional<BinaryOp> FindBinaryOp(std::string_view op,
                       return *o = std::min(a, b), true;
                     }};
   }
+  return std::nullopt;
+}
+
+// The comparisons and logic ops: BOOL results.
+std::optional<BinaryOp> ComparisonOp(std::string_view op) {
+  auto cmp = [](auto f) {
+    return BinaryOp{[f](int64_t a, int64_t b, int64_t* o) {
+                      *o = f(a, b);
+                      return true;
+                    },
+                    [f](double a, double b, double* o) {
+                      *o = f(a, b);
+                      return true;
+                    },
+                    true};
+  };
   if (op == "Equal") return cmp([](auto a, auto b) { return a == b; });
   if (op == "Less") return cmp([](auto a, auto b) { return a < b; });
   if (op == "Greater") return cmp([](auto a, auto b) { return a > b; });
@@ -145,6 +156,14 @@ std::optional<BinaryOp> FindBinaryOp(std::string_view op,
   if (op == "Xor")
     return cmp([](auto a, auto b) { return (a != 0) != (b != 0); });
   return std::nullopt;
+}
+
+// The op `op` (an op type; `node` gives Mod's fmod), or nullopt.
+std::optional<BinaryOp> FindBinaryOp(std::string_view op,
+                                     const onnx::NodeProto& node) {
+  if (std::optional<BinaryOp> a = ArithmeticOp(op, node)) return a;
+  if (std::optional<BinaryOp> m = MinMaxOp(op)) return m;
+  return ComparisonOp(op);
 }
 
 // Applies `op` to `a` and `b` with numpy broadcasting. The result has a's

@@ -117,6 +117,14 @@ Outputs EvalExpand(const EvalCtx& c);
 Outputs EvalTile(const EvalCtx& c);
 Outputs EvalNonZero(const EvalCtx& c);
 Outputs EvalSplit(const EvalCtx& c);
+
+// The axes of an op that takes them as an attribute before `input_opset`
+// and as input `input_index` from then on; nullopt when absent or unknown
+// (`*unknown` tells which). In shape_values_ops.cc.
+std::optional<std::vector<int64_t>> Axes(const EvalCtx& c, int input_opset,
+                                         int input_index, bool* unknown);
+
+// The reductions (shape_values_reduce.cc).
 Outputs EvalReduce(const EvalCtx& c);
 
 }  // namespace autoshard::values_internal

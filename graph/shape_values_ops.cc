@@ -1,7 +1,8 @@
 // Shape and data-movement ops of the value evaluator (shape_values.h):
 // Shape, Size, Gather, Slice, Concat, Unsqueeze, Squeeze, Reshape, Flatten,
-// Transpose, Range, ConstantOfShape, Expand, Tile, NonZero, Split and the
-// reductions, each as the ONNX operator spec defines it.
+// Transpose, Range, ConstantOfShape, Expand, Tile, NonZero and Split, each
+// as the ONNX operator spec defines it (the reductions:
+// shape_values_reduce.cc).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -15,20 +16,6 @@ namespace {
 
 using onnx::TensorProto;
 
-// The axes of an op that takes them as an attribute before `input_opset`
-// and as input `input_index` from then on; nullopt when absent or unknown
-// (`*unknown` tells which).
-std::optional<std::vector<int64_t>> Axes(const EvalCtx& c, int input_opset,
-                                         int input_index, bool* unknown) {
-  *unknown = false;
-  if (c.opset < input_opset) return AttrInts(c.node, "axes");
-  if (!c.has_input(input_index)) return std::nullopt;
-  auto axes = IntList(c.value(input_index));
-  if (!axes) *unknown = true;
-  return axes;
-}
-
-// An integer value with one element per entry of `v`, of type INT64.
 ShapeValue Int64Vector(std::vector<int64_t> v) {
   ShapeValue out;
   out.elem_type = TensorProto::INT64;
@@ -48,6 +35,17 @@ std::optional<ShapeValue> WithDims(const ShapeValue& in,
 
 }  // namespace
 
+std::optional<std::vector<int64_t>> Axes(const EvalCtx& c, int input_opset,
+                                         int input_index, bool* unknown) {
+  *unknown = false;
+  if (c.opset < input_opset) return AttrInts(c.node, "axes");
+  if (!c.has_input(input_index)) return std::nullopt;
+  auto axes = IntList(c.value(input_index));
+  if (!axes) *unknown = true;
+  return axes;
+}
+
+// An integer value with one element per entry of `v`, of type INT64.
 Outputs EvalShape(const EvalCtx& c) {
   const TensorInfo* info = c.inputs.empty() ? nullptr : c.inputs[0].info;
   if (info == nullptr || !info->rank_known) return {};
@@ -533,92 +531,6 @@ Outputs EvalSplit(const EvalCtx& c) {
     begin += size;
   }
   return outs;
-}
-
-Outputs EvalReduce(const EvalCtx& c) {
-  const ShapeValue* data = c.value(0);
-  if (data == nullptr) return {};
-  const std::string& op = c.node.op_type();
-  bool unknown = false;
-  const int axes_input_opset = op == "ReduceSum" ? 13 : 18;
-  std::optional<std::vector<int64_t>> axes =
-      Axes(c, axes_input_opset, 1, &unknown);
-  if (unknown) return {};
-  const int64_t rank = static_cast<int64_t>(data->dims.size());
-  const bool keepdims = AttrInt(c.node, "keepdims", 1) != 0;
-  std::vector<bool> reduced(rank, false);
-  if (!axes || axes->empty()) {
-    if (AttrInt(c.node, "noop_with_empty_axes", 0) != 0) return {*data};
-    reduced.assign(rank, true);
-  } else {
-    for (int64_t axis : *axes) {
-      axis = NormalizeAxis(axis, rank);
-      if (axis < 0) return {};
-      reduced[axis] = true;
-    }
-  }
-  std::vector<int64_t> kept_dims(rank), dims;
-  for (int64_t i = 0; i < rank; ++i) {
-    kept_dims[i] = reduced[i] ? 1 : data->dims[i];
-    if (!reduced[i] || keepdims) dims.push_back(kept_dims[i]);
-  }
-  std::optional<ShapeValue> out = MakeValue(data->elem_type, kept_dims);
-  if (!out) return {};
-  const int64_t n = out->NumElements();
-  if (n == 0) {  // nothing to reduce into: an empty result
-    out->dims = std::move(dims);
-    return {out};
-  }
-  // Elements reduced into each output element. 0 (a reduced 0 dim): the sum
-  // is 0 and the product 1, but the min, max and mean of nothing are not
-  // defined.
-  const int64_t count = data->NumElements() / n;
-  if (count == 0 && op != "ReduceSum" && op != "ReduceProd") return {};
-  std::vector<double> acc(n, op == "ReduceProd" ? 1.0 : 0.0);
-  std::vector<int64_t> iacc(n, op == "ReduceProd" ? 1 : 0);
-  std::vector<bool> first(n, true);
-  const std::vector<int64_t> out_strides = Strides(kept_dims);
-  std::vector<int64_t> counter(rank, 0);
-  for (int64_t k = 0; k < data->NumElements(); ++k) {
-    int64_t at = 0;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (!reduced[i]) at += counter[i] * out_strides[i];
-    }
-    const double x = data->AsDouble(k);
-    const int64_t xi = data->is_float() ? 0 : data->ints[k];
-    if (op == "ReduceProd") {
-      acc[at] *= x;
-      if (!data->is_float() && __builtin_mul_overflow(iacc[at], xi, &iacc[at]))
-        return {};
-    } else if (op == "ReduceSum" || op == "ReduceMean") {
-      acc[at] += x;
-      if (!data->is_float() && __builtin_add_overflow(iacc[at], xi, &iacc[at]))
-        return {};
-    } else if (data->is_float()) {
-      const bool take =
-          first[at] || (op == "ReduceMin" ? x < acc[at] : x > acc[at]);
-      if (take) acc[at] = x;
-    } else {  // as integers: doubles cannot tell 2^53 from 2^53 + 1
-      const bool take =
-          first[at] || (op == "ReduceMin" ? xi < iacc[at] : xi > iacc[at]);
-      if (take) iacc[at] = xi;
-    }
-    first[at] = false;
-    for (int64_t i = rank - 1; i >= 0; --i) {
-      if (++counter[i] < data->dims[i]) break;
-      counter[i] = 0;
-    }
-  }
-  for (int64_t k = 0; k < n; ++k) {
-    if (out->is_float()) {
-      out->floats[k] = op == "ReduceMean" ? acc[k] / count : acc[k];
-    } else {
-      out->ints[k] = op == "ReduceMean" ? iacc[k] / count : iacc[k];
-    }
-  }
-  Normalize(&*out);
-  out->dims = std::move(dims);
-  return {out};
 }
 
 }  // namespace autoshard::values_internal

@@ -213,16 +213,37 @@ class TypeRules {
     return Length(node, 1);
   }
 
+  // The outputs' element type and rank, by op family; unknown ({}) for an
+  // op no family knows.
   std::vector<ElemRank> Rule(const onnx::NodeProto& node) const {
+    for (auto family : {&TypeRules::ElementwiseRule, &TypeRules::MatMulRule,
+                        &TypeRules::ShapeRule, &TypeRules::GatherRule,
+                        &TypeRules::ReductionRule, &TypeRules::ContribRule,
+                        &TypeRules::MlRule}) {
+      if (std::optional<std::vector<ElemRank>> out = (this->*family)(node))
+        return *std::move(out);
+    }
+    return All(node, {});
+  }
+
+  using Outputs = std::optional<std::vector<ElemRank>>;
+
+  // Every output of `node` typed `er`.
+  static std::vector<ElemRank> All(const onnx::NodeProto& node, ElemRank er) {
+    return std::vector<ElemRank>(node.output_size(), er);
+  }
+  // Rank r + k; unknown (-1) stays unknown.
+  static int RankPlus(int r, int k) { return r < 0 ? -1 : r + k; }
+
+  // Unary and broadcasting elementwise ops, casts, predicates.
+  Outputs ElementwiseRule(const onnx::NodeProto& node) const {
     const std::string& op = node.op_type();
     const ElemRank x = In(node, 0);
-    const int n = node.output_size();
-    auto all = [n](ElemRank er) { return std::vector<ElemRank>(n, er); };
-    auto rank_plus = [](int r, int k) { return r < 0 ? -1 : r + k; };
     if (SameAsInput0().contains(op)) {
       // Dropout's mask, MaxPool's indices, LayerNormalization's statistics:
       // only output 0 (and SkipLayerNormalization's sum, output 3) are
       // rank(input 0) of its type.
+      const int n = node.output_size();
       std::vector<ElemRank> out(n);
       out[0] = x;
       if (op == "SkipLayerNormalization" && n > 3) out[3] = x;
@@ -241,18 +262,22 @@ class TypeRules {
           op == "Xor") {
         elem = T::BOOL;
       }
-      return all({elem, rank});
+      return All(node, {elem, rank});
     }
-    if (op == "Cast") return all({(int32_t)AttrInt(node, "to", 0), x.rank});
-    if (op == "CastLike") return all({In(node, 1).elem, x.rank});
+    if (op == "Cast") {
+      return All(node, {(int32_t)AttrInt(node, "to", 0), x.rank});
+    }
+    if (op == "CastLike") return All(node, {In(node, 1).elem, x.rank});
     if (op == "Not" || op == "IsNaN" || op == "IsInf") {
-      return all({T::BOOL, x.rank});
+      return All(node, {T::BOOL, x.rank});
     }
-    if (op == "Shape") return all({T::INT64, 1});
-    if (op == "Size") return all({T::INT64, 0});
-    if (op == "NonZero" || op == "NonMaxSuppression") return all({T::INT64, 2});
-    if (op == "Range") return all({x.elem, 1});
-    if (op == "Flatten" || op == "Gemm") return all({x.elem, 2});
+    return std::nullopt;
+  }
+
+  // MatMul and the quantized ops.
+  Outputs MatMulRule(const onnx::NodeProto& node) const {
+    const std::string& op = node.op_type();
+    const ElemRank x = In(node, 0);
     if (op == "MatMul" || op == "MatMulInteger" || op == "FusedMatMul" ||
         op == "QLinearMatMul") {
       const int b = op == "QLinearMatMul" ? 3 : 1;
@@ -267,104 +292,150 @@ class TypeRules {
       const int32_t elem = op == "MatMulInteger"   ? T::INT32
                            : op == "QLinearMatMul" ? In(node, 7).elem
                                                    : x.elem;
-      return all({elem, rank});
+      return All(node, {elem, rank});
     }
-    if (op == "ConvInteger") return all({T::INT32, x.rank});
-    if (op == "QLinearConv") return all({In(node, 7).elem, x.rank});
-    if (op == "DequantizeLinear") return all({In(node, 1).elem, x.rank});
+    if (op == "ConvInteger") return All(node, {T::INT32, x.rank});
+    if (op == "QLinearConv") return All(node, {In(node, 7).elem, x.rank});
+    if (op == "DequantizeLinear") return All(node, {In(node, 1).elem, x.rank});
     if (op == "QuantizeLinear") {
       const int32_t zp = In(node, 2).elem;
-      return all({zp != 0 ? zp : T::UINT8, x.rank});
+      return All(node, {zp != 0 ? zp : T::UINT8, x.rank});
     }
     if (op == "DynamicQuantizeLinear") {
-      return {{T::UINT8, x.rank}, {T::FLOAT, 0}, {T::UINT8, 0}};
+      return std::vector<ElemRank>{
+          {T::UINT8, x.rank}, {T::FLOAT, 0}, {T::UINT8, 0}};
     }
-    if (op == "Reshape") return all({x.elem, Length(node, 1)});
+    return std::nullopt;
+  }
+
+  // Ops that make, reshape, join or split tensors.
+  Outputs ShapeRule(const onnx::NodeProto& node) const {
+    const std::string& op = node.op_type();
+    const ElemRank x = In(node, 0);
+    if (op == "Shape") return All(node, {T::INT64, 1});
+    if (op == "Size") return All(node, {T::INT64, 0});
+    if (op == "NonZero" || op == "NonMaxSuppression") {
+      return All(node, {T::INT64, 2});
+    }
+    if (op == "Range") return All(node, {x.elem, 1});
+    if (op == "Flatten" || op == "Gemm") return All(node, {x.elem, 2});
+    if (op == "Reshape") return All(node, {x.elem, Length(node, 1)});
     if (op == "Expand") {
       const int len = Length(node, 1);
-      return all({x.elem, len < 0 || x.rank < 0 ? -1 : std::max(len, x.rank)});
+      return All(node,
+                 {x.elem, len < 0 || x.rank < 0 ? -1 : std::max(len, x.rank)});
     }
     if (op == "ConstantOfShape") {
       const auto* value = FindAttr(node, "value");
-      return all({value != nullptr ? value->t().data_type() : T::FLOAT,
-                  Length(node, 0)});
-    }
-    if (op == "Gather") {
-      const int ri = In(node, 1).rank;
-      return all({x.elem, x.rank < 0 || ri < 0 ? -1 : x.rank + ri - 1});
-    }
-    if (op == "GatherElements") return all({x.elem, In(node, 1).rank});
-    if (op == "GatherND") {
-      const int q = In(node, 1).rank;
-      int last = -1;
-      if (const onnx::TypeProto* type = Find(node.input(1));
-          type != nullptr && q > 0 && type->has_tensor_type()) {
-        const auto& d = type->tensor_type().shape().dim(q - 1);
-        if (d.has_dim_value()) last = static_cast<int>(d.dim_value());
-      } else if (const onnx::TensorProto* t = FindInitializer(node.input(1));
-                 t != nullptr && q > 0) {
-        last = static_cast<int>(t->dims(q - 1));
-      }
-      const int b = static_cast<int>(AttrInt(node, "batch_dims", 0));
-      return all({x.elem, x.rank < 0 || q < 0 || last < 0
-                              ? -1
-                              : x.rank + q - last - 1 - b});
+      return All(node, {value != nullptr ? value->t().data_type() : T::FLOAT,
+                        Length(node, 0)});
     }
     if (op == "Squeeze") {
       const int k = NumAxes(node);
-      return all({x.elem, k < 0 || x.rank < 0 ? -1 : x.rank - k});
+      return All(node, {x.elem, k < 0 || x.rank < 0 ? -1 : x.rank - k});
     }
     if (op == "Unsqueeze") {
       const int k = NumAxes(node);
-      return all({x.elem, k < 0 ? -1 : rank_plus(x.rank, k)});
-    }
-    if (IsReduction(op)) {
-      const int32_t elem = op == "ArgMax" || op == "ArgMin" ? T::INT64 : x.elem;
-      if (AttrInt(node, "keepdims", 1) != 0) return all({elem, x.rank});
-      if (op == "ArgMax" || op == "ArgMin")
-        return all({elem, rank_plus(x.rank, -1)});
-      const int k = NumAxes(node);
-      if (k == -2) return all({elem, 0});  // no axes: every dim reduced
-      return all({elem, k < 0 ? -1 : rank_plus(x.rank, -k)});
+      return All(node, {x.elem, k < 0 ? -1 : RankPlus(x.rank, k)});
     }
     if (op == "Concat") {
       ElemRank er = x;
       for (int i = 0; i < node.input_size() && er.rank < 0; ++i) {
         er.rank = In(node, i).rank;
       }
-      return all(er);
+      return All(node, er);
     }
-    if (op == "Split") return all(x);
-    if (op == "TopK") return {x, {T::INT64, x.rank}};
-    if (op == "OneHot") return all({In(node, 2).elem, rank_plus(x.rank, 1)});
-    // com.microsoft
+    if (op == "Split") return All(node, x);
+    if (op == "TopK") return std::vector<ElemRank>{x, {T::INT64, x.rank}};
+    if (op == "OneHot") {
+      return All(node, {In(node, 2).elem, RankPlus(x.rank, 1)});
+    }
+    return std::nullopt;
+  }
+
+  // Gather, GatherElements, GatherND.
+  Outputs GatherRule(const onnx::NodeProto& node) const {
+    const std::string& op = node.op_type();
+    const ElemRank x = In(node, 0);
+    if (op == "Gather") {
+      const int ri = In(node, 1).rank;
+      return All(node, {x.elem, x.rank < 0 || ri < 0 ? -1 : x.rank + ri - 1});
+    }
+    if (op == "GatherElements") return All(node, {x.elem, In(node, 1).rank});
+    if (op != "GatherND") return std::nullopt;
+    const int q = In(node, 1).rank;
+    int last = -1;
+    if (const onnx::TypeProto* type = Find(node.input(1));
+        type != nullptr && q > 0 && type->has_tensor_type()) {
+      const auto& d = type->tensor_type().shape().dim(q - 1);
+      if (d.has_dim_value()) last = static_cast<int>(d.dim_value());
+    } else if (const onnx::TensorProto* t = FindInitializer(node.input(1));
+               t != nullptr && q > 0) {
+      last = static_cast<int>(t->dims(q - 1));
+    }
+    const int b = static_cast<int>(AttrInt(node, "batch_dims", 0));
+    return All(node, {x.elem, x.rank < 0 || q < 0 || last < 0
+                                  ? -1
+                                  : x.rank + q - last - 1 - b});
+  }
+
+  // Reduce*, ArgMax, ArgMin.
+  Outputs ReductionRule(const onnx::NodeProto& node) const {
+    const std::string& op = node.op_type();
+    if (!IsReduction(op)) return std::nullopt;
+    const ElemRank x = In(node, 0);
+    const int32_t elem = op == "ArgMax" || op == "ArgMin" ? T::INT64 : x.elem;
+    if (AttrInt(node, "keepdims", 1) != 0) return All(node, {elem, x.rank});
+    if (op == "ArgMax" || op == "ArgMin") {
+      return All(node, {elem, RankPlus(x.rank, -1)});
+    }
+    const int k = NumAxes(node);
+    if (k == -2) return All(node, {elem, 0});  // no axes: every dim reduced
+    return All(node, {elem, k < 0 ? -1 : RankPlus(x.rank, -k)});
+  }
+
+  // com.microsoft's attention and embedding ops.
+  Outputs ContribRule(const onnx::NodeProto& node) const {
+    const std::string& op = node.op_type();
+    const ElemRank x = In(node, 0);
     if (op == "Attention" || op == "MultiHeadAttention") {
-      return {{x.elem, 3}, {x.elem, 5}, {x.elem, 4}};
+      return std::vector<ElemRank>{{x.elem, 3}, {x.elem, 5}, {x.elem, 4}};
     }
     if (op == "EmbedLayerNormalization") {
       const int32_t elem = In(node, 2).elem;  // the word embedding's
-      return {{elem, 3}, {T::INT32, 1}, {elem, 3}};
+      return std::vector<ElemRank>{{elem, 3}, {T::INT32, 1}, {elem, 3}};
     }
-    // ai.onnx.ml
-    if (op == "Scaler" || op == "Normalizer") return all({T::FLOAT, x.rank});
-    if (op == "OneHotEncoder") return all({T::FLOAT, rank_plus(x.rank, 1)});
+    return std::nullopt;
+  }
+
+  // ai.onnx.ml's tensor ops.
+  Outputs MlRule(const onnx::NodeProto& node) const {
+    const std::string& op = node.op_type();
+    const ElemRank x = In(node, 0);
+    if (op == "Scaler" || op == "Normalizer") {
+      return All(node, {T::FLOAT, x.rank});
+    }
+    if (op == "OneHotEncoder") {
+      return All(node, {T::FLOAT, RankPlus(x.rank, 1)});
+    }
     if (op == "LinearClassifier" || op == "SVMClassifier" ||
         op == "TreeEnsembleClassifier") {
       const bool strings = FindAttr(node, "classlabels_strings") != nullptr;
-      return {{strings ? T::STRING : T::INT64, 1}, {T::FLOAT, 2}};
+      return std::vector<ElemRank>{{strings ? T::STRING : T::INT64, 1},
+                                   {T::FLOAT, 2}};
     }
     if (op == "LinearRegressor" || op == "SVMRegressor" ||
         op == "TreeEnsembleRegressor" || op == "FeatureVectorizer") {
-      return all({T::FLOAT, 2});
+      return All(node, {T::FLOAT, 2});
     }
     if (op == "LabelEncoder") {
       const int32_t elem = FindAttr(node, "values_strings")  ? T::STRING
                            : FindAttr(node, "values_int64s") ? T::INT64
                            : FindAttr(node, "values_floats") ? T::FLOAT
                                                              : 0;
-      return all({elem, x.rank});
+      return All(node, {elem, x.rank});
     }
-    return all({});
+    return std::nullopt;
   }
 
   // If: each output as the branches declare it, else as the rules type the

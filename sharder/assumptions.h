@@ -8,6 +8,7 @@
 
 #include "google/protobuf/repeated_field.h"
 #include "proto/plan.pb.h"
+#include "sharder/outputs/assumed_text.h"
 #include "sharder/prepare.h"
 
 namespace autoshard::internal {
@@ -26,15 +27,5 @@ void AddDataDependentAssumptions(
     google::protobuf::RepeatedPtrField<proto::ShapeAssumption>* out);
 
 }  // namespace autoshard::internal
-
-namespace autoshard {
-
-// The assumptions in one line for a person: "seq_len=1, input[2]=1,
-// nz[1]=12 (NonZero n2)"; input dims by symbolic name when they have one,
-// at most 4 listed then "and N more". Empty when there are none.
-std::string AssumedText(
-    const google::protobuf::RepeatedPtrField<proto::ShapeAssumption>& a);
-
-}  // namespace autoshard
 
 #endif  // AUTOSHARD_SHARDER_ASSUMPTIONS_H_

@@ -135,7 +135,11 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
   return r;
 }
 
-std::string InspectText(const proto::InspectReport& r) {
+namespace {
+
+// The model, its compute and weights, and how it sits on one IPU and on
+// the fewest.
+std::string SummaryText(const proto::InspectReport& r) {
   std::string out;
   absl::StrAppendFormat(&out, "model: %s   nodes: %d   IR %d   opset %d\n",
                         r.model(), r.num_nodes(), r.ir_version(), r.opset());
@@ -179,6 +183,12 @@ std::string InspectText(const proto::InspectReport& r) {
             : f.error(),
         "\n");
   }
+  return out;
+}
+
+// The per-op-type table and the ops without a FLOPs rule.
+std::string OpTypesText(const proto::InspectReport& r) {
+  std::string out;
   absl::StrAppendFormat(&out, "%-40s %7s %16s %14s %12s\n", "op type", "count",
                         "compute", "MACs", "weights");
   for (const auto& t : r.op_types()) {
@@ -192,6 +202,13 @@ std::string InspectText(const proto::InspectReport& r) {
                     "ops without a FLOPs rule (costed as output elements): ",
                     absl::StrJoin(r.ops_without_rule(), ", "), "\n");
   }
+  return out;
+}
+
+// What the shapes leave open: unresolved input dims, nodes without static
+// shapes, data-dependent dims set to a bound.
+std::string ShapeGapsText(const proto::InspectReport& r) {
+  std::string out;
   std::vector<std::string> dims;
   for (const auto& u : r.unresolved_dims()) {
     dims.push_back(absl::StrCat(
@@ -236,6 +253,12 @@ std::string InspectText(const proto::InspectReport& r) {
                           r.shape_assumptions_size() - kListed);
   }
   return out;
+}
+
+}  // namespace
+
+std::string InspectText(const proto::InspectReport& r) {
+  return absl::StrCat(SummaryText(r), OpTypesText(r), ShapeGapsText(r));
 }
 
 }  // namespace autoshard

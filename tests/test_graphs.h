@@ -78,6 +78,112 @@ inline onnx::GraphProto MakeIfChain(int num_ifs) {
   return g;
 }
 
+namespace internal {
+
+// Builds MakeTransformerLike's graph node by node: unique names, weights
+// as external-data initializers of width `d`.
+class TransformerBuilder {
+ public:
+  TransformerBuilder(onnx::GraphProto* g, int d) : g_(g), d_(d) {}
+
+  static void AddValue(onnx::ValueInfoProto* vi, const std::string& name,
+                       std::initializer_list<int64_t> dims) {
+    vi->set_name(name);
+    auto* t = vi->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t dim : dims) t->mutable_shape()->add_dim()->set_dim_value(dim);
+  }
+
+  void Scalar(const std::string& name, float value) {
+    onnx::TensorProto* t = g_->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_float_data(value);
+  }
+
+  // The residual attention block on x: LayerNorm, Q/K/V MatMuls, Q x K^T,
+  // scaling, Softmax, x V, the output MatMul and x + it.
+  std::string Attention(const std::string& x, const std::string& p) {
+    const std::string ln = LayerNorm(x, p + "/attn_norm");
+    const std::string q = Out(Node("MatMul", {ln, Weight(p + ".wq")}, p));
+    const std::string k = Out(Node("MatMul", {ln, Weight(p + ".wk")}, p));
+    const std::string v = Out(Node("MatMul", {ln, Weight(p + ".wv")}, p));
+    onnx::NodeProto* t = Node("Transpose", {k}, p);
+    onnx::AttributeProto* perm = t->add_attribute();
+    perm->set_name("perm");
+    perm->set_type(onnx::AttributeProto::INTS);
+    perm->add_ints(1);
+    perm->add_ints(0);
+    const std::string scores = Out(Node("MatMul", {q, Out(t)}, p));
+    const std::string scaled = Out(Node("Mul", {scores, "scale"}, p));
+    const std::string probs = Out(Node("Softmax", {scaled}, p));
+    const std::string mixed = Out(Node("MatMul", {probs, v}, p));
+    const std::string o = Out(Node("MatMul", {mixed, Weight(p + ".wo")}, p));
+    return Out(Node("Add", {x, o}, p));
+  }
+
+  // The residual MLP block on x: LayerNorm, MatMul to 4d, Tanh gate,
+  // MatMul back, x + it.
+  std::string Mlp(const std::string& x, const std::string& p) {
+    const std::string ln2 = LayerNorm(x, p + "/mlp_norm");
+    const std::string up =
+        Out(Node("MatMul", {ln2, Weight(p + ".w1", {d_, 4 * d_})}, p));
+    const std::string gate = Out(Node("Tanh", {up}, p));
+    const std::string gated = Out(Node("Mul", {up, gate}, p));
+    const std::string down =
+        Out(Node("MatMul", {gated, Weight(p + ".w2", {4 * d_, d_})}, p));
+    return Out(Node("Add", {x, down}, p));
+  }
+
+ private:
+  // A d x d weight unless `dims` says otherwise.
+  std::string Weight(const std::string& name,
+                     std::initializer_list<int64_t> dims = {}) {
+    if (dims.size() == 0) return AddExternalFloat(g_, name, {d_, d_}, &offset_);
+    return AddExternalFloat(g_, name, dims, &offset_);
+  }
+
+  onnx::NodeProto* Node(const std::string& op, std::vector<std::string> inputs,
+                        const std::string& prefix) {
+    onnx::NodeProto* n = g_->add_node();
+    n->set_op_type(op);
+    n->set_name(absl::StrCat(prefix, "/", op, "_", counter_));
+    for (auto& in : inputs) n->add_input(in);
+    n->add_output(absl::StrCat(prefix, "/", op, "_", counter_++, "_out"));
+    return n;
+  }
+
+  static std::string Out(onnx::NodeProto* n) { return n->output(0); }
+
+  std::string ReduceMean(const std::string& x, const std::string& prefix) {
+    onnx::NodeProto* n = Node("ReduceMean", {x}, prefix);
+    onnx::AttributeProto* axes = n->add_attribute();
+    axes->set_name("axes");
+    axes->set_type(onnx::AttributeProto::INTS);
+    axes->add_ints(-1);
+    return Out(n);
+  }
+
+  // 8 nodes: (x - mean) / sqrt(var + eps) x gamma.
+  std::string LayerNorm(const std::string& x, const std::string& prefix) {
+    const std::string mean = ReduceMean(x, prefix);
+    const std::string centred = Out(Node("Sub", {x, mean}, prefix));
+    const std::string sq = Out(Node("Mul", {centred, centred}, prefix));
+    const std::string var = ReduceMean(sq, prefix);
+    const std::string stable = Out(Node("Add", {var, "eps"}, prefix));
+    const std::string sd = Out(Node("Sqrt", {stable}, prefix));
+    const std::string normed = Out(Node("Div", {centred, sd}, prefix));
+    return Out(Node("Mul", {normed, Weight(prefix + ".gamma", {d_})}, prefix));
+  }
+
+  onnx::GraphProto* g_;
+  const int64_t d_;
+  int64_t offset_ = 0;  // the next weight's external-data offset
+  int counter_ = 0;     // nodes made
+};
+
+}  // namespace internal
+
 // A transformer-like model of `layers` pre-norm blocks on x: float[seq, d]:
 // LayerNorm (8 nodes), Q/K/V MatMuls (parallel branches), Q x K^T, scaling,
 // Softmax, x V, the output MatMul and a residual Add; LayerNorm again, an MLP
@@ -90,92 +196,16 @@ inline onnx::ModelProto MakeTransformerLike(int layers, int d, int seq) {
   m.add_opset_import()->set_version(13);
   onnx::GraphProto* g = m.mutable_graph();
   g->set_name("transformer_like");
-  auto add_value = [](onnx::ValueInfoProto* vi, const std::string& name,
-                      std::initializer_list<int64_t> dims) {
-    vi->set_name(name);
-    auto* t = vi->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t dim : dims) t->mutable_shape()->add_dim()->set_dim_value(dim);
-  };
-  int64_t offset = 0;
-  auto weight = [&](const std::string& name,
-                    std::initializer_list<int64_t> dims) {
-    return AddExternalFloat(g, name, dims, &offset);
-  };
-  auto scalar = [&](const std::string& name, float value) {
-    onnx::TensorProto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    t->add_float_data(value);
-    return name;
-  };
-  int counter = 0;
-  auto node = [&](const std::string& op, std::vector<std::string> inputs,
-                  const std::string& prefix) {
-    onnx::NodeProto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(absl::StrCat(prefix, "/", op, "_", counter));
-    for (auto& in : inputs) n->add_input(in);
-    const std::string out =
-        absl::StrCat(prefix, "/", op, "_", counter++, "_out");
-    n->add_output(out);
-    return n;
-  };
-  auto out = [](onnx::NodeProto* n) { return n->output(0); };
-  auto reduce_mean = [&](const std::string& x, const std::string& prefix) {
-    onnx::NodeProto* n = node("ReduceMean", {x}, prefix);
-    onnx::AttributeProto* axes = n->add_attribute();
-    axes->set_name("axes");
-    axes->set_type(onnx::AttributeProto::INTS);
-    axes->add_ints(-1);
-    return out(n);
-  };
-  auto layer_norm = [&](const std::string& x, const std::string& prefix) {
-    const std::string mean = reduce_mean(x, prefix);
-    const std::string centred = out(node("Sub", {x, mean}, prefix));
-    const std::string sq = out(node("Mul", {centred, centred}, prefix));
-    const std::string var = reduce_mean(sq, prefix);
-    const std::string stable = out(node("Add", {var, "eps"}, prefix));
-    const std::string sd = out(node("Sqrt", {stable}, prefix));
-    const std::string normed = out(node("Div", {centred, sd}, prefix));
-    return out(node("Mul", {normed, weight(prefix + ".gamma", {d})}, prefix));
-  };
-  add_value(g->add_input(), "x", {seq, d});
-  scalar("eps", 1e-5f);
-  scalar("scale", 0.125f);
+  internal::TransformerBuilder b(g, d);
+  b.AddValue(g->add_input(), "x", {seq, d});
+  b.Scalar("eps", 1e-5f);
+  b.Scalar("scale", 0.125f);
   std::string x = "x";
   for (int l = 0; l < layers; ++l) {
     const std::string p = absl::StrCat("/layers.", l);
-    const std::string ln = layer_norm(x, p + "/attn_norm");
-    const std::string q =
-        out(node("MatMul", {ln, weight(p + ".wq", {d, d})}, p));
-    const std::string k =
-        out(node("MatMul", {ln, weight(p + ".wk", {d, d})}, p));
-    const std::string v =
-        out(node("MatMul", {ln, weight(p + ".wv", {d, d})}, p));
-    onnx::NodeProto* t = node("Transpose", {k}, p);
-    onnx::AttributeProto* perm = t->add_attribute();
-    perm->set_name("perm");
-    perm->set_type(onnx::AttributeProto::INTS);
-    perm->add_ints(1);
-    perm->add_ints(0);
-    const std::string scores = out(node("MatMul", {q, out(t)}, p));
-    const std::string scaled = out(node("Mul", {scores, "scale"}, p));
-    const std::string probs = out(node("Softmax", {scaled}, p));
-    const std::string mixed = out(node("MatMul", {probs, v}, p));
-    const std::string o =
-        out(node("MatMul", {mixed, weight(p + ".wo", {d, d})}, p));
-    const std::string r1 = out(node("Add", {x, o}, p));
-    const std::string ln2 = layer_norm(r1, p + "/mlp_norm");
-    const std::string up =
-        out(node("MatMul", {ln2, weight(p + ".w1", {d, 4 * d})}, p));
-    const std::string gate = out(node("Tanh", {up}, p));
-    const std::string gated = out(node("Mul", {up, gate}, p));
-    const std::string down =
-        out(node("MatMul", {gated, weight(p + ".w2", {4 * d, d})}, p));
-    x = out(node("Add", {r1, down}, p));
+    x = b.Mlp(b.Attention(x, p), p);
   }
-  add_value(g->add_output(), x, {seq, d});
+  b.AddValue(g->add_output(), x, {seq, d});
   return m;
 }
 

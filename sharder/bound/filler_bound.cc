@@ -32,8 +32,10 @@ Reduction Reduce(const ShardingProblem& p, const DeviceModel& model,
     bool source = true;
     for (int32_t u : p.producers[s]) source &= passive[u] != 0;
     if (!source) continue;
-    double bytes = 0;
-    for (int64_t b : p.output_bytes[s]) bytes += static_cast<double>(b);
+    double bytes = 0;  // of the tensors that cross when s's reader is later
+    for (size_t slot = 0; slot < p.output_bytes[s].size(); ++slot)
+      if (!p.output_consumers[s][slot].empty())
+        bytes += static_cast<double>(p.output_bytes[s][slot]);
     const double copy_s = bytes / model.profile().link_bytes_per_s();
     if (copy_s < model.NodeTime(s)) {
       r.filler[s] = model.NodeTime(s) <= small_s;

@@ -1,5 +1,7 @@
 #include "sharder/bound/max_flow.h"
 
+#include <pthread.h>
+
 #include "gtest/gtest.h"
 
 namespace autoshard {
@@ -31,14 +33,30 @@ TEST(MaxFlowTest, StopsAtTheLimit) {
 
 // A chain of 100,000 vertices (as the cut bound builds for a long model):
 // every arc 7 but one of 3, so 3 flows. The augmenting path has 99,999
-// arcs; a recursive search would need as many stack frames.
+// arcs; a recursive search needs as many stack frames (at least 3.2 MB at
+// 32 bytes a frame), so it runs on a thread of 256 KiB of stack, where
+// such a search overflows (a fault fixed: Push recursed along the path).
 TEST(MaxFlowTest, LongChainNeedsNoDeepStack) {
-  constexpr int32_t kVertices = 100000;
-  MaxFlow flow(kVertices);
-  for (int32_t v = 0; v + 1 < kVertices; ++v)
-    flow.AddArc(v, v + 1, v == 50000 ? 3 : 7);
-  int64_t work = 0;
-  EXPECT_EQ(flow.Solve(0, kVertices - 1, 1000, &work), 3);
+  struct Run {
+    int64_t flow = -1;
+    static void* Solve(void* arg) {
+      constexpr int32_t kVertices = 100000;
+      MaxFlow flow(kVertices);
+      for (int32_t v = 0; v + 1 < kVertices; ++v)
+        flow.AddArc(v, v + 1, v == 50000 ? 3 : 7);
+      int64_t work = 0;
+      static_cast<Run*>(arg)->flow = flow.Solve(0, kVertices - 1, 1000, &work);
+      return nullptr;
+    }
+  } run;
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attr, &Run::Solve, &run), 0);
+  ASSERT_EQ(pthread_join(thread, nullptr), 0);
+  pthread_attr_destroy(&attr);
+  EXPECT_EQ(run.flow, 3);
 }
 
 }  // namespace

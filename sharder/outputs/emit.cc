@@ -13,7 +13,6 @@
 #include "graph/status_macros.h"
 #include "sharder/outputs/json_numbers.h"
 #include "sharder/pod/ipu_rows.h"
-#include "sharder/pod/pod_planner.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 

@@ -21,10 +21,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "graph/shapes.h"
-#include "sharder/assumptions.h"
+#include "sharder/outputs/assumed_text.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/pod/ipu_rows.h"
-#include "sharder/pod/pod_planner.h"
+#include "sharder/pod/pod_report.h"
 
 namespace autoshard {
 namespace {

@@ -1,6 +1,7 @@
 #include "sharder/strategies/ideal_dp.h"
 
 #include <limits>
+#include <random>
 
 #include "gtest/gtest.h"
 #include "sharder/strategies/ideal_lattice.h"
@@ -11,8 +12,10 @@
 namespace autoshard {
 namespace {
 
+using ::autoshard::testing::BestMonotone;
 using ::autoshard::testing::JudgeSplit;
 using ::autoshard::testing::MakeTestProblem;
+using ::autoshard::testing::RandomDag;
 using ::autoshard::testing::ToyChip;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -158,6 +161,37 @@ TEST(IdealDpTest, AnEmptyIpuNeedsAConstantOfItsOwn) {
   const IdealDpResult two_bound = IdealDpBound(two, two_model, 3, 3.0, {});
   ASSERT_TRUE(two_bound.complete && two_bound.found);
   EXPECT_NEAR(two_bound.bottleneck_s, 2.0, 1e-12);
+}
+
+// Property: on small random DAGs where some sources are folded constants
+// (so the bound may let IPUs be empty, one per constant), the bound is at
+// most brute force over every monotone assignment with every IPU used, and
+// at least the cheap bound.
+TEST(IdealDpTest, BoundWithConstantsNeverAboveBruteForce) {
+  std::mt19937 rng(20261205);
+  int with_constants = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 3 + static_cast<int>(rng() % 6);  // 3..8
+    const int k = 2 + static_cast<int>(rng() % 3);  // 2..4
+    if (k > n) continue;
+    ShardingProblem p = RandomDag(rng, n, trial % 2 == 0 ? 4000000000 : 800);
+    int constants = 0;
+    for (int v = 0; v < n; ++v) {
+      if (p.producers[v].empty() && rng() % 2 == 0) {
+        p.is_constant[v] = 1;
+        ++constants;
+      }
+    }
+    DeviceModel model(p, ToyChip(), Precision::kFp32);
+    const double any = BestMonotone(p, model, k).second;
+    if (any == kInf) continue;
+    with_constants += constants > 0 ? 1 : 0;
+    const IdealDpResult bound = IdealDpBound(p, model, k, any, {});
+    ASSERT_TRUE(bound.complete && bound.found) << "trial " << trial;
+    EXPECT_LE(bound.bottleneck_s, any * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_GE(bound.bottleneck_s, model.LowerBound(k) * (1 - 1e-9));
+  }
+  EXPECT_GT(with_constants, 50);
 }
 
 }  // namespace

@@ -273,13 +273,13 @@ absl::StatusOr<std::optional<LowerProportionFit>> FitWithLowerProportion(
   return std::nullopt;
 }
 
-absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
-                                            const SubgraphSet& subgraphs,
-                                            std::vector<int32_t> start_groups,
-                                            int num_ipus,
-                                            const proto::DeviceProfile& device,
-                                            Precision precision,
-                                            const SearchOptions& options) {
+namespace {
+
+// The start split must cover every subgraph, use every IPU and be monotone
+// (no subgraph feeds one on an earlier IPU).
+absl::Status CheckStart(const SubgraphSet& subgraphs,
+                        const std::vector<int32_t>& start_groups, int num_ipus,
+                        const SearchOptions& options) {
   if (options.max_candidates <= 0 || !(options.max_seconds > 0)) {
     return absl::InvalidArgumentError(
         "--max-candidates and the time limit must be positive");
@@ -307,173 +307,258 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
       }
     }
   }
-  const auto start_time = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start_time)
-        .count();
-  };
-  DeviceModel model(problem, device, precision);
-  Searcher searcher(problem, subgraphs, num_ipus, model);
-  auto bottleneck = [&](const Split& split) {
-    return model
-        .EvaluatePerformance(searcher.ToAssignment(split).ipu, num_ipus,
-                             options.batch)
-        .bottleneck_s;
-  };
+  return absl::OkStatus();
+}
 
-  SearchResult result;
-  result.available_memory_proportion = device.available_memory_proportion();
-  Split start = searcher.Make(std::move(start_groups));
-  int64_t candidates = 1;
-  absl::flat_hash_set<uint64_t> visited = {start.key};
-  std::deque<Split> queue;
-  Split closest;                  // the split with the smallest fullest tile
-  std::optional<Split> best_fit;  // the fitting split with the best bottleneck
-  double best_fit_s = std::numeric_limits<double>::infinity();
-  int64_t best_failure = std::numeric_limits<int64_t>::max();
-  std::vector<Split> balanced;  // PopRT's 5 most balanced fitting splits
-  double last_report = 0;
-  bool done = false;
+// (from group, moves) pairs to try from one split.
+using MovePlans =
+    std::vector<std::pair<int32_t, std::vector<std::pair<int32_t, int32_t>>>>;
+
+// One SearchStrategy call: the breadth-first search over splits (PopRT's),
+// its queue and the best splits found so far.
+class SplitSearch {
+ public:
+  SplitSearch(const ShardingProblem& problem, const SubgraphSet& subgraphs,
+              int num_ipus, const proto::DeviceProfile& device,
+              Precision precision, const SearchOptions& options)
+      : problem_(problem),
+        num_ipus_(num_ipus),
+        device_(device),
+        precision_(precision),
+        options_(options),
+        start_time_(std::chrono::steady_clock::now()),
+        model_(problem, device, precision),
+        searcher_(problem, subgraphs, num_ipus, model_) {
+    result_.available_memory_proportion = device.available_memory_proportion();
+  }
+
+  // Costs (and, with a compiler, compiles) the start split and queues it.
+  absl::Status Start(std::vector<int32_t> start_groups) {
+    Split start = searcher_.Make(std::move(start_groups));
+    visited_ = {start.key};
+    std::vector<Split> first = {std::move(start)};
+    RETURN_IF_ERROR(Consult(&first));
+    start = std::move(first[0]);
+    result_.raw_max_tile_bytes = start.max_tile_bytes;
+    closest_ = start;
+    Judge(start);
+    queue_.push_back(std::move(start));
+    return absl::OkStatus();
+  }
+
+  // Expands queued splits until one fits (or, with optimal_perf, the
+  // queue, the candidates or the time run out).
+  absl::Status Run() {
+    while (!done_ && !queue_.empty() && candidates_ < options_.max_candidates &&
+           Elapsed() < options_.max_seconds && !Stalled()) {
+      Split split = std::move(queue_.front());
+      queue_.pop_front();
+      ReportProgress();
+      MovePlans plans;
+      if (!MovesFrom(split, &plans)) continue;
+      std::vector<Split> batch = NewSplits(split, plans);
+      RETURN_IF_ERROR(Consult(&batch));
+      for (Split& next : batch) {
+        Judge(next);
+        queue_.push_back(std::move(next));
+        if (done_) break;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The best fitting split, else the closest (retried at lower memory
+  // proportions when asked), with why the search stopped.
+  absl::StatusOr<SearchResult> Finish() {
+    result_.candidates = candidates_;
+    result_.stop_reason = StopReason();
+    const Split* chosen = best_fit_ ? &*best_fit_ : &closest_;
+    result_.fits = best_fit_.has_value();
+    int64_t fullest = chosen->max_tile_bytes;
+    if (!result_.fits && options_.retry_lower_proportions) {
+      ASSIGN_OR_RETURN(
+          std::optional<LowerProportionFit> lower,
+          FitWithLowerProportion(problem_, device_, precision_,
+                                 searcher_.ToAssignment(closest_).ipu,
+                                 num_ipus_, options_.oracle));
+      if (lower) {
+        result_.fits = true;
+        result_.available_memory_proportion =
+            lower->available_memory_proportion;
+        // As costed with the proportion it fits with.
+        fullest = lower->max_tile_bytes;
+      }
+    }
+    result_.assignment = searcher_.ToAssignment(*chosen);
+    if (!result_.fits) result_.compiler_message = chosen->oracle_message;
+    result_.max_tile_bytes = fullest;
+    if (options_.progress && Elapsed() >= 1.0) {
+      options_.progress({candidates_, fullest, result_.fits, Elapsed()});
+    }
+    return result_;
+  }
+
+ private:
+  double Elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start_time_)
+        .count();
+  }
+
+  double Bottleneck(const Split& split) const {
+    return model_
+        .EvaluatePerformance(searcher_.ToAssignment(split).ipu, num_ipus_,
+                             options_.batch)
+        .bottleneck_s;
+  }
+
+  bool Stalled() const {
+    return !best_fit_ &&
+           candidates_ - closer_at_ >= options_.max_stall_candidates;
+  }
+
+  void ReportProgress() {
+    if (options_.progress && Elapsed() - last_report_ >= 1.0) {
+      last_report_ = Elapsed();
+      options_.progress({candidates_, closest_.max_tile_bytes,
+                         best_fit_.has_value(), last_report_});
+    }
+  }
 
   // Every split is judged the moment it is costed, so the candidate budget
   // never drops a split that fits.
-  int64_t closer_at = 1;  // candidates when the closest split was found
-  auto judge = [&](const Split& split) {
-    if (split.max_tile_bytes < closest.max_tile_bytes) {
-      closest = split;
-      closer_at = candidates;
+  void Judge(const Split& split) {
+    if (split.max_tile_bytes < closest_.max_tile_bytes) {
+      closest_ = split;
+      closer_at_ = candidates_;
     }
     if (!split.fits) return;
-    const double b = bottleneck(split);
-    if (!best_fit || b < best_fit_s) {
-      best_fit = split;
-      best_fit_s = b;
+    const double b = Bottleneck(split);
+    if (!best_fit_ || b < best_fit_s_) {
+      best_fit_ = split;
+      best_fit_s_ = b;
     }
-    if (!options.optimal_perf) done = true;  // the first split that fits wins
-  };
+    if (!options_.optimal_perf) done_ = true;  // the first split that fits
+  }
+
   // With a compiler: its verdicts replace the model's fit and fullest tile.
-  auto consult = [&](std::vector<Split>* splits) -> absl::Status {
-    if (!options.oracle || splits->empty()) return absl::OkStatus();
+  absl::Status Consult(std::vector<Split>* splits) const {
+    if (!options_.oracle || splits->empty()) return absl::OkStatus();
     std::vector<std::vector<int32_t>> candidates;
     for (const Split& split : *splits)
-      candidates.push_back(searcher.ToAssignment(split).ipu);
-    auto verdicts =
-        options.oracle(candidates, device.available_memory_proportion());
-    if (!verdicts.ok()) return verdicts.status();
+      candidates.push_back(searcher_.ToAssignment(split).ipu);
+    ASSIGN_OR_RETURN(
+        std::vector<OracleVerdict> verdicts,
+        options_.oracle(candidates, device_.available_memory_proportion()));
     for (size_t i = 0; i < splits->size(); ++i) {
       Split& split = (*splits)[i];
-      const OracleVerdict& v = (*verdicts)[i];
+      const OracleVerdict& v = verdicts[i];
       split.fits = v.fits;
       split.max_tile_bytes = v.fits ? split.max_tile_bytes
                              : v.tile >= 0
                                  ? v.bytes
                                  : std::numeric_limits<int64_t>::max();
       split.oracle_group =
-          v.tile >= 0 ? static_cast<int32_t>(v.tile / device.tiles_per_ipu())
+          v.tile >= 0 ? static_cast<int32_t>(v.tile / device_.tiles_per_ipu())
                       : -1;
-      if (split.oracle_group >= num_ipus) split.oracle_group = -1;
+      if (split.oracle_group >= num_ipus_) split.oracle_group = -1;
       split.oracle_message = v.message;
     }
     return absl::OkStatus();
-  };
-  {
-    std::vector<Split> first = {std::move(start)};
-    if (absl::Status s = consult(&first); !s.ok()) return s;
-    start = std::move(first[0]);
   }
-  result.raw_max_tile_bytes = start.max_tile_bytes;
-  closest = start;
-  judge(start);
-  queue.push_back(std::move(start));
 
-  auto stalled = [&] {
-    return !best_fit && candidates - closer_at >= options.max_stall_candidates;
-  };
-  while (!done && !queue.empty() && candidates < options.max_candidates &&
-         elapsed() < options.max_seconds && !stalled()) {
-    Split split = std::move(queue.front());
-    queue.pop_front();
-    if (options.progress && elapsed() - last_report >= 1.0) {
-      last_report = elapsed();
-      options.progress({candidates, closest.max_tile_bytes,
-                        best_fit.has_value(), last_report});
-    }
-    // (from group, moves) pairs to try from this split.
-    std::vector<std::pair<int32_t, std::vector<std::pair<int32_t, int32_t>>>>
-        plans;
+  // The moves to try from `split`; false when it is not expanded (PopRT: a
+  // fitting split only when among the most balanced, a failing one only
+  // when the closest so far).
+  bool MovesFrom(const Split& split, MovePlans* plans) {
     if (split.fits) {
-      // Keep the most balanced; improve only the ones kept (PopRT).
       const double dev = TimeStdDev(split);
       auto pos =
-          std::find_if(balanced.begin(), balanced.end(),
+          std::find_if(balanced_.begin(), balanced_.end(),
                        [&](const Split& s) { return dev < TimeStdDev(s); });
-      if (pos == balanced.end() && balanced.size() >= kKeptBalanced) continue;
-      balanced.insert(pos, split);
-      if (balanced.size() > kKeptBalanced) balanced.pop_back();
-      searcher.Load(split);
+      if (pos == balanced_.end() && balanced_.size() >= kKeptBalanced)
+        return false;
+      balanced_.insert(pos, split);
+      if (balanced_.size() > kKeptBalanced) balanced_.pop_back();
+      searcher_.Load(split);
       const int32_t slowest = CostliestGroup(split);
-      plans.emplace_back(slowest, searcher.BalanceMoves(split, slowest));
-    } else {
-      if (split.max_tile_bytes > best_failure)
-        continue;  // PopRT: expand the closest only
-      best_failure = split.max_tile_bytes;
-      searcher.Load(split);
-      std::vector<int32_t> groups = OverflowingGroups(split);
-      if (split.oracle_group >= 0)
-        groups = {split.oracle_group};  // the compiler's word
-      for (int32_t g : groups)
-        plans.emplace_back(g, searcher.FitMoves(split, g));
+      plans->emplace_back(slowest, searcher_.BalanceMoves(split, slowest));
+      return true;
     }
+    if (split.max_tile_bytes > best_failure_) return false;
+    best_failure_ = split.max_tile_bytes;
+    searcher_.Load(split);
+    std::vector<int32_t> groups = OverflowingGroups(split);
+    if (split.oracle_group >= 0)
+      groups = {split.oracle_group};  // the compiler's word
+    for (int32_t g : groups)
+      plans->emplace_back(g, searcher_.FitMoves(split, g));
+    return true;
+  }
+
+  // The splits the moves make that were not seen before, within the
+  // candidate budget.
+  std::vector<Split> NewSplits(const Split& split, const MovePlans& plans) {
     std::vector<Split> batch;
     for (const auto& [from, moves] : plans) {
       for (auto [s, to] : moves) {
-        if (candidates >= options.max_candidates) break;
+        if (candidates_ >= options_.max_candidates) break;
         const uint64_t key =
-            split.key ^ searcher.Z(s, from) ^ searcher.Z(s, to);
-        if (!visited.insert(key).second) continue;
-        ++candidates;
-        batch.push_back(searcher.Move(split, s, from, to));
+            split.key ^ searcher_.Z(s, from) ^ searcher_.Z(s, to);
+        if (!visited_.insert(key).second) continue;
+        ++candidates_;
+        batch.push_back(searcher_.Move(split, s, from, to));
       }
     }
-    if (absl::Status s = consult(&batch); !s.ok()) return s;
-    for (Split& next : batch) {
-      judge(next);
-      queue.push_back(std::move(next));
-      if (done) break;
-    }
+    return batch;
   }
-  result.candidates = candidates;
-  result.stop_reason =
-      done                                   ? "a split fits"
-      : queue.empty()                        ? "no move left"
-      : candidates >= options.max_candidates ? "candidate limit"
-      : stalled() ? absl::StrCat("no closer split in ",
-                                 options.max_stall_candidates, " candidates")
-                  : "time limit";
 
-  const Split* chosen = best_fit ? &*best_fit : &closest;
-  result.fits = best_fit.has_value();
-  int64_t fullest = chosen->max_tile_bytes;
-  if (!result.fits && options.retry_lower_proportions) {
-    ASSIGN_OR_RETURN(std::optional<LowerProportionFit> lower,
-                     FitWithLowerProportion(problem, device, precision,
-                                            searcher.ToAssignment(closest).ipu,
-                                            num_ipus, options.oracle));
-    if (lower) {
-      result.fits = true;
-      result.available_memory_proportion = lower->available_memory_proportion;
-      fullest =
-          lower->max_tile_bytes;  // as costed with the proportion it fits with
-    }
+  std::string StopReason() const {
+    return done_                                    ? "a split fits"
+           : queue_.empty()                         ? "no move left"
+           : candidates_ >= options_.max_candidates ? "candidate limit"
+           : Stalled()
+               ? absl::StrCat("no closer split in ",
+                              options_.max_stall_candidates, " candidates")
+               : "time limit";
   }
-  result.assignment = searcher.ToAssignment(*chosen);
-  if (!result.fits) result.compiler_message = chosen->oracle_message;
-  result.max_tile_bytes = fullest;
-  if (options.progress && elapsed() >= 1.0) {
-    options.progress({candidates, fullest, result.fits, elapsed()});
-  }
-  return result;
+
+  const ShardingProblem& problem_;
+  const int num_ipus_;
+  const proto::DeviceProfile& device_;
+  const Precision precision_;
+  const SearchOptions& options_;
+  const std::chrono::steady_clock::time_point start_time_;
+  const DeviceModel model_;
+  Searcher searcher_;
+  SearchResult result_;
+  int64_t candidates_ = 1;
+  absl::flat_hash_set<uint64_t> visited_;
+  std::deque<Split> queue_;
+  Split closest_;                  // the split with the smallest fullest tile
+  std::optional<Split> best_fit_;  // the fitting split, best bottleneck
+  double best_fit_s_ = std::numeric_limits<double>::infinity();
+  int64_t best_failure_ = std::numeric_limits<int64_t>::max();
+  std::vector<Split> balanced_;  // PopRT's 5 most balanced fitting splits
+  double last_report_ = 0;
+  bool done_ = false;
+  int64_t closer_at_ = 1;  // candidates when the closest split was found
+};
+
+}  // namespace
+
+absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
+                                            const SubgraphSet& subgraphs,
+                                            std::vector<int32_t> start_groups,
+                                            int num_ipus,
+                                            const proto::DeviceProfile& device,
+                                            Precision precision,
+                                            const SearchOptions& options) {
+  RETURN_IF_ERROR(CheckStart(subgraphs, start_groups, num_ipus, options));
+  SplitSearch search(problem, subgraphs, num_ipus, device, precision, options);
+  RETURN_IF_ERROR(search.Start(std::move(start_groups)));
+  RETURN_IF_ERROR(search.Run());
+  return search.Finish();
 }
 
 }  // namespace autoshard

@@ -1,5 +1,8 @@
 #include "sharder/strategies/search_strategy.h"
 
+#include <utility>
+#include <vector>
+
 #include "costmodel/device_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -29,6 +32,16 @@ proto::DeviceProfile OneTile(int64_t bytes, double amp = 0.6) {
 // Every node its own subgraph (ids = node ids).
 SubgraphSet OnePerNode(const ShardingProblem& p) {
   return SubgraphSet(p, {.drop_small = false, .every_node_candidate = true});
+}
+
+// SearchStrategy over OnePerNode(p) on `num_ipus` OneTile(tile_bytes)
+// IPUs in fp32.
+absl::StatusOr<SearchResult> SearchOneTile(const ShardingProblem& p,
+                                           std::vector<int32_t> start,
+                                           int num_ipus, int64_t tile_bytes,
+                                           const SearchOptions& options = {}) {
+  return SearchStrategy(p, OnePerNode(p), std::move(start), num_ipus,
+                        OneTile(tile_bytes), Precision::kFp32, options);
 }
 
 int64_t Bytes(const ShardingProblem& p, const proto::DeviceProfile& d,
@@ -87,11 +100,9 @@ TEST(SearchStrategyTest, VisitedSetStopsCycling) {
   // 2 splits instead of bouncing until max_candidates.
   ShardingProblem p =
       testing::MakeTestProblem(3, {{0, 1}, {1, 2}}, {50, 50, 50}, {1, 1, 1});
-  SubgraphSet set = OnePerNode(p);
   SearchOptions options;
   options.max_candidates = 1000;
-  auto r = SearchStrategy(p, set, {0, 0, 1}, 2, OneTile(60), Precision::kFp32,
-                          options);
+  auto r = SearchOneTile(p, {0, 0, 1}, 2, 60, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->fits);
   EXPECT_EQ(r->candidates, 2);
@@ -100,8 +111,7 @@ TEST(SearchStrategyTest, VisitedSetStopsCycling) {
   // The move puts 100 B of weights on IPU 1 as {n0, n1} did on IPU 0: no
   // closer, so a stall limit of 1 stops there, with the move still queued.
   options.max_stall_candidates = 1;
-  r = SearchStrategy(p, set, {0, 0, 1}, 2, OneTile(60), Precision::kFp32,
-                     options);
+  r = SearchOneTile(p, {0, 0, 1}, 2, 60, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->candidates, 2);
   EXPECT_EQ(r->stop_reason, "no closer split in 1 candidates");
@@ -114,9 +124,7 @@ TEST(SearchStrategyTest, NothingFitsThenALowerMemoryProportionDoes) {
   ShardingProblem p = testing::MakeTestProblem(2, {{0, 1}}, {20, 20}, {1, 1});
   p.op_class = {"matmul", "matmul"};
   p.temporary_bytes = {1000, 1000};
-  SubgraphSet set = OnePerNode(p);
-  auto r =
-      SearchStrategy(p, set, {0, 1}, 2, OneTile(100), Precision::kFp32, {});
+  auto r = SearchOneTile(p, {0, 1}, 2, 100);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->fits);
   EXPECT_DOUBLE_EQ(r->available_memory_proportion, 0.3);
@@ -129,17 +137,14 @@ TEST(SearchStrategyTest, OptimalPerfPicksTheBestBottleneckOfFittingSplits) {
   // IPU 1: 2 s | 2 s, the best.
   ShardingProblem p = testing::MakeTestProblem(
       4, {{0, 1}, {1, 2}, {2, 3}}, {0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9});
-  SubgraphSet set = OnePerNode(p);
   SearchOptions options;
   options.optimal_perf = true;
-  auto r = SearchStrategy(p, set, {0, 0, 0, 1}, 2, OneTile(1000),
-                          Precision::kFp32, options);
+  auto r = SearchOneTile(p, {0, 0, 0, 1}, 2, 1000, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->fits);
   EXPECT_THAT(r->assignment.ipu, ElementsAre(0, 0, 1, 1));
   // Without optimal_perf the start, which fits, is the answer.
-  auto first = SearchStrategy(p, set, {0, 0, 0, 1}, 2, OneTile(1000),
-                              Precision::kFp32, {});
+  auto first = SearchOneTile(p, {0, 0, 0, 1}, 2, 1000);
   ASSERT_TRUE(first.ok());
   EXPECT_THAT(first->assignment.ipu, ElementsAre(0, 0, 0, 1));
   EXPECT_EQ(first->candidates, 1);
@@ -148,17 +153,11 @@ TEST(SearchStrategyTest, OptimalPerfPicksTheBestBottleneckOfFittingSplits) {
 TEST(SearchStrategyTest, BadStartIsAnError) {
   ShardingProblem p =
       testing::MakeTestProblem(3, {{0, 1}, {1, 2}}, {1, 1, 1}, {1, 1, 1});
-  SubgraphSet set = OnePerNode(p);
   // IPU 1 empty.
-  EXPECT_FALSE(
-      SearchStrategy(p, set, {0, 0, 0}, 2, OneTile(100), Precision::kFp32, {})
-          .ok());
+  EXPECT_FALSE(SearchOneTile(p, {0, 0, 0}, 2, 100).ok());
   // n0 on IPU 1 feeds n1 on IPU 0: not monotone.
-  EXPECT_THAT(
-      SearchStrategy(p, set, {1, 0, 1}, 2, OneTile(100), Precision::kFp32, {})
-          .status()
-          .message(),
-      ::testing::HasSubstr("not monotone"));
+  EXPECT_THAT(SearchOneTile(p, {1, 0, 1}, 2, 100).status().message(),
+              ::testing::HasSubstr("not monotone"));
 }
 
 TEST(SearchStrategyTest, TheBudgetNeverDropsAFittingSplit) {
@@ -166,11 +165,9 @@ TEST(SearchStrategyTest, TheBudgetNeverDropsAFittingSplit) {
   // move: the move fits and is returned, though never taken off the queue.
   ShardingProblem p = testing::MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}},
                                                {40, 30, 10, 10}, {1, 1, 1, 1});
-  SubgraphSet set = OnePerNode(p);
   SearchOptions options;
   options.max_candidates = 2;
-  auto r = SearchStrategy(p, set, {0, 0, 1, 1}, 2, OneTile(110),
-                          Precision::kFp32, options);
+  auto r = SearchOneTile(p, {0, 0, 1, 1}, 2, 110, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->fits);
   EXPECT_THAT(r->assignment.ipu, ElementsAre(0, 1, 1, 1));
@@ -182,11 +179,9 @@ TEST(SearchStrategyTest, OptimalPerfIsNeverWorseThanItsStart) {
   // makes it worse; the start must come back.
   ShardingProblem p = testing::MakeTestProblem(
       4, {{0, 1}, {1, 2}, {2, 3}}, {0, 0, 0, 0}, {3e9, 1e9, 1e9, 1e9});
-  SubgraphSet set = OnePerNode(p);
   SearchOptions options;
   options.optimal_perf = true;
-  auto r = SearchStrategy(p, set, {0, 1, 1, 1}, 2, OneTile(1000),
-                          Precision::kFp32, options);
+  auto r = SearchOneTile(p, {0, 1, 1, 1}, 2, 1000, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_THAT(r->assignment.ipu, ElementsAre(0, 1, 1, 1));
 }

@@ -4,9 +4,12 @@
 
 namespace autoshard {
 
-SubgraphSet::SubgraphSet(const ShardingProblem& p,
-                         const SubgraphOptions& options) {
-  const int n = p.num_nodes();
+namespace {
+
+// The nodes a walk starts from: those with more than one activation input
+// (every node when asked, or when there is none), in topological order.
+std::vector<int32_t> StartNodes(const ShardingProblem& p,
+                                const SubgraphOptions& options) {
   std::vector<int32_t> candidates;
   if (!options.every_node_candidate) {
     for (int32_t node : p.topo_order) {
@@ -14,6 +17,53 @@ SubgraphSet::SubgraphSet(const ShardingProblem& p,
     }
   }
   if (candidates.empty()) candidates = p.topo_order;
+  return candidates;
+}
+
+// Leftovers: the nodes no kept walk reached, as one last subgraph.
+void AddLeftovers(const ShardingProblem& p,
+                  std::vector<int32_t>* subgraph_of_node,
+                  std::vector<Subgraph>* subgraphs) {
+  Subgraph leftover;
+  leftover.id = static_cast<int32_t>(subgraphs->size());
+  for (int32_t node : p.topo_order) {
+    if ((*subgraph_of_node)[node] != -1) continue;
+    (*subgraph_of_node)[node] = leftover.id;
+    leftover.nodes.push_back(node);
+    leftover.weight_bytes += p.NodeWeightBytes(node);
+    leftover.flops += p.flops[node];
+  }
+  if (!leftover.nodes.empty()) subgraphs->push_back(std::move(leftover));
+}
+
+// Each subgraph's nodes in topological order; parents and kids from the
+// node edges.
+void LinkSubgraphs(const ShardingProblem& p,
+                   const std::vector<int32_t>& subgraph_of_node,
+                   std::vector<Subgraph>* subgraphs) {
+  const std::vector<int32_t>& topo_pos = p.topo_position;
+  for (Subgraph& s : *subgraphs) {
+    std::sort(s.nodes.begin(), s.nodes.end(),
+              [&](int32_t a, int32_t b) { return topo_pos[a] < topo_pos[b]; });
+    for (int32_t node : s.nodes) {
+      for (int32_t prod : p.producers[node]) {
+        int32_t from = subgraph_of_node[prod];
+        if (from != s.id) s.parents.push_back(from);
+      }
+    }
+    std::sort(s.parents.begin(), s.parents.end());
+    s.parents.erase(std::unique(s.parents.begin(), s.parents.end()),
+                    s.parents.end());
+    for (int32_t parent : s.parents) (*subgraphs)[parent].kids.push_back(s.id);
+  }
+}
+
+}  // namespace
+
+SubgraphSet::SubgraphSet(const ShardingProblem& p,
+                         const SubgraphOptions& options) {
+  const int n = p.num_nodes();
+  const std::vector<int32_t> candidates = StartNodes(p, options);
   num_candidates_ = static_cast<int>(candidates.size());
 
   double total_bytes = 0, total_flops = 0;
@@ -58,34 +108,8 @@ SubgraphSet::SubgraphSet(const ShardingProblem& p,
     s.weight_bytes = bytes;
     s.flops = flops;
   }
-  // Leftovers: the nodes no kept walk reached.
-  Subgraph leftover;
-  leftover.id = static_cast<int32_t>(subgraphs_.size());
-  for (int32_t node : p.topo_order) {
-    if (subgraph_of_node_[node] != -1) continue;
-    subgraph_of_node_[node] = leftover.id;
-    leftover.nodes.push_back(node);
-    leftover.weight_bytes += p.NodeWeightBytes(node);
-    leftover.flops += p.flops[node];
-  }
-  if (!leftover.nodes.empty()) subgraphs_.push_back(std::move(leftover));
-
-  // Nodes in topological order; parents and kids from node edges.
-  const std::vector<int32_t>& topo_pos = p.topo_position;
-  for (Subgraph& s : subgraphs_) {
-    std::sort(s.nodes.begin(), s.nodes.end(),
-              [&](int32_t a, int32_t b) { return topo_pos[a] < topo_pos[b]; });
-    for (int32_t node : s.nodes) {
-      for (int32_t prod : p.producers[node]) {
-        int32_t from = subgraph_of_node_[prod];
-        if (from != s.id) s.parents.push_back(from);
-      }
-    }
-    std::sort(s.parents.begin(), s.parents.end());
-    s.parents.erase(std::unique(s.parents.begin(), s.parents.end()),
-                    s.parents.end());
-    for (int32_t parent : s.parents) subgraphs_[parent].kids.push_back(s.id);
-  }
+  AddLeftovers(p, &subgraph_of_node_, &subgraphs_);
+  LinkSubgraphs(p, subgraph_of_node_, &subgraphs_);
 }
 
 bool SubgraphSet::Includes(int32_t a, int32_t b) const {

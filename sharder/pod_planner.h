@@ -2,7 +2,9 @@
 // of k IPUs is one replica, and a POD of N IPUs runs N / k replicas (data
 // parallel). PlanPod plans the replica with the public PlanModel, once per
 // candidate (IPUs per replica, micro-batch), and keeps the one with the
-// highest POD throughput.
+// highest POD throughput. It runs above the pipeline (it calls PlanModel),
+// so it lives in sharder/; what the POD layer needs of it (PodOptions, the
+// report lines) is in sharder/pod/.
 //
 // Note [POD throughput]
 // Replicas run independently on different samples, so the POD's
@@ -19,40 +21,16 @@
 // not follow --batch-size (a fixed first dim). The best fitting candidate
 // wins; ties go to fewer IPUs per replica, then the smaller batch. When
 // none fits, the plan is the last one planned, with fits = false.
-#ifndef AUTOSHARD_SHARDER_POD_POD_PLANNER_H_
-#define AUTOSHARD_SHARDER_POD_POD_PLANNER_H_
-
-#include <optional>
-#include <string>
-#include <vector>
+#ifndef AUTOSHARD_SHARDER_POD_PLANNER_H_
+#define AUTOSHARD_SHARDER_POD_PLANNER_H_
 
 #include "absl/status/statusor.h"
 #include "onnx/onnx_pb.h"
 #include "sharder/autoshard.h"
-#include "sharder/pod/replica_grouping.h"
+#include "sharder/pod/pod_options.h"
+#include "sharder/pod/pod_report.h"
 
 namespace autoshard::pod {
-
-// The most IPUs a POD plan may use (a POD1024).
-inline constexpr int kMaxPodIpus = 1024;
-// --batch-size auto tries 1, 2, 4, ... this.
-inline constexpr int kAutoBatchMax = 64;
-
-struct PodOptions {
-  int total_ipus = 0;  // N, the POD's IPUs: 1 .. kMaxPodIpus
-  // Micro-batches to try; empty: the Options' shapes.batch_size as it is.
-  std::vector<int> batch_sizes;
-  std::optional<ReplicaGrouping> grouping;  // --replica-grouping
-  bool sharded = false;                     // --shard-over given
-  std::optional<int> shard_over;            // none: the whole group
-
-  // InvalidArgument naming the option: N out of range, a batch < 1.
-  absl::Status Validate() const;
-};
-
-// "auto" -> 1, 2, 4, ... kAutoBatchMax; "1,4,16" -> those (ascending,
-// each once). Errors: InvalidArgument for anything else or a value < 1.
-absl::StatusOr<std::vector<int>> ParseBatchSizes(const std::string& spec);
 
 // Plans `model` for the POD per Note [POD throughput]; the chosen plan has
 // Plan::proto.replication set (tried lists every candidate). Errors:
@@ -62,11 +40,6 @@ absl::StatusOr<std::vector<int>> ParseBatchSizes(const std::string& spec);
 absl::StatusOr<Plan> PlanPod(const onnx::ModelProto& model,
                              const Options& options, const PodOptions& pod);
 
-// The POD lines of the report: IPUs per replica, replicas, POD throughput,
-// what was tried, and the replica -> group table when a grouping or
-// sharding was given. Empty when the plan has no replication.
-std::string PodReportText(const proto::Plan& plan);
-
 }  // namespace autoshard::pod
 
-#endif  // AUTOSHARD_SHARDER_POD_POD_PLANNER_H_
+#endif  // AUTOSHARD_SHARDER_POD_PLANNER_H_

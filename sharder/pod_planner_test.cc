@@ -1,4 +1,4 @@
-#include "sharder/pod/pod_planner.h"
+#include "sharder/pod_planner.h"
 
 #include <string>
 #include <vector>
@@ -198,14 +198,6 @@ TEST(PodPlannerTest, NumIpusAutoSkipsCountsTooSmallForTheWeights) {
   // 1 x 50 and 2 x 50 < 128 bytes: skipped; 4 (the most, 4 nodes) planned.
   EXPECT_THAT(plan->proto.num_ipus_skipped(), ElementsAre(1, 2));
   EXPECT_THAT(plan->proto.num_ipus_tried(), ElementsAre(4));
-}
-
-TEST(PodPlannerTest, ParsesBatchSizes) {
-  EXPECT_THAT(*ParseBatchSizes("auto"), ElementsAre(1, 2, 4, 8, 16, 32, 64));
-  EXPECT_THAT(*ParseBatchSizes("8,1,8"), ElementsAre(1, 8));
-  EXPECT_FALSE(ParseBatchSizes("0").ok());
-  EXPECT_FALSE(ParseBatchSizes("1,,2").ok());
-  EXPECT_FALSE(ParseBatchSizes("x").ok());
 }
 
 }  // namespace

@@ -1,0 +1,249 @@
+#include "sharder/pod_planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "costmodel/device_profile.h"
+#include "graph/status_macros.h"
+
+namespace autoshard::pod {
+namespace {
+
+// The IPUs per replica to try (Note [POD throughput]).
+absl::StatusOr<std::vector<int>> IpuCounts(const Options& options, int total) {
+  if (options.num_ipus != kAutoIpus) {
+    if (total % options.num_ipus != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--total-ipus ", total, " is not a multiple of --num-ipus ",
+          options.num_ipus, ": the POD's IPUs must split into whole replicas"));
+    }
+    return std::vector<int>{options.num_ipus};
+  }
+  std::vector<int> counts;
+  for (int k = 1; k <= std::min(total, options.max_ipus); k *= 2) {
+    if (total % k == 0) counts.push_back(k);
+  }
+  return counts;
+}
+
+// One IPU's memory: tiles x bytes per tile (DESIGN.md §3.2).
+absl::StatusOr<double> IpuMemoryBytes(const Options& options) {
+  proto::DeviceProfile device = options.device;
+  if (device.name().empty() && device.tiles_per_ipu() == 0) {
+    ASSIGN_OR_RETURN(device, LoadDeviceProfile("ipu2"));
+  }
+  return static_cast<double>(device.tiles_per_ipu()) *
+         static_cast<double>(device.bytes_per_tile());
+}
+
+// Candidate `a` beats the best so far `b` (both fit): a higher POD
+// throughput; ties keep `b`, which has fewer IPUs or a smaller batch (tried
+// first).
+bool Beats(const proto::PodCandidate& a, const proto::PodCandidate& b) {
+  return a.pod_throughput_per_s() > b.pod_throughput_per_s();
+}
+
+void SetReplication(const PodOptions& pod, const proto::Plan& plan,
+                    proto::Replication* r) {
+  r->set_total_ipus(pod.total_ipus);
+  r->set_ipus_per_replica(plan.num_ipus());
+  r->set_replicas(pod.total_ipus / plan.num_ipus());
+  r->set_replica_throughput_per_s(plan.performance().throughput_per_s());
+  r->set_pod_throughput_per_s(r->replicas() *
+                              plan.performance().throughput_per_s());
+  if (pod.grouping) {
+    r->set_grouping_stride(pod.grouping->stride);
+    r->set_grouping_size(pod.grouping->group_size);
+  }
+  r->set_sharded(pod.sharded);
+  r->set_shard_over(pod.shard_over.value_or(0));
+}
+
+// PlanModel for k IPUs per replica and micro-batch b (0: the model's),
+// with the time left shared over the `tries_left` candidates.
+absl::StatusOr<Plan> PlanCandidate(const onnx::ModelProto& model,
+                                   const Options& options, int k, int b,
+                                   std::chrono::steady_clock::time_point start,
+                                   int tries_left) {
+  Options for_one = options;
+  for_one.num_ipus = k;
+  for_one.shapes.batch_size = b;
+  const double spent =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  for_one.max_search_s =
+      std::max(1.0, (options.max_search_s - spent) / std::max(1, tries_left));
+  return PlanModel(model, for_one);
+}
+
+// The whole POD's options: PodOptions', the library's, and --max-ipus at
+// most kMaxPodIpus.
+absl::Status ValidatePod(const Options& options, const PodOptions& pod) {
+  RETURN_IF_ERROR(pod.Validate());
+  RETURN_IF_ERROR(options.Validate());
+  if (options.max_ipus > kMaxPodIpus) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-ipus must be at most ", kMaxPodIpus, ", got ",
+                     options.max_ipus));
+  }
+  return absl::OkStatus();
+}
+
+// One PlanPod call: what every candidate shares.
+struct PodRun {
+  const onnx::ModelProto& model;
+  const Options& options;
+  const PodOptions& pod;
+  std::vector<int> counts;  // the IPUs per replica to try
+  double ipu_bytes = 0;     // one IPU's memory
+  int total_tries = 0;      // counts x batches
+  std::chrono::steady_clock::time_point start;
+};
+
+// What the candidates tried so far have found.
+struct PodSearch {
+  std::vector<proto::PodCandidate> tried;
+  std::optional<Plan> best, last;
+  int best_index = -1;       // in tried
+  int planned = 0;           // candidates planned (not skipped)
+  double weight_bytes = -1;  // known after the first plan
+  int64_t num_nodes = 0;     // likewise
+};
+
+// Why k IPUs per replica is skipped without planning; empty: plan it.
+std::string SkipNote(const PodSearch& s, int k, double ipu_bytes) {
+  if (s.num_nodes > 0 && k > s.num_nodes) {
+    return absl::StrCat("more IPUs than the model's ", s.num_nodes, " nodes");
+  }
+  if (s.weight_bytes > k * ipu_bytes) {
+    return "the weights alone exceed their memory";
+  }
+  return "";
+}
+
+// Fills candidate `c` from its plan (b: the batch asked for, 0: the
+// model's) and `s` with the model's figures; true when the model's batch
+// is fixed at another one than b.
+bool RecordPlan(const Plan& plan, int b, proto::PodCandidate* c, PodSearch* s) {
+  s->weight_bytes =
+      static_cast<double>(plan.proto.summary().total_weight_bytes());
+  s->num_nodes = plan.proto.summary().num_nodes();
+  c->set_batch_size(std::max(plan.proto.batch_size(), 1));
+  c->set_planned(true);
+  c->set_fits(plan.proto.fits());
+  c->set_bottleneck_s(plan.proto.performance().bottleneck_s());
+  c->set_pod_throughput_per_s(c->replicas() *
+                              plan.proto.performance().throughput_per_s());
+  const bool batch_fixed = b > 0 && plan.proto.batch_size() != b;
+  if (batch_fixed) {
+    c->set_note(
+        absl::StrCat("the model's batch is fixed at ", c->batch_size()));
+  }
+  return batch_fixed;
+}
+
+// Keeps `plan` (the last candidate tried) as the last one planned and,
+// when it fits and beats the best so far, as the best.
+void KeepPlan(Plan plan, PodSearch* s) {
+  const proto::PodCandidate& c = s->tried.back();
+  if (c.fits() && (s->best_index < 0 || Beats(c, s->tried[s->best_index]))) {
+    s->best_index = static_cast<int>(s->tried.size()) - 1;
+    s->best = plan;
+  }
+  s->last = std::move(plan);
+}
+
+// Tries every IPU count at micro-batch b (first_batch: the first one
+// tried); false when the batches stop there (none fits, or the model's
+// batch is fixed).
+absl::StatusOr<bool> TryBatch(const PodRun& run, int b, int first_batch,
+                              PodSearch* s) {
+  bool any_fits = false, batch_fixed = false;
+  int batch_used = std::max(b, 1);  // the plans' batch, once one is made
+  for (int k : run.counts) {
+    proto::PodCandidate c;
+    c.set_ipus_per_replica(k);
+    c.set_batch_size(batch_used);
+    c.set_replicas(run.pod.total_ipus / k);
+    if (std::string skip = SkipNote(*s, k, run.ipu_bytes); !skip.empty()) {
+      c.set_note(skip);
+      s->tried.push_back(c);
+      continue;
+    }
+    ASSIGN_OR_RETURN(Plan plan,
+                     PlanCandidate(run.model, run.options, k, b, run.start,
+                                   run.total_tries - s->planned));
+    ++s->planned;
+    batch_fixed = RecordPlan(plan, b, &c, s);
+    batch_used = c.batch_size();
+    s->tried.push_back(c);
+    // A later batch that is the fixed one again repeats the first's plans.
+    if (batch_fixed && b != first_batch) break;
+    any_fits |= c.fits();
+    KeepPlan(std::move(plan), s);
+  }
+  return any_fits && !batch_fixed;
+}
+
+// The chosen plan (the best, else the last) with its Replication: every
+// candidate tried, the whole POD's planning time.
+absl::StatusOr<Plan> ChosenPlan(const PodRun& run, PodSearch s) {
+  if (!s.last) {
+    return absl::InvalidArgumentError(
+        "--total-ipus: no IPU count to plan (every one is too small for "
+        "the weights)");
+  }
+  Plan plan = s.best ? std::move(*s.best) : std::move(*s.last);
+  if (s.best_index >= 0) s.tried[s.best_index].set_chosen(true);
+  proto::Replication* r = plan.proto.mutable_replication();
+  SetReplication(run.pod, plan.proto, r);
+  for (const auto& c : s.tried) *r->add_tried() = c;
+  // Every candidate's planning, not only the chosen one's.
+  plan.proto.mutable_summary()->set_planning_s(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                    run.start)
+          .count());
+  // The grouping must fit the replicas of the chosen plan.
+  RETURN_IF_ERROR(GatherGrouping(ReplicationOf(*r)).status());
+  if (!s.best) {
+    plan.proto.add_warnings(absl::StrCat(
+        "--total-ipus ", run.pod.total_ipus,
+        ": no combination of IPUs per replica and batch tried fits; the "
+        "plan is the last one tried"));
+  }
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> PlanPod(const onnx::ModelProto& model,
+                             const Options& options, const PodOptions& pod) {
+  RETURN_IF_ERROR(ValidatePod(options, pod));
+  ASSIGN_OR_RETURN(std::vector<int> counts, IpuCounts(options, pod.total_ipus));
+  ASSIGN_OR_RETURN(const double ipu_bytes, IpuMemoryBytes(options));
+  const std::vector<int> batches =
+      pod.batch_sizes.empty()
+          ? std::vector<int>{static_cast<int>(options.shapes.batch_size)}
+          : pod.batch_sizes;
+  const int total_tries = static_cast<int>(counts.size() * batches.size());
+  const PodRun run{model,
+                   options,
+                   pod,
+                   counts,
+                   ipu_bytes,
+                   total_tries,
+                   std::chrono::steady_clock::now()};
+  PodSearch search;
+  for (int b : batches) {
+    ASSIGN_OR_RETURN(const bool go_on,
+                     TryBatch(run, b, batches.front(), &search));
+    if (!go_on) break;
+  }
+  return ChosenPlan(run, std::move(search));
+}
+
+}  // namespace autoshard::pod
