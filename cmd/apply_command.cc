@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
+#include "cmd/model_command.h"
 #include "sharder/outputs/emit.h"
 
 namespace autoshard::cmd {
@@ -27,41 +28,50 @@ CLI::App* SetupApply(CLI::App& app, ApplyOptions* o) {
   return sub;
 }
 
-int RunApply(const ApplyOptions& o) {
-  auto options = ToLibraryOptions(o.model);
-  if (!options.ok()) return ReportError(options.status());
+namespace {
+
+// The sharding config's points (apply's input, read before the model).
+absl::StatusOr<std::vector<NamedShardingPoint>> ReadShardingConfig(
+    const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(o.sharding_config, ec)) {
-    return ReportError(
-        absl::NotFoundError(absl::StrCat(o.sharding_config, ": no such file")));
+  if (!std::filesystem::exists(path, ec)) {
+    return absl::NotFoundError(absl::StrCat(path, ": no such file"));
   }
-  if (!std::filesystem::is_regular_file(o.sharding_config, ec)) {
-    return ReportError(absl::InvalidArgumentError(
-        absl::StrCat(o.sharding_config, ": not a regular file")));
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a regular file"));
   }
-  std::ifstream in(o.sharding_config);
+  std::ifstream in(path);
   if (!in) {
-    return ReportError(absl::PermissionDeniedError(
-        absl::StrCat(o.sharding_config, ": cannot read the sharding config")));
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, ": cannot read the sharding config"));
   }
   std::stringstream text;
   text << in.rdbuf();
-  auto points = ParseShardingConfigYaml(text.str(), o.sharding_config);
-  if (!points.ok()) return ReportError(points.status());
-  auto loaded = LoadModelReported(o.model);
-  if (!loaded.ok()) return ReportError(loaded.status());
-  auto start = std::chrono::steady_clock::now();
-  auto plan = PlanFromShardingPoints(loaded->model, *options, *points);
-  if (!plan.ok()) {
-    return ReportError(
-        absl::Status(plan.status().code(),
-                     absl::StrCat(o.model.model, " with ", o.sharding_config,
-                                  ": ", plan.status().message())));
-  }
-  ReportStep(o.model, "applied the sharding config", start);
-  plan->proto.set_model(o.model.model);
-  return WriteOutputs(o.model, &*loaded, o.output, /*sharding_config_out=*/"",
-                      /*inputs=*/{o.sharding_config}, *plan);
+  return ParseShardingConfigYaml(text.str(), path);
+}
+
+}  // namespace
+
+int RunApply(const ApplyOptions& o) {
+  absl::StatusOr<std::vector<NamedShardingPoint>> points;
+  ModelCommand<Plan> apply;
+  apply.prepare = [&] {
+    points = ReadShardingConfig(o.sharding_config);
+    return points.status();
+  };
+  apply.run = [&](const LoadedModel& loaded, Options& options) {
+    return PlanFromShardingPoints(loaded.model, options, *points);
+  };
+  apply.context = " with " + o.sharding_config;
+  apply.step = [](const Plan&) { return "applied the sharding config"; };
+  apply.report = [&o](LoadedModel& loaded, Plan& plan) {
+    plan.proto.set_model(o.model.model);
+    return WriteOutputs(o.model, &loaded, o.output,
+                        /*sharding_config_out=*/"",
+                        /*inputs=*/{o.sharding_config}, plan);
+  };
+  return RunModelCommand(o.model, apply);
 }
 
 }  // namespace autoshard::cmd

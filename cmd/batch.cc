@@ -277,164 +277,182 @@ class SignalThread {
   std::thread thread_;
 };
 
-}  // namespace
-
-int RunShardBatch(const ShardOptions& o) {
-  const auto batch_start = std::chrono::steady_clock::now();
+// The batch's flags checked once, so bad ones are one error, not one per
+// model (every model runs with these options).
+absl::Status CheckBatchFlags(const ShardOptions& o) {
   if (o.out_dir.empty()) {
-    return ReportError(absl::InvalidArgumentError(
+    return absl::InvalidArgumentError(
         "several models (or a folder) need --out-dir DIR for their outputs "
-        "(-o, --sharding-config and --plan name one model's files)"));
+        "(-o, --sharding-config and --plan name one model's files)");
   }
-  if (o.jobs < 1) {
-    return ReportError(absl::InvalidArgumentError(
-        absl::StrCat("--jobs must be at least 1, got ", o.jobs)));
-  }
+  if (absl::StatusOr<Options> options = ShardLibraryOptions(o); !options.ok())
+    return options.status();
   if (!o.summary_path.empty()) {
     const std::string ext = fs::path(o.summary_path).extension().string();
     if (ext != ".json" && ext != ".csv") {
-      return ReportError(absl::InvalidArgumentError(absl::StrCat(
-          "--summary ", o.summary_path, ": name a .json or a .csv file")));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--summary ", o.summary_path, ": name a .json or a .csv file"));
     }
   }
-  // Every model runs with these options, so bad ones are one error, not one
-  // per model.
-  ShardOptions each = o;
-  each.jobs = 1;  // models, not compiles, run at once
-  if (auto options = ShardLibraryOptions(each); !options.ok()) {
-    return ReportError(options.status());
+  return absl::OkStatus();
+}
+
+// The models' files, by device and inode: an output that is one of them is
+// refused.
+class BatchInputs {
+ public:
+  explicit BatchInputs(const std::vector<BatchModel>& models) {
+    for (const BatchModel& m : models) {
+      struct stat st;
+      if (::stat(m.path.c_str(), &st) == 0)
+        inputs_[{st.st_dev, st.st_ino}] = m.path;
+    }
   }
-  if (std::optional<int> code = ServeAsBatchChild(each)) return *code;
-  std::error_code ec;
-  CreatedFolders created;  // removed at the end if nothing was written there
-  if (!created.Make(o.out_dir)) {
-    return ReportError(absl::InvalidArgumentError(
-        absl::StrCat("--out-dir ", o.out_dir, ": cannot make the folder")));
-  }
-  std::vector<BatchModel> models = CollectModels(o.models, o.out_dir);
-  NameOutputs(&models);
-  // No output may be an input: the summary stops the batch, a model's own
-  // outputs fail that model.
-  auto stem_of = [&o](const BatchModel& m) {
-    return (fs::path(o.out_dir) / WithoutExtension(m.name)).string();
-  };
-  std::map<std::pair<dev_t, ino_t>, std::string> inputs;  // file -> model
-  for (const BatchModel& m : models) {
-    struct stat st;
-    if (::stat(m.path.c_str(), &st) == 0)
-      inputs[{st.st_dev, st.st_ino}] = m.path;
-  }
-  auto input_at = [&inputs](const std::string& path) -> const std::string* {
+  // The model at `path`, or nullptr when it is none of them.
+  const std::string* At(const std::string& path) const {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return nullptr;
-    auto it = inputs.find({st.st_dev, st.st_ino});
-    return it == inputs.end() ? nullptr : &it->second;
-  };
+    auto it = inputs_.find({st.st_dev, st.st_ino});
+    return it == inputs_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<std::pair<dev_t, ino_t>, std::string> inputs_;  // file -> model
+};
+
+// DIR/<name> without the extension: the stem of a model's outputs.
+std::string OutputStem(const ShardOptions& o, const BatchModel& m) {
+  return (fs::path(o.out_dir) / WithoutExtension(m.name)).string();
+}
+
+// No output may be an input: the summary stops the batch (the error
+// returned), a model's own outputs fail that model (its `error`).
+absl::Status CheckBatchOutputs(const ShardOptions& o,
+                               std::vector<BatchModel>* models) {
+  const BatchInputs inputs(*models);
+  std::error_code ec;
   if (!o.summary_path.empty()) {
-    if (const std::string* input = input_at(o.summary_path)) {
-      return ReportError(absl::InvalidArgumentError(
+    if (const std::string* input = inputs.At(o.summary_path)) {
+      return absl::InvalidArgumentError(
           absl::StrCat("--summary ", o.summary_path, ": is an input (", *input,
-                       "); refusing to overwrite it")));
+                       "); refusing to overwrite it"));
     }
     const fs::path dir = fs::path(o.summary_path).parent_path();
     if (!dir.empty() && !fs::is_directory(dir, ec)) {
-      return ReportError(absl::InvalidArgumentError(
+      return absl::InvalidArgumentError(
           absl::StrCat("--summary ", o.summary_path, ": folder '", dir.string(),
-                       "' does not exist")));
+                       "' does not exist"));
     }
   }
-  for (BatchModel& m : models) {
+  for (BatchModel& m : *models) {
     for (const char* ext : {".sharded.onnx", ".sharding.yaml", ".plan.json"}) {
-      const std::string out = stem_of(m) + ext;
+      const std::string out = OutputStem(o, m) + ext;
       if (!o.summary_path.empty() &&
           NormalAbsolute(o.summary_path) == NormalAbsolute(out)) {
-        return ReportError(absl::InvalidArgumentError(absl::StrCat(
-            "--summary ", o.summary_path, ": is also an output of ", m.path)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--summary ", o.summary_path, ": is also an output of ", m.path));
       }
-      if (const std::string* input = input_at(out)) {
+      if (const std::string* input = inputs.At(out)) {
         m.error = absl::InvalidArgumentError(absl::StrCat(
             out, ": is an input (", *input, "); refusing to overwrite it"));
       }
     }
   }
+  return absl::OkStatus();
+}
 
-  // Each model's run: its options, its Console's text and its row.
-  const int n = static_cast<int>(models.size());
-  struct Result {
-    std::ostringstream out, err;
-    proto::BatchRow row;
-    bool done = false;
-  };
-  std::vector<Result> results(n);
-  std::mutex mutex;  // guards Result::done
+// One model's run: its Console's text and its row.
+struct BatchResult {
+  std::ostringstream out, err;
+  proto::BatchRow row;
+  bool done = false;  // guarded by BatchRun::mutex
+};
+
+// What the models' runs share.
+struct BatchRun {
+  ShardOptions each;  // the options of every model; jobs 1
+  std::vector<BatchModel> models;
+  std::vector<BatchResult> results;
+  std::mutex mutex;  // guards BatchResult::done
   std::condition_variable finished;
   ProcessWriteLock write_lock;
   ChildProcesses children;
-  std::atomic<int> next{0};
-  SignalThread signals(&children);
-  auto run = [&](int i) {
-    const BatchModel& m = models[i];
-    Result& r = results[i];
-    Console& console = CurrentConsole();
-    console = Console();
-    console.out = &r.out;
-    console.err = &r.err;
-    console.show_progress = false;
-    console.label = m.path;
-    const auto start = std::chrono::steady_clock::now();
-    int code = kExitInternal;
-    if (!m.error.ok()) {
-      code = ReportError(m.error);
-    } else {
-      code = ShardInChild(m.path, stem_of(m), &write_lock, &children);
-    }
-    proto::BatchRow& row = r.row;
-    row.set_model(m.path);
-    row.set_output(console.output);
-    if (console.planned) {
-      row.set_nodes(static_cast<int32_t>(console.num_nodes));
-      row.set_ipus(console.num_ipus);
-      row.set_fits(console.fits);
-      row.set_bottleneck_s(console.bottleneck_s);
-      row.set_assumed(console.assumed);
-    }
-    row.set_seconds(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
-    row.set_exit_code(code);
-    row.set_error(console.error);
-    std::lock_guard<std::mutex> lock(mutex);
-    r.done = true;
-    finished.notify_all();
-  };
-  auto worker = [&] {
-    for (int i = next++; i < n && !signals.stopping(); i = next++) run(i);
-  };
-  std::vector<std::thread> threads;
-  for (int j = 0; j < std::min(o.jobs, n); ++j) threads.emplace_back(worker);
+};
 
-  // Rows in command-line order, each as soon as it and those before are done.
+// The summary row of a model's run that ended with `code`.
+proto::BatchRow RowOf(const BatchModel& m, const Console& console, int code,
+                      std::chrono::steady_clock::time_point start) {
+  proto::BatchRow row;
+  row.set_model(m.path);
+  row.set_output(console.output);
+  if (console.planned) {
+    row.set_nodes(static_cast<int32_t>(console.num_nodes));
+    row.set_ipus(console.num_ipus);
+    row.set_fits(console.fits);
+    row.set_bottleneck_s(console.bottleneck_s);
+    row.set_assumed(console.assumed);
+  }
+  row.set_seconds(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
+  row.set_exit_code(code);
+  row.set_error(console.error);
+  return row;
+}
+
+// Model i's run, in a process of its own, into its BatchResult.
+void RunBatchModel(BatchRun* batch, int i) {
+  const BatchModel& m = batch->models[i];
+  BatchResult& r = batch->results[i];
+  Console& console = CurrentConsole();
+  console = Console();
+  console.out = &r.out;
+  console.err = &r.err;
+  console.show_progress = false;
+  console.label = m.path;
+  const auto start = std::chrono::steady_clock::now();
+  int code = kExitInternal;
+  if (!m.error.ok()) {
+    code = ReportError(m.error);
+  } else {
+    code = ShardInChild(m.path, OutputStem(batch->each, m), &batch->write_lock,
+                        &batch->children);
+  }
+  proto::BatchRow row = RowOf(m, console, code, start);
+  std::lock_guard<std::mutex> lock(batch->mutex);
+  r.row = std::move(row);
+  r.done = true;
+  batch->finished.notify_all();
+}
+
+// Waits for each model in command-line order and prints its row (with its
+// text) as soon as it and those before are done; returns the summary, its
+// jobs and seconds not yet set, and the most serious exit code in *exit_code.
+proto::BatchSummary PrintRows(const ShardOptions& o, BatchRun* batch,
+                              int* exit_code) {
+  const int n = static_cast<int>(batch->models.size());
   size_t width = 5;
-  for (const BatchModel& m : models) width = std::max(width, m.path.size());
+  for (const BatchModel& m : batch->models)
+    width = std::max(width, m.path.size());
   const bool table = !o.model.quiet && o.model.report == "text";
   if (table) {
     std::lock_guard<std::mutex> printing(PrintMutex());
     std::cout << TableHeader(width) << std::flush;
   }
   proto::BatchSummary summary;
-  int exit_code = kExitOk;
   BatchWarnings warnings;  // cmd/batch_warnings.h: each once, at the end
   ProgressLine progress(&std::cerr, StderrIsTerminal());
   for (int i = 0; i < n; ++i) {
-    Result& r = results[i];
+    BatchResult& r = batch->results[i];
     {
-      std::unique_lock<std::mutex> lock(mutex);
-      finished.wait(lock, [&r] { return r.done; });
+      std::unique_lock<std::mutex> lock(batch->mutex);
+      batch->finished.wait(lock, [&r] { return r.done; });
     }
     {
       std::lock_guard<std::mutex> printing(PrintMutex());
       progress.Done();
-      std::cerr << warnings.Take(r.err.str(), models[i].path) << std::flush;
+      std::cerr << warnings.Take(r.err.str(), batch->models[i].path)
+                << std::flush;
       if (o.model.verbose)
         std::cerr << r.out.str();  // stdout keeps the rows only
       if (table) std::cout << TableRow(r.row, width) << std::flush;
@@ -445,8 +463,8 @@ int RunShardBatch(const ShardOptions& o) {
     } else if (r.row.exit_code() != kExitOk) {
       summary.set_failed(summary.failed() + 1);
     }
-    if (Severity(r.row.exit_code()) > Severity(exit_code)) {
-      exit_code = r.row.exit_code();
+    if (Severity(r.row.exit_code()) > Severity(*exit_code)) {
+      *exit_code = r.row.exit_code();
     }
     if (!o.model.quiet && i + 1 < n) {
       progress.Update(absl::StrCat("batch: ", i + 1, " of ", n,
@@ -456,15 +474,18 @@ int RunShardBatch(const ShardOptions& o) {
   }
   progress.Done();
   std::cerr << warnings.Summary() << std::flush;
-  for (auto& t : threads) t.join();
-  summary.set_jobs(std::min(o.jobs, n));
-  summary.set_seconds(std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - batch_start)
-                          .count());
+  return summary;
+}
+
+// --report json, the table's last line and --summary; returns the exit code
+// with a failed --summary write's.
+int ReportSummary(const ShardOptions& o, const proto::BatchSummary& summary,
+                  int exit_code) {
+  const int n = summary.models_size();
   if (o.model.report == "json") {  // with -q too (kQuietHelp)
     std::cout << ProtoJson(summary);
   }
-  if (table) {
+  if (!o.model.quiet && o.model.report == "text") {
     std::cout << absl::StrFormat(
         "%s, %d failed, %d %s (outputs written), %.2f s\n", Plural(n, "model"),
         summary.failed(), summary.does_not_fit(),
@@ -481,6 +502,47 @@ int RunShardBatch(const ShardOptions& o) {
       if (Severity(code) > Severity(exit_code)) exit_code = code;
     }
   }
+  return exit_code;
+}
+
+}  // namespace
+
+int RunShardBatch(const ShardOptions& o) {
+  const auto batch_start = std::chrono::steady_clock::now();
+  if (absl::Status s = CheckBatchFlags(o); !s.ok()) return ReportError(s);
+  // In a model's own process (Note [One child process per batch model]).
+  if (std::optional<int> code = ServeAsBatchChild(o)) return *code;
+  CreatedFolders created;  // removed at the end if nothing was written there
+  if (!created.Make(o.out_dir)) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrCat("--out-dir ", o.out_dir, ": cannot make the folder")));
+  }
+  BatchRun batch;
+  batch.models = CollectModels(o.models, o.out_dir);
+  NameOutputs(&batch.models);
+  if (absl::Status s = CheckBatchOutputs(o, &batch.models); !s.ok())
+    return ReportError(s);
+  batch.each = o;
+  batch.each.model.library.jobs = 1;  // models, not compiles, run at once
+  const int n = static_cast<int>(batch.models.size());
+  batch.results = std::vector<BatchResult>(n);
+  const int jobs = std::min(o.model.library.jobs, n);
+  std::atomic<int> next{0};
+  SignalThread signals(&batch.children);
+  auto worker = [&] {
+    for (int i = next++; i < n && !signals.stopping(); i = next++)
+      RunBatchModel(&batch, i);
+  };
+  std::vector<std::thread> threads;
+  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  int exit_code = kExitOk;
+  proto::BatchSummary summary = PrintRows(o, &batch, &exit_code);
+  for (auto& t : threads) t.join();
+  summary.set_jobs(jobs);
+  summary.set_seconds(std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - batch_start)
+                          .count());
+  exit_code = ReportSummary(o, summary, exit_code);
   signals.Stop();
   return exit_code;
 }

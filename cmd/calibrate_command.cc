@@ -1,5 +1,5 @@
 // `autoshard calibrate`: fits a profile's memory constants to a real
-// compiler's answers (sharder/oracle/calibrate.h) and writes the calibrated
+// compiler's answers (sharder/calibrate.h) and writes the calibrated
 // --device file.
 #include <cstdio>
 #include <string>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "cmd/commands.h"
 #include "google/protobuf/text_format.h"
-#include "sharder/oracle/calibrate.h"
+#include "sharder/calibrate.h"
 
 namespace autoshard::cmd {
 
@@ -57,7 +57,7 @@ int RunCalibrate(const CalibrateOptions& o) {
                       loaded->path.parent_path(),
                       std::move(loaded->external_files)});
   }
-  auto options = ToLibraryOptions(o.model);
+  auto options = ValidatedOptions(o.model);
   if (!options.ok()) return ReportError(options.status());
   options->compile_cmd = o.compile_cmd;
   options->jobs = o.jobs;

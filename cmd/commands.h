@@ -70,19 +70,21 @@ Console& CurrentConsole();
 // it ends the process, so a signal never cuts a model's outputs in half.
 std::shared_mutex& OutputWriteLock();
 
-// Options shared by the subcommands that cost a model.
+// The flags of the subcommands that cost a model (shard, apply, inspect,
+// calibrate). The flags that are library options bind straight into the
+// embedded `library` (--strict-names, --precision,
+// --available-memory-proportion here; shard's planning flags too); the
+// rest are the CLI's texts (parsed by ToLibraryOptions into `library`'s
+// shapes and device) and its outputs.
 struct ModelOptions {
+  Options library;  // sharder/options.h; validated once, Options::Validate
   std::string model;
   std::vector<std::string> input_shapes;  // NAME:D1,D2,...
   std::vector<std::string> dims;          // --dim NAME=VALUE
   // --batch-size: B, or empty; shard with --total-ipus also takes auto or
   // B1,B2,... (cmd/pod_flags.h).
   std::string batch_size;
-  std::string precision = "fp32";
   std::string device = "ipu2";  // built-in name or text-proto file
-  // --available-memory-proportion, when given (else the profile's).
-  std::optional<double> available_memory_proportion;
-  bool strict_names = false;
   bool quiet = false;
   bool verbose = false;
   std::string report = "text";        // --report text|json
@@ -93,6 +95,10 @@ struct ModelOptions {
   std::string command_line;           // the process's arguments, for the page
 };
 
+// `shard`: model.library also holds --max-ipus, --keep-placement,
+// --strategy, --optimal-perf, --max-candidates, --max-search-seconds,
+// --bound-seconds, --compile-cmd, --compile-timeout and --jobs (several
+// models: models at once, cmd/batch.cc; one: compiles at once).
 struct ShardOptions {
   ModelOptions model;
   // MODEL...: files or folders (every *.onnx below). One file without
@@ -101,21 +107,12 @@ struct ShardOptions {
   std::string out_dir;       // --out-dir: <stem>.sharded.onnx, ... in DIR
   std::string summary_path;  // --summary FILE.json|.csv (batch)
   std::string num_ipus;      // a count, or "auto"
-  std::string strategy = "auto";
-  bool optimal_perf = false;
-  int64_t max_candidates = 100000;
-  double max_search_s = 60;
-  double bound_s = 10;  // --bound-seconds
-  std::string compile_cmd;
-  double compile_timeout_s = 1800;  // --compile-timeout, seconds per compile
-  int jobs = 1;        // models at once in batch mode; else compiles at once
-  std::string output;  // -o; default <dir>/<stem>.sharded.onnx
+  std::string output;        // -o; default <dir>/<stem>.sharded.onnx
   CLI::Option* output_option = nullptr;  // tells whether -o was given
   std::string sharding_config;           // --sharding-config OUT.yaml
   std::string split_dir;                 // --split-dir DIR: per-stage models
-  PodFlags pod;  // --total-ipus, --max-ipus, --replica-grouping, --shard-over
-  std::string write_problem;    // --write-problem FILE (proto/problem.proto)
-  bool keep_placement = false;  // --keep-placement: evaluate __ipu_number
+  PodFlags pod;               // --total-ipus, --replica-grouping, --shard-over
+  std::string write_problem;  // --write-problem FILE (proto/problem.proto)
 };
 
 struct ApplyOptions {
@@ -161,14 +158,14 @@ struct SolveCommandOptions {
 // one was given after parsing.
 CLI::App* SetupShard(CLI::App& app, ShardOptions* options);
 int RunShard(const ShardOptions& options);
-// The library options of a shard command, validated.
+// The library options of a shard command (--num-ipus parsed), validated.
 absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& options);
 // Shards the one model options.model.model into options.output (and
 // options.sharding_config, options.model.plan_path when set), printing
 // through CurrentConsole(). Batch mode calls it once per model.
 int ShardOneModel(const ShardOptions& options);
 // Several models or folders (cmd/batch.cc): each through ShardOneModel, at
-// most options.jobs at once, one summary row per model.
+// most options.model.library.jobs at once, one summary row per model.
 int RunShardBatch(const ShardOptions& options);
 CLI::App* SetupApply(CLI::App& app, ApplyOptions* options);
 int RunApply(const ApplyOptions& options);
@@ -188,7 +185,12 @@ int RunSolve(const SolveCommandOptions& options);
 void AddModelFlags(CLI::App* sub, ModelOptions* options,
                    bool writes_outputs = true,
                    std::vector<std::string>* models = nullptr);
+// options.library with the texts parsed into it: --batch-size, --device,
+// --input-shape and --dim (and --graph's name checked). Not validated.
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& options);
+// ToLibraryOptions, then Options::Validate: the checks made before a model
+// is read.
+absl::StatusOr<Options> ValidatedOptions(const ModelOptions& options);
 // Prints "autoshard: error: <message>" on stderr and returns the exit code
 // for it.
 int ReportError(const absl::Status& status);

@@ -112,15 +112,20 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
       "ipu1, ipu2 (default), ipu21, c600, or a DeviceProfile text-proto file "
       "(schema: share/autoshard/device.proto)");
   sub->add_option(
-      "--available-memory-proportion", o->available_memory_proportion,
+      "--available-memory-proportion", o->library.available_memory_proportion,
       "share of tile memory matmul/conv temporaries may use, in (0, 1] "
       "(default: the device's, 0.6)");
-  sub->add_option("--precision", o->precision,
-                  "cost float tensors as fp32 (default) or fp16, and use that "
-                  "peak FLOP/s")
+  sub->add_option_function<std::string>(
+         "--precision",
+         [o](const std::string& p) {
+           o->library.precision =
+               p == "fp16" ? Precision::kFp16 : Precision::kFp32;
+         },
+         "cost float tensors as fp32 (default) or fp16, and use that "
+         "peak FLOP/s")
       ->transform(CLI::IsMember({"fp32", "fp16"}, CLI::ignore_case));
   sub->add_flag(
-      "--strict-names", o->strict_names,
+      "--strict-names", o->library.strict_names,
       "refuse nodes with empty or repeated names (PopRT's rule) instead "
       "of naming them <op_type>_<index>");
   CLI::Option* quiet = sub->add_flag("-q,--quiet", o->quiet, kQuietHelp);
@@ -138,25 +143,14 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
 }
 
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
-  Options options;
-  options.strict_names = o.strict_names;
+  Options options = o.library;
   if (!o.batch_size.empty() &&
       (!absl::SimpleAtoi(o.batch_size, &options.shapes.batch_size) ||
        options.shapes.batch_size < 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--batch-size must be at least 1, got ", o.batch_size));
   }
-  options.precision =
-      o.precision == "fp16" ? Precision::kFp16 : Precision::kFp32;
   ASSIGN_OR_RETURN(options.device, LoadDeviceProfile(o.device));
-  if (o.available_memory_proportion) {
-    const double amp = *o.available_memory_proportion;
-    if (!(amp > 0 && amp <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--available-memory-proportion must be in (0, 1], got ", amp));
-    }
-    options.available_memory_proportion = amp;
-  }
   for (const std::string& spec : o.input_shapes) {
     RETURN_IF_ERROR(ParseInputShape(spec, &options.shapes));
   }
@@ -164,6 +158,12 @@ absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
   for (const std::string& spec : o.dims) {
     RETURN_IF_ERROR(ParseDim(spec, &options.shapes));
   }
+  return options;
+}
+
+absl::StatusOr<Options> ValidatedOptions(const ModelOptions& o) {
+  ASSIGN_OR_RETURN(Options options, ToLibraryOptions(o));
+  RETURN_IF_ERROR(options.Validate());
   return options;
 }
 

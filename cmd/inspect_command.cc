@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
+#include "cmd/model_command.h"
 #include "graph/model_io.h"
 #include "graph/output_guard.h"
 #include "sharder/inspect.h"
@@ -43,41 +44,48 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
   return sub;
 }
 
-int RunInspect(const InspectOptions& o) {
-  auto options = ToLibraryOptions(o.model);
-  if (!options.ok()) return ReportError(options.status());
-  auto loaded = LoadModelReported(o.model);
-  if (!loaded.ok()) return ReportError(loaded.status());
-  auto start = std::chrono::steady_clock::now();
-  auto report = InspectModel(loaded->model, *options);
-  if (!report.ok()) {
-    return ReportError(absl::Status(
-        report.status().code(),
-        absl::StrCat(o.model.model, ": ", report.status().message())));
-  }
-  ReportStep(o.model, "inspected", start);
-  report->set_model(o.model.model);
-  if (absl::Status s = WriteInspectHtml(o.model, *loaded, *report); !s.ok())
+namespace {
+
+// inspect's outputs (--html, --nodes-csv) and its report on stdout; the exit
+// code.
+int ReportInspection(const InspectOptions& o, const LoadedModel& loaded,
+                     proto::InspectReport& report) {
+  report.set_model(o.model.model);
+  if (absl::Status s = WriteInspectHtml(o.model, loaded, report); !s.ok())
     return ReportError(s);
   if (!o.nodes_csv.empty()) {
     absl::Status s = CheckOutputPaths({o.nodes_csv}, {o.model.model});
-    if (s.ok()) s = WriteFileAtomically(o.nodes_csv, NodesCsv(*report));
+    if (s.ok()) s = WriteFileAtomically(o.nodes_csv, NodesCsv(report));
     if (!s.ok()) return ReportError(s);
   }
   Console& console = CurrentConsole();
-  if (o.nodes.empty()) report->clear_nodes();
+  if (o.nodes.empty()) report.clear_nodes();
   if (o.nodes == "csv") {
-    *console.out << NodesCsv(*report);
+    *console.out << NodesCsv(report);
   } else if (o.json || o.model.report == "json") {
-    *console.out << ProtoJson(*report);
+    *console.out << ProtoJson(report);
   } else if (!o.model.quiet) {
-    *console.out << InspectText(*report);
-    if (o.nodes == "text") *console.out << NodesText(*report);
+    *console.out << InspectText(report);
+    if (o.nodes == "text") *console.out << NodesText(report);
   }
   if (!o.model.quiet) {
-    for (const auto& w : report->warnings()) ReportWarning(w);
+    for (const auto& w : report.warnings()) ReportWarning(w);
   }
-  return report->min_ipus() > 0 ? kExitOk : kExitNoFit;
+  return report.min_ipus() > 0 ? kExitOk : kExitNoFit;
+}
+
+}  // namespace
+
+int RunInspect(const InspectOptions& o) {
+  ModelCommand<proto::InspectReport> inspect;
+  inspect.run = [](const LoadedModel& loaded, Options& options) {
+    return InspectModel(loaded.model, options);
+  };
+  inspect.step = [](const proto::InspectReport&) { return "inspected"; };
+  inspect.report = [&o](LoadedModel& loaded, proto::InspectReport& report) {
+    return ReportInspection(o, loaded, report);
+  };
+  return RunModelCommand(o.model, inspect);
 }
 
 }  // namespace autoshard::cmd

@@ -284,7 +284,7 @@ int ShardInChild(const std::string& model, const std::string& stem,
       "other models go on")));
 }
 
-std::optional<int> ServeAsBatchChild(const ShardOptions& each) {
+std::optional<int> ServeAsBatchChild(const ShardOptions& batch) {
   const char* value = ::getenv(kChildEnv);
   if (value == nullptr) return std::nullopt;
   std::string bytes;
@@ -307,7 +307,8 @@ std::optional<int> ServeAsBatchChild(const ShardOptions& each) {
   console.show_progress = false;
   console.label = request.model();
   console.write_lock = &ProcessWriteLock::Inherited();
-  ShardOptions one = each;
+  ShardOptions one = batch;
+  one.model.library.jobs = 1;  // models, not compiles, run at once
   one.model.model = request.model();
   const std::string stem(absl::StripSuffix(request.output(), kModelSuffix));
   one.output = request.output();

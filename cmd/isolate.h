@@ -92,10 +92,10 @@ int ShardInChild(const std::string& model, const std::string& stem,
                  ProcessWriteLock* write_lock, ChildProcesses* children);
 
 // In a batch's child process (AUTOSHARD_BATCH_CHILD set by ShardInChild):
-// shards the model it names with `each` (the batch's options for every
-// model), sends the answer to the parent and returns the process's exit
-// code. std::nullopt in any other process.
-std::optional<int> ServeAsBatchChild(const ShardOptions& each);
+// shards the model it names with the batch's options (one compile at a
+// time), sends the answer to the parent and returns the process's exit code.
+// std::nullopt in any other process.
+std::optional<int> ServeAsBatchChild(const ShardOptions& batch);
 
 }  // namespace autoshard::cmd
 

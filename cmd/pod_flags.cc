@@ -7,13 +7,13 @@
 
 namespace autoshard::cmd {
 
-void AddPodFlags(CLI::App* sub, PodFlags* f) {
+void AddPodFlags(CLI::App* sub, PodFlags* f, int* max_ipus) {
   sub->add_option("--total-ipus", f->total_ipus,
                   "the POD's IPUs N (1 to 1024): plan one replica and run N / "
                   "IPUs-per-replica replicas; with --num-ipus auto (and "
                   "--batch-size auto or B1,B2,...) the IPUs per replica and "
                   "micro-batch of the highest POD throughput");
-  sub->add_option("--max-ipus", f->max_ipus,
+  sub->add_option("--max-ipus", *max_ipus,
                   "--num-ipus auto tries 1, 2, 4, ... up to this (default "
                   "256, at most 1024)");
   sub->add_option("--replica-grouping", f->replica_grouping,

@@ -17,13 +17,13 @@ namespace autoshard::cmd {
 // shard's POD flags, as given.
 struct PodFlags {
   int total_ipus = 0;  // --total-ipus N; 0: one replica, no replication
-  int max_ipus = 256;  // --max-ipus: --num-ipus auto tries up to this
   std::string replica_grouping;  // --replica-grouping STRIDE,SIZE
   std::string shard_over;        // --shard-over N, or "group"
 };
 
-// Registers --total-ipus, --max-ipus, --replica-grouping, --shard-over.
-void AddPodFlags(CLI::App* sub, PodFlags* flags);
+// Registers --total-ipus, --replica-grouping, --shard-over into `flags`,
+// and --max-ipus into `max_ipus` (the library's Options::max_ipus).
+void AddPodFlags(CLI::App* sub, PodFlags* flags, int* max_ipus);
 
 // The POD options of `flags` with --batch-size's text `batch_spec` (a
 // count, auto or a list), or nullopt without --total-ipus. Errors

@@ -8,8 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
+#include "cmd/model_command.h"
 #include "cmd/progress.h"
 #include "graph/output_guard.h"
+#include "graph/status_macros.h"
 #include "sharder/problem_file.h"
 #include "sharder/strategies/registry.h"
 
@@ -20,38 +22,10 @@ std::string DefaultOutputPath(const std::string& model) {
   return (p.parent_path() / (p.stem().string() + ".sharded.onnx")).string();
 }
 
-CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
-  CLI::App* sub =
-      app.add_subcommand("shard",
-                         "split a model over IPUs and annotate every node with "
-                         "__ipu_number and __pipeline_stage");
-  sub->footer(
-      "Examples:\n"
-      "  autoshard shard model.onnx --num-ipus 4\n"
-      "  autoshard shard model.onnx --num-ipus auto --strategy optimal\n"
-      "  autoshard shard model.onnx --num-ipus 2 -o out.onnx --sharding-config "
-      "s.yaml "
-      "--plan plan.json\n"
-      "  autoshard shard model.onnx --num-ipus 4 --batch-size 8 --precision "
-      "fp16\n"
-      "  autoshard shard model.onnx --num-ipus 2 --report json > "
-      "summary.json\n"
-      "  autoshard shard models/ more/a.onnx --num-ipus 2 --out-dir out "
-      "--jobs 2 --summary out/summary.csv\n"
-      "Several models, or a folder (every *.onnx below it, in path order, "
-      "except *.sharded.onnx and files in --out-dir), need --out-dir: each "
-      "model gets <stem>.sharded.onnx, <stem>.sharding.yaml and "
-      "<stem>.plan.json there (under its folder's path relative to the "
-      "models' common folder when names clash), and one summary row "
-      "(model, nodes, IPUs, fits, bottleneck, seconds, error) on stdout. A "
-      "failing model never stops the others.\n" +
-      std::string(kExitCodesHelp));
-  AddModelFlags(sub, &o->model, /*writes_outputs=*/true, &o->models);
-  sub->add_option("-n,--num-ipus", o->num_ipus,
-                  "number of IPUs, or auto: the smallest power of two (1, 2, "
-                  "4, ... --max-ipus) whose split fits")
-      ->required();
-  AddPodFlags(sub, &o->pod);
+namespace {
+
+// shard's planning flags, bound into the library's options.
+void AddPlanningFlags(CLI::App* sub, Options* o) {
   sub->add_flag("--keep-placement", o->keep_placement,
                 "evaluate the placement the model already carries "
                 "(__ipu_number and __pipeline_stage on every node, as apply "
@@ -87,6 +61,11 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
                   "how many at once (default 1): with several models, models "
                   "(each --compile-cmd then compiles one candidate at a "
                   "time); with one, --compile-cmd compiles");
+}
+
+// shard's output flags: -o, --sharding-config, --out-dir, --summary,
+// --split-dir, --write-problem (--plan is AddModelFlags').
+void AddShardOutputFlags(CLI::App* sub, ShardOptions* o) {
   o->output_option = sub->add_option(
       "-o,--output", o->output,
       "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
@@ -112,6 +91,44 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
                   "one model: also write the problem it solved (JSON, "
                   "share/autoshard/problem.proto) for 'autoshard solve'")
       ->excludes("--out-dir");
+}
+
+}  // namespace
+
+CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
+  CLI::App* sub =
+      app.add_subcommand("shard",
+                         "split a model over IPUs and annotate every node with "
+                         "__ipu_number and __pipeline_stage");
+  sub->footer(
+      "Examples:\n"
+      "  autoshard shard model.onnx --num-ipus 4\n"
+      "  autoshard shard model.onnx --num-ipus auto --strategy optimal\n"
+      "  autoshard shard model.onnx --num-ipus 2 -o out.onnx --sharding-config "
+      "s.yaml "
+      "--plan plan.json\n"
+      "  autoshard shard model.onnx --num-ipus 4 --batch-size 8 --precision "
+      "fp16\n"
+      "  autoshard shard model.onnx --num-ipus 2 --report json > "
+      "summary.json\n"
+      "  autoshard shard models/ more/a.onnx --num-ipus 2 --out-dir out "
+      "--jobs 2 --summary out/summary.csv\n"
+      "Several models, or a folder (every *.onnx below it, in path order, "
+      "except *.sharded.onnx and files in --out-dir), need --out-dir: each "
+      "model gets <stem>.sharded.onnx, <stem>.sharding.yaml and "
+      "<stem>.plan.json there (under its folder's path relative to the "
+      "models' common folder when names clash), and one summary row "
+      "(model, nodes, IPUs, fits, bottleneck, seconds, error) on stdout. A "
+      "failing model never stops the others.\n" +
+      std::string(kExitCodesHelp));
+  AddModelFlags(sub, &o->model, /*writes_outputs=*/true, &o->models);
+  sub->add_option("-n,--num-ipus", o->num_ipus,
+                  "number of IPUs, or auto: the smallest power of two (1, 2, "
+                  "4, ... --max-ipus) whose split fits")
+      ->required();
+  AddPodFlags(sub, &o->pod, &o->model.library.max_ipus);
+  AddPlanningFlags(sub, &o->model.library);
+  AddShardOutputFlags(sub, o);
   return sub;
 }
 
@@ -152,86 +169,68 @@ absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
   if (o.pod.total_ipus > 0 && !absl::SimpleAtoi(model.batch_size, &batch)) {
     model.batch_size.clear();  // auto or a list: PlanPod tries each
   }
-  auto options = ToLibraryOptions(model);
-  if (!options.ok()) return options.status();
+  ASSIGN_OR_RETURN(Options options, ToLibraryOptions(model));
   if (o.num_ipus == "auto") {
-    options->num_ipus = kAutoIpus;
-  } else if (!absl::SimpleAtoi(o.num_ipus, &options->num_ipus) ||
-             options->num_ipus < 1) {
+    options.num_ipus = kAutoIpus;
+  } else if (!absl::SimpleAtoi(o.num_ipus, &options.num_ipus) ||
+             options.num_ipus < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("--num-ipus must be a count of at least 1 or auto, got '",
                      o.num_ipus, "'"));
   }
-  options->max_ipus = o.pod.max_ipus;
-  options->keep_placement = o.keep_placement;
-  options->strategy = o.strategy;
-  options->optimal_perf = o.optimal_perf;
-  options->max_candidates = o.max_candidates;
-  options->max_search_s = o.max_search_s;
-  options->bound_s = o.bound_s;
-  options->keep_problem = !o.write_problem.empty();
-  options->compile_cmd = o.compile_cmd;
-  options->compile_timeout_s = o.compile_timeout_s;
-  if (o.jobs < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--jobs must be at least 1, got ", o.jobs));
-  }
-  // One model: --jobs counts compiles, so it means nothing without a compile
-  // command (several models: models at once, cmd/batch.cc).
-  options->jobs = o.compile_cmd.empty() ? 1 : o.jobs;
-  if (absl::Status s = options->Validate(); !s.ok()) return s;
+  options.keep_problem = !o.write_problem.empty();
+  RETURN_IF_ERROR(options.Validate());
   return options;
 }
 
 int ShardOneModel(const ShardOptions& o) {
   Console& console = CurrentConsole();
-  auto options = ShardLibraryOptions(o);
-  if (!options.ok()) return ReportError(options.status());
-  auto pod = PodOptionsOf(o.pod, o.model.batch_size);
-  if (!pod.ok()) return ReportError(pod.status());
+  absl::StatusOr<std::optional<pod::PodOptions>> pod;
   // cmd/progress.h: in place on a terminal, else a line every few seconds.
   ProgressLine progress(&std::cerr, StderrIsTerminal());
   std::atomic<int> trying_ipus{0};
   const auto search_start = std::chrono::steady_clock::now();
-  if (!o.model.quiet && console.show_progress) {
-    options->progress = [&, max = options->max_candidates,
-                         max_s = options->max_search_s](int64_t candidates,
+  ModelCommand<Plan> shard;
+  shard.options = [&o] { return ShardLibraryOptions(o); };
+  shard.prepare = [&] {
+    pod = PodOptionsOf(o.pod, o.model.batch_size);
+    return pod.status();
+  };
+  shard.run = [&](const LoadedModel& loaded, Options& options) {
+    if (!o.model.quiet && console.show_progress) {
+      options.progress = [&, max = options.max_candidates,
+                          max_s = options.max_search_s](int64_t candidates,
                                                         int64_t best) {
-      progress.Update(SearchProgressText(
-          candidates, max,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                        search_start)
-              .count(),
-          max_s, best, trying_ipus.load()));
-    };
-    options->trying_num_ipus = [&](int k) { trying_ipus = k; };
-  }
-  auto loaded = LoadModelReported(o.model);
-  if (!loaded.ok()) return ReportError(loaded.status());
-  auto start = std::chrono::steady_clock::now();
-  options->model_dir = loaded->path.parent_path();
-  options->external_files = loaded->external_files;
-  auto plan = *pod ? pod::PlanPod(loaded->model, *options, **pod)
-                   : PlanModel(loaded->model, *options);
-  progress.Done();
-  if (!plan.ok()) {
-    return ReportError(absl::Status(
-        plan.status().code(),
-        absl::StrCat(o.model.model, ": ", plan.status().message())));
-  }
-  ReportStep(o.model,
-             absl::StrCat("planned (", plan->proto.strategy(), ", ",
-                          plan->proto.num_ipus(), " IPUs)"),
-             start);
-  plan->proto.set_model(o.model.model);
-  if (!o.write_problem.empty()) {
-    if (absl::Status s = WriteProblemFile(plan->problem, o.write_problem);
-        !s.ok()) {
-      return ReportError(s);
+        progress.Update(SearchProgressText(
+            candidates, max,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                          search_start)
+                .count(),
+            max_s, best, trying_ipus.load()));
+      };
+      options.trying_num_ipus = [&](int k) { trying_ipus = k; };
     }
-  }
-  return WriteOutputs(o.model, &*loaded, o.output, o.sharding_config,
-                      /*inputs=*/{}, *plan, o.split_dir);
+    auto plan = *pod ? pod::PlanPod(loaded.model, options, **pod)
+                     : PlanModel(loaded.model, options);
+    progress.Done();
+    return plan;
+  };
+  shard.step = [](const Plan& plan) {
+    return absl::StrCat("planned (", plan.proto.strategy(), ", ",
+                        plan.proto.num_ipus(), " IPUs)");
+  };
+  shard.report = [&o](LoadedModel& loaded, Plan& plan) {
+    plan.proto.set_model(o.model.model);
+    if (!o.write_problem.empty()) {
+      if (absl::Status s = WriteProblemFile(plan.problem, o.write_problem);
+          !s.ok()) {
+        return ReportError(s);
+      }
+    }
+    return WriteOutputs(o.model, &loaded, o.output, o.sharding_config,
+                        /*inputs=*/{}, plan, o.split_dir);
+  };
+  return RunModelCommand(o.model, shard);
 }
 
 }  // namespace autoshard::cmd

@@ -14,21 +14,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/onnx_guard_internal.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
 #include "onnx/defs/schema.h"
 
 namespace autoshard {
-namespace {
-
-// The ops whose inference is ONNX's convPoolShapeInference (or, for
-// ConvTranspose, its own loop over the same attributes).
-bool IsConvOrPool(const std::string& op) {
-  static const std::set<std::string> kOps = {
-      "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
-      "AveragePool", "LpPool",        "MaxUnpool",   "DeformConv"};
-  return kOps.contains(op);
-}
+namespace guard_internal {
 
 std::string NodeLabel(const onnx::NodeProto& node) {
   return absl::StrCat("node '", node.name(), "' (", node.op_type(), ")");
@@ -46,64 +38,16 @@ const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node,
   return nullptr;
 }
 
-// Checks that every value of ints attribute `name` is at least `min` and at
-// most kMaxDim; returns its size (-1 when absent).
-absl::StatusOr<int> CheckInts(const onnx::NodeProto& node, const char* name,
-                              int64_t min) {
-  const onnx::AttributeProto* a = FindAttr(node, name);
-  if (a == nullptr) return -1;
-  for (int64_t v : a->ints()) {
-    if (v < min || v > kMaxDim) {
-      return NodeError(node,
-                       absl::StrCat(name, " has ", v, "; each must be ",
-                                    min == 0 ? "0" : "1", " to ", kMaxDim));
-    }
-  }
-  return a->ints_size();
-}
+}  // namespace guard_internal
 
-absl::Status CheckConvOrPool(const onnx::NodeProto& node) {
-  ASSIGN_OR_RETURN(int strides, CheckInts(node, "strides", 1));
-  ASSIGN_OR_RETURN(int dilations, CheckInts(node, "dilations", 1));
-  ASSIGN_OR_RETURN(int kernel, CheckInts(node, "kernel_shape", 1));
-  ASSIGN_OR_RETURN(int pads, CheckInts(node, "pads", 0));
-  ASSIGN_OR_RETURN(int output_padding, CheckInts(node, "output_padding", 0));
-  ASSIGN_OR_RETURN(int output_shape, CheckInts(node, "output_shape", 0));
-  (void)output_shape;
-  if (const onnx::AttributeProto* g = FindAttr(node, "group");
-      g != nullptr && (g->i() < 1 || g->i() > kMaxDim)) {
-    return NodeError(
-        node, absl::StrCat("group is ", g->i(), "; it must be at least 1"));
-  }
-  // The spatial rank: the first of these that is given; every other must
-  // agree with it (pads holds a begin and an end per spatial dim).
-  int rank = kernel >= 0 ? kernel : strides >= 0 ? strides : dilations;
-  if (rank < 0 && output_padding >= 0) rank = output_padding;
-  if (rank < 0 && pads >= 0) {
-    if (pads % 2 != 0) {
-      return NodeError(node, absl::StrCat("pads has ", pads,
-                                          " values; it needs two per "
-                                          "spatial dim"));
-    }
-    rank = pads / 2;
-  }
-  const std::pair<const char*, int> sizes[] = {
-      {"strides", strides},
-      {"dilations", dilations},
-      {"kernel_shape", kernel},
-      {"output_padding", output_padding}};
-  for (const auto& [name, size] : sizes) {
-    if (size >= 0 && size != rank) {
-      return NodeError(node, absl::StrCat(name, " has ", size,
-                                          " values, the others ", rank));
-    }
-  }
-  if (pads >= 0 && pads != 2 * rank) {
-    return NodeError(node, absl::StrCat("pads has ", pads, " values; ", rank,
-                                        " spatial dims need ", 2 * rank));
-  }
-  return absl::OkStatus();
-}
+namespace {
+
+using guard_internal::CheckConvOrPool;
+using guard_internal::CheckFunctionCalls;
+using guard_internal::FindAttr;
+using guard_internal::IsConvOrPool;
+using guard_internal::NodeError;
+using guard_internal::NodeLabel;
 
 // The integer values of a small constant (int32 or int64, at most 4096
 // elements), or nullopt.
@@ -542,77 +486,6 @@ absl::Status CheckGraphs(const onnx::ModelProto& model) {
           " nodes (counting bodies and functions), autoshard's limit"));
     }
     RETURN_IF_ERROR(CheckGraphHere(p, &pending));
-  }
-  return absl::OkStatus();
-}
-
-// The model-local functions each function's nodes call (in nested bodies
-// too), by index.
-std::vector<std::vector<int>> FunctionCalls(const onnx::ModelProto& model) {
-  std::map<std::pair<std::string, std::string>, int> index;
-  for (int i = 0; i < model.functions_size(); ++i) {
-    index[{model.functions(i).domain(), model.functions(i).name()}] = i;
-  }
-  std::vector<std::vector<int>> calls(model.functions_size());
-  for (int i = 0; i < model.functions_size(); ++i) {
-    std::vector<const onnx::NodeProto*> nodes;
-    for (const auto& n : model.functions(i).node()) nodes.push_back(&n);
-    // Bodies are bounded by CheckGraphs, which runs first.
-    while (!nodes.empty()) {
-      const onnx::NodeProto* n = nodes.back();
-      nodes.pop_back();
-      auto it = index.find({n->domain(), n->op_type()});
-      if (it != index.end()) calls[i].push_back(it->second);
-      for (const auto& a : n->attribute()) {
-        for (const auto& b : a.graphs())
-          for (const auto& m : b.node()) nodes.push_back(&m);
-        if (a.has_g())
-          for (const auto& m : a.g().node()) nodes.push_back(&m);
-      }
-    }
-  }
-  return calls;
-}
-
-// Refuses a function that calls itself, directly or through others, and
-// call chains deeper than kMaxFunctionDepth (iterative depth-first search).
-absl::Status CheckFunctionCalls(const onnx::ModelProto& model) {
-  const std::vector<std::vector<int>> calls = FunctionCalls(model);
-  const int n = static_cast<int>(calls.size());
-  std::vector<int> state(n, 0);  // 0 new, 1 on the path, 2 done
-  std::vector<int> depth(n, 1);  // the longest call chain from it
-  for (int root = 0; root < n; ++root) {
-    if (state[root] != 0) continue;
-    std::vector<std::pair<int, size_t>> path = {{root, 0}};
-    state[root] = 1;
-    while (!path.empty()) {
-      auto& [f, next] = path.back();
-      if (next < calls[f].size()) {
-        const int g = calls[f][next++];
-        if (state[g] == 1) {
-          std::vector<std::string> names;
-          for (const auto& [h, unused] : path)
-            names.push_back(model.functions(h).name());
-          names.push_back(model.functions(g).name());
-          return absl::InvalidArgumentError(absl::StrCat(
-              "function '", model.functions(g).name(), "' calls itself (",
-              absl::StrJoin(names, " -> "), "): ONNX cannot infer its shapes"));
-        }
-        if (state[g] == 0) {
-          state[g] = 1;
-          path.push_back({g, 0});
-        }
-        continue;
-      }
-      for (int g : calls[f]) depth[f] = std::max(depth[f], depth[g] + 1);
-      if (depth[f] > kMaxFunctionDepth) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "function '", model.functions(f).name(), "' calls functions ",
-            depth[f], " deep; autoshard's limit is ", kMaxFunctionDepth));
-      }
-      state[f] = 2;
-      path.pop_back();
-    }
   }
   return absl::OkStatus();
 }

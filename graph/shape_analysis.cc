@@ -68,11 +68,21 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
   return m;
 }
 
-ModelShapes AnalyzeShapes(onnx::ModelProto* model, const std::string& hint) {
+ModelShapes AnalyzeShapes(onnx::ModelProto* model, const std::string& hint,
+                          const Graph* interface_graph) {
   ModelShapes out;
+  TypeMap recorded;
+  if (interface_graph != nullptr) recorded = RecordedTypes(*model);
   if (absl::Status s = InferShapes(model); !s.ok()) {
     out.warnings.push_back(
         absl::StrCat(s.message(), "; using the shapes the file records"));
+  } else if (interface_graph != nullptr) {
+    // Before the propagation pass writes its shapes into value_info: the
+    // interfaces are typed from ONNX's inference and the rules alone.
+    std::vector<const onnx::NodeProto*> twin;
+    for (const auto& node : model->graph().node()) twin.push_back(&node);
+    out.interface_types = TypesAfterInference(
+        *model, recorded, model->graph(), *interface_graph, std::move(twin));
   }
   if (std::string bad = NegativeDims(model->graph()); !bad.empty()) {
     out.warnings.push_back(absl::StrCat("shape inference gives negative dims (",

@@ -197,64 +197,62 @@ void ForgetRecordedShapes(onnx::GraphProto* graph) {
   }
 }
 
-}  // namespace
-
-absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
-                                                   onnx::ModelProto* model) {
-  if (options.batch_size < 0) {
+// Sets the input `name` to `dims` (--input-shape), listing the static dims
+// it replaces. Errors: not an input, a non-positive dim, another rank, not
+// a tensor.
+absl::Status SetInputShape(const std::string& name,
+                           const std::vector<int64_t>& dims,
+                           onnx::GraphProto* graph,
+                           InputShapeChanges* changes) {
+  onnx::ValueInfoProto* input = nullptr;
+  for (auto& vi : *graph->mutable_input()) {
+    if (vi.name() == name) input = &vi;
+  }
+  if (input == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& vi : graph->input()) names.push_back(vi.name());
     return absl::InvalidArgumentError(absl::StrCat(
-        "--batch-size must be positive, got ", options.batch_size));
+        "--input-shape names '", name,
+        "', which is not a graph input (inputs: ", absl::StrJoin(names, ", "),
+        ")"));
   }
-  InputShapeChanges changes;
-  onnx::GraphProto* graph = model->mutable_graph();
-  const auto original_inputs = graph->input();
-  for (const auto& [name, dims] : options.input_shapes) {
-    onnx::ValueInfoProto* input = nullptr;
-    for (auto& vi : *graph->mutable_input()) {
-      if (vi.name() == name) input = &vi;
+  for (int64_t d : dims) {
+    if (d <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", name, ": every dim must be positive"));
     }
-    if (input == nullptr) {
-      std::vector<std::string> names;
-      for (const auto& vi : graph->input()) names.push_back(vi.name());
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input-shape names '", name,
-          "', which is not a graph input (inputs: ", absl::StrJoin(names, ", "),
-          ")"));
-    }
-    for (int64_t d : dims) {
-      if (d <= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--input-shape ", name, ": every dim must be positive"));
+  }
+  if (HasTensorShape(*input) &&
+      input->type().tensor_type().shape().dim_size() !=
+          static_cast<int>(dims.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--input-shape ", name, " has rank ", dims.size(),
+                     " but the model's input has rank ",
+                     input->type().tensor_type().shape().dim_size()));
+  }
+  if (!input->type().has_tensor_type()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--input-shape ", name, ": input is not a tensor"));
+  }
+  if (HasTensorShape(*input)) {
+    const auto& shape = input->type().tensor_type().shape();
+    for (int i = 0; i < shape.dim_size(); ++i) {
+      if (shape.dim(i).has_dim_value() && shape.dim(i).dim_value() != dims[i]) {
+        changes->overridden.push_back(
+            OverrideText(name, i, shape.dim(i).dim_value(), dims[i]));
       }
     }
-    if (HasTensorShape(*input) &&
-        input->type().tensor_type().shape().dim_size() !=
-            static_cast<int>(dims.size())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input-shape ", name, " has rank ", dims.size(),
-                       " but the model's input has rank ",
-                       input->type().tensor_type().shape().dim_size()));
-    }
-    if (!input->type().has_tensor_type()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input-shape ", name, ": input is not a tensor"));
-    }
-    if (HasTensorShape(*input)) {
-      const auto& shape = input->type().tensor_type().shape();
-      for (int i = 0; i < shape.dim_size(); ++i) {
-        if (shape.dim(i).has_dim_value() &&
-            shape.dim(i).dim_value() != dims[i]) {
-          changes.overridden.push_back(
-              OverrideText(name, i, shape.dim(i).dim_value(), dims[i]));
-        }
-      }
-    }
-    SetDims(dims,
-            input->mutable_type()->mutable_tensor_type()->mutable_shape());
   }
-  // Symbolic dims before --batch-size, to bind their names below.
-  std::vector<std::pair<onnx::TensorShapeProto_Dimension*, std::string>>
-      symbolic;
+  SetDims(dims, input->mutable_type()->mutable_tensor_type()->mutable_shape());
+  return absl::OkStatus();
+}
+
+using SymbolicDims =
+    std::vector<std::pair<onnx::TensorShapeProto_Dimension*, std::string>>;
+
+// The inputs' symbolic dims, with their names.
+SymbolicDims FindSymbolicDims(onnx::GraphProto* graph) {
+  SymbolicDims symbolic;
   for (auto& vi : *graph->mutable_input()) {
     if (!HasTensorShape(vi)) continue;
     for (auto& d : *vi.mutable_type()
@@ -266,23 +264,33 @@ absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
       }
     }
   }
-  RETURN_IF_ERROR(SetNamedDims(options.dims, symbolic));
-  if (options.batch_size > 0) {
-    for (auto& vi : *graph->mutable_input()) {
-      if (!HasTensorShape(vi) || options.input_shapes.contains(vi.name())) {
-        continue;
-      }
-      auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
-      if (shape->dim_size() > 0 && !shape->dim(0).has_dim_value()) {
-        shape->mutable_dim(0)->set_dim_value(options.batch_size);
-        ++changes.batched;
-      }
+  return symbolic;
+}
+
+// --batch-size: symbolic first dims, else the model's static batch.
+void SetBatch(const ShapeOptions& options, onnx::GraphProto* graph,
+              InputShapeChanges* changes) {
+  for (auto& vi : *graph->mutable_input()) {
+    if (!HasTensorShape(vi) || options.input_shapes.contains(vi.name())) {
+      continue;
     }
-    if (changes.batched == 0) SetStaticBatch(options, graph, &changes);
+    auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() > 0 && !shape->dim(0).has_dim_value()) {
+      shape->mutable_dim(0)->set_dim_value(options.batch_size);
+      ++changes->batched;
+    }
   }
-  // A symbol an option fixed (--input-shape dims were fixed above, before
-  // `symbolic` was taken, so they bind through the options' inputs) binds
-  // every other dim of the same name; a symbol fixed at two values binds none.
+  if (changes->batched == 0) SetStaticBatch(options, graph, changes);
+}
+
+// A symbol an option fixed (--input-shape dims were fixed before `symbolic`
+// was taken, so they bind through the options' inputs as `original_inputs`
+// had them) binds every other dim of the same name; a symbol fixed at two
+// values binds none.
+template <typename Inputs>
+void BindSameNamedDims(const ShapeOptions& options,
+                       const Inputs& original_inputs,
+                       const SymbolicDims& symbolic) {
   std::map<std::string, int64_t> bound;
   std::set<std::string> ambiguous;
   auto bind = [&](const std::string& param, int64_t value) {
@@ -309,6 +317,27 @@ absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
         !ambiguous.contains(param))
       dim->set_dim_value(it->second);
   }
+}
+
+}  // namespace
+
+absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
+                                                   onnx::ModelProto* model) {
+  if (options.batch_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--batch-size must be positive, got ", options.batch_size));
+  }
+  InputShapeChanges changes;
+  onnx::GraphProto* graph = model->mutable_graph();
+  const auto original_inputs = graph->input();
+  for (const auto& [name, dims] : options.input_shapes) {
+    RETURN_IF_ERROR(SetInputShape(name, dims, graph, &changes));
+  }
+  // Symbolic dims before --batch-size, to bind their names below.
+  const SymbolicDims symbolic = FindSymbolicDims(graph);
+  RETURN_IF_ERROR(SetNamedDims(options.dims, symbolic));
+  if (options.batch_size > 0) SetBatch(options, graph, &changes);
+  BindSameNamedDims(options, original_inputs, symbolic);
   if (!changes.overridden.empty()) ForgetRecordedShapes(graph);
   return changes;
 }

@@ -41,6 +41,15 @@ std::string FailingNodeName(absl::string_view message) {
   return std::string(message.substr(start, end - start));
 }
 
+// The default domain's opset `model` imports (0 when none).
+int64_t DefaultOpsetOf(const onnx::ModelProto& model) {
+  int64_t opset = 0;
+  for (const auto& o : model.opset_import()) {
+    if (IsDefaultDomain(o.domain())) opset = o.version();
+  }
+  return opset;
+}
+
 }  // namespace
 
 bool IsCompleteType(const onnx::TypeProto& type) {
@@ -67,7 +76,6 @@ bool IsCompleteType(const onnx::TypeProto& type) {
 
 TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
                          std::vector<std::string>* warnings) {
-  TypeMap types;
   std::unique_ptr<onnx::ModelProto> copy = CopyWithoutLargeWeights(model);
   // copy's node i is the model's node index[i] (failing nodes are dropped).
   std::vector<int> index(copy->graph().node_size());
@@ -96,37 +104,52 @@ TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
     index.erase(index.begin() + (it - nodes->begin()));
     nodes->erase(it);
   }
-  CollectTypes(inferred.graph(), &types);
   std::vector<const onnx::NodeProto*> twin(graph.num_nodes(), nullptr);
   for (size_t i = 0; i < index.size(); ++i) {
     twin[index[i]] = &inferred.graph().node(static_cast<int>(i));
   }
+  InterfaceTypes out = TypesAfterInference(
+      model, RecordedTypes(model), inferred.graph(), graph, std::move(twin));
+  for (auto& w : out.warnings) warnings->push_back(std::move(w));
+  return std::move(out.types);
+}
+
+TypeMap RecordedTypes(const onnx::ModelProto& model) {
+  TypeMap recorded;
+  if (DefaultOpsetOf(model) > kNewestKnownOpset) {
+    CollectTypes(model.graph(), &recorded);
+  }
+  return recorded;
+}
+
+InterfaceTypes TypesAfterInference(const onnx::ModelProto& model,
+                                   const TypeMap& recorded,
+                                   const onnx::GraphProto& inferred,
+                                   const Graph& graph,
+                                   std::vector<const onnx::NodeProto*> twin) {
+  InterfaceTypes out;
+  TypeMap& types = out.types;
+  CollectTypes(inferred, &types);
   // DESIGN.md §8: for opsets newer than ONNX 1.12 knows, its inference uses
   // older schemas (ReduceMean's axes input is ignored...), so its shapes are
   // not trusted: what the file records stays, inferred tensors keep their
   // element type and the rules, which read the inputs the new opsets added,
   // give the rank.
-  int64_t opset = 0;
-  for (const auto& o : model.opset_import()) {
-    if (IsDefaultDomain(o.domain())) opset = o.version();
-  }
-  if (opset > kNewestKnownOpset) {
-    TypeMap recorded;
-    CollectTypes(model.graph(), &recorded);
+  if (const int64_t opset = DefaultOpsetOf(model); opset > kNewestKnownOpset) {
     for (auto& [name, type] : types) {
       if (!recorded.contains(name) && type.has_tensor_type()) {
         type.mutable_tensor_type()->clear_shape();
       }
     }
     twin.assign(twin.size(), nullptr);
-    warnings->push_back(absl::StrCat(
+    out.warnings.push_back(absl::StrCat(
         "the model imports opset ", opset, ", newer than ONNX 1.12 knows (",
         kNewestKnownOpset,
         "): cut tensors take their rank from the file's records and "
         "autoshard's rules, not from ONNX's inference"));
   }
   ApplyTypeRules(model.graph(), graph, &types, twin);
-  return types;
+  return out;
 }
 
 std::string TypeName(const onnx::TypeProto& type) {

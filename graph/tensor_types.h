@@ -42,6 +42,26 @@ bool IsCompleteType(const onnx::TypeProto& type);
 TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
                          std::vector<std::string>* warnings);
 
+// What InferTensorTypes returns, with its warnings.
+struct InterfaceTypes {
+  TypeMap types;
+  std::vector<std::string> warnings;
+};
+
+// InferTensorTypes in two steps, for a caller that runs ONNX's inference
+// itself (planning, graph/shape_analysis.h: one inference a run).
+// RecordedTypes, before the inference: what `model` records, kept only when
+// its opset is newer than ONNX 1.12 knows (else empty). TypesAfterInference:
+// the types `inferred` (the model's graph after ONNX's inference) holds,
+// with the rules applied; `twin[id]` is node id of `inferred` (its bodies
+// typed), or null. `graph` is built from `model`'s graph.
+TypeMap RecordedTypes(const onnx::ModelProto& model);
+InterfaceTypes TypesAfterInference(const onnx::ModelProto& model,
+                                   const TypeMap& recorded,
+                                   const onnx::GraphProto& inferred,
+                                   const Graph& graph,
+                                   std::vector<const onnx::NodeProto*> twin);
+
 // The rules alone (graph/type_rules.cc): in topological order, gives
 // the outputs of `graph`'s nodes that `types` does not have complete an
 // element type and rank where a rule applies. `graph` must be built from

@@ -39,6 +39,7 @@
 #include "sharder/inspect.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/split/split.h"
+#include "sharder/strategies/registry.h"
 
 namespace autoshard::python {
 namespace {
@@ -83,10 +84,10 @@ absl::Status Labelled(const Source& source, const absl::Status& status) {
 }
 
 // The options python/autoshard/__init__.py passes as a dict, their types
-// checked there, and with the CLI's messages the values the CLI checks
+// checked there, and with the CLI's messages the texts the CLI parses
 // before the library (--num-ipus, --strategy, --batch-size, --input-shape,
-// --precision, --available-memory-proportion); Options::Validate and
-// LoadDeviceProfile check the rest, as for the CLI.
+// --precision); Options::Validate and LoadDeviceProfile check the rest, as
+// for the CLI.
 struct CallOptions {
   Options options;
   std::map<std::string, int64_t> dims;  // dim_param -> value
@@ -353,4 +354,6 @@ PYBIND11_MODULE(_autoshard, m) {
   m.def("split", &SplitPy, py::arg("path"), py::arg("out_dir"),
         py::arg("manifest_model"));
   m.def("builtin_devices", &autoshard::BuiltinDeviceNames);
+  // The registry's names, as `shard --strategy` lists them.
+  m.def("strategy_names", &autoshard::StrategyNames);
 }

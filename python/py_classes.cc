@@ -125,15 +125,14 @@ auto PlanPart(const Part& (proto::Plan::*part)() const,
   return [part, field](const Plan& p) { return ((p.proto.*part)().*field)(); };
 }
 
-void BindPlan(py::module_& m) {
+using PlanClass = py::class_<Plan>;
+
+// What was planned: the model, strategy, IPUs, device; whether it fits.
+void BindPlanFields(PlanClass& c) {
   using P = proto::Plan;
-  py::class_<Plan>(m, "Plan",
-                   "A split of a model over IPUs and its estimated costs "
-                   "(proto/plan.proto), from autoshard.plan or "
-                   "autoshard.evaluate.")
-      .def_property_readonly(
-          "model", PlanField(&P::model),
-          "The model's path as given; empty for bytes and ModelProto.")
+  c.def_property_readonly(
+       "model", PlanField(&P::model),
+       "The model's path as given; empty for bytes and ModelProto.")
       .def_property_readonly(
           "strategy", PlanField(&P::strategy),
           "raw, search, optimal, auto, or apply (a given split).")
@@ -155,11 +154,16 @@ void BindPlan(py::module_& m) {
                              "Every IPU fits the tile-memory model.")
       .def_property_readonly("out_of_memory", PlanField(&P::out_of_memory),
                              "The compiler-style message for the first IPU "
-                             "that does not fit; empty when all fit.")
-      .def_property_readonly(
-          "bottleneck_s",
-          PlanPart(&P::performance, &proto::Performance::bottleneck_s),
-          "The slowest stage's time, seconds.")
+                             "that does not fit; empty when all fit.");
+}
+
+// The performance and summary figures.
+void BindPlanFigures(PlanClass& c) {
+  using P = proto::Plan;
+  c.def_property_readonly(
+       "bottleneck_s",
+       PlanPart(&P::performance, &proto::Performance::bottleneck_s),
+       "The slowest stage's time, seconds.")
       .def_property_readonly(
           "throughput_per_s",
           PlanPart(&P::performance, &proto::Performance::throughput_per_s),
@@ -194,13 +198,15 @@ void BindPlan(py::module_& m) {
           "<op_type>_<index>.")
       .def_property_readonly(
           "planning_s", PlanPart(&P::summary, &proto::ModelSummary::planning_s),
-          "Seconds from the loaded model to the plan.")
-      .def_property_readonly(
-          "ops_without_rule",
-          [](const Plan& p) {
-            return List(p.proto.summary().ops_without_rule());
-          },
-          "Op types costed by the fallback rule (output elements as FLOPs).")
+          "Seconds from the loaded model to the plan.");
+}
+
+// The lists: rules missing, assumptions, warnings, IPUs, placement.
+void BindPlanLists(PlanClass& c) {
+  c.def_property_readonly(
+       "ops_without_rule",
+       [](const Plan& p) { return List(p.proto.summary().ops_without_rule()); },
+       "Op types costed by the fallback rule (output elements as FLOPs).")
       .def_property_readonly(
           "assumptions",
           [](const Plan& p) {
@@ -248,11 +254,16 @@ void BindPlan(py::module_& m) {
             }
             return out;
           },
-          "The fewest PopRT (node, ipu, stage) points that reproduce the plan.")
-      .def(
-          "to_json", [](const Plan& p) { return PlanJson(p.proto); },
-          "The plan file that `autoshard shard --plan` writes (protobuf's JSON "
-          "mapping).")
+          "The fewest PopRT (node, ipu, stage) points that reproduce the "
+          "plan.");
+}
+
+// The CLI's outputs of the plan, and its dict and repr.
+void BindPlanOutputs(PlanClass& c) {
+  c.def(
+       "to_json", [](const Plan& p) { return PlanJson(p.proto); },
+       "The plan file that `autoshard shard --plan` writes (protobuf's JSON "
+       "mapping).")
       .def(
           "sharding_config",
           [](const Plan& p) { return ShardingConfigYaml(p.proto); },
@@ -273,6 +284,17 @@ void BindPlan(py::module_& m) {
             p.proto.fits() ? "fits" : "does not fit",
             p.proto.performance().bottleneck_s());
       });
+}
+
+void BindPlan(py::module_& m) {
+  PlanClass c(m, "Plan",
+              "A split of a model over IPUs and its estimated costs "
+              "(proto/plan.proto), from autoshard.plan or "
+              "autoshard.evaluate.");
+  BindPlanFields(c);
+  BindPlanFigures(c);
+  BindPlanLists(c);
+  BindPlanOutputs(c);
 }
 
 void BindInspectReport(py::module_& m) {

@@ -122,13 +122,10 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
   return std::move(*plan);
 }
 
-}  // namespace
-
-absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
-                               const Options& options) {
-  const auto start = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(options.Validate());
-  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+// PlanModel's planning of the prepared `p`.
+absl::StatusOr<Plan> PlanPreparedModel(
+    Prepared& p, const onnx::ModelProto& model, const Options& options,
+    std::chrono::steady_clock::time_point start) {
   const internal::CarriedPlacement carried = internal::ReadCarriedPlacement(p);
   if (options.keep_placement) {
     return internal::PlanCarriedPlacement(p, options, carried, start);
@@ -148,11 +145,11 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   return PlanPrepared(p, options, oracle, start);
 }
 
-absl::StatusOr<Plan> PlanFromShardingPoints(
-    const onnx::ModelProto& model, const Options& options,
-    const std::vector<NamedShardingPoint>& points) {
-  const auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+// PlanFromShardingPoints' planning of the prepared `p`.
+absl::StatusOr<Plan> PlanPreparedPoints(
+    Prepared& p, const Options& options,
+    const std::vector<NamedShardingPoint>& points,
+    std::chrono::steady_clock::time_point start) {
   if (points.empty()) {
     // PopRT's rule sends unclaimed nodes to the last device: here device 0.
     // autoshard writes such a config for a 1-IPU plan.
@@ -173,6 +170,28 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
   ASSIGN_OR_RETURN(Assignment a, ApplyShardingPoints(p.problem, resolved));
   RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
   return internal::PlanOfAssignment(p, options, a, resolved, "apply", start);
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
+                               const Options& options) {
+  const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(options.Validate());
+  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+  ASSIGN_OR_RETURN(Plan plan, PlanPreparedModel(p, model, options, start));
+  plan.planned = internal::TakePlannedModel(std::move(p));
+  return plan;
+}
+
+absl::StatusOr<Plan> PlanFromShardingPoints(
+    const onnx::ModelProto& model, const Options& options,
+    const std::vector<NamedShardingPoint>& points) {
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+  ASSIGN_OR_RETURN(Plan plan, PlanPreparedPoints(p, options, points, start));
+  plan.planned = internal::TakePlannedModel(std::move(p));
+  return plan;
 }
 
 namespace internal {

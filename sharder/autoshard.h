@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@
 #include "sharder/options.h"
 
 namespace autoshard {
+
+struct PlannedModel;  // graph/planned_model.h: internal
 
 // A sharding point as written in a PopRT sharding config.
 struct NamedShardingPoint {
@@ -52,6 +55,10 @@ struct Plan {
   // The problem the plan solved (proto/problem.proto), when
   // Options::keep_problem: `autoshard solve` replays it.
   proto::Problem problem;
+  // What planning built that the outputs reuse (the DAG, the interface
+  // types): set by PlanModel and PlanFromShardingPoints, shared by copies;
+  // null for a Plan made otherwise (the outputs then compute it again).
+  std::shared_ptr<const PlannedModel> planned;
 };
 
 // Plans `model` with `options.strategy`. A plan that does not fit is still a

@@ -362,5 +362,22 @@ TEST(AutoshardTest, StrategyOptionsAreChecked) {
   EXPECT_THAT(options.Validate().message(), HasSubstr("at least 1 (or auto)"));
 }
 
+TEST(AutoshardTest, ValidateChecksTheValuesTheCliUsedToCheck) {
+  Options options;
+  options.available_memory_proportion = 0;  // set, so checked: not in (0, 1]
+  EXPECT_EQ(options.Validate().message(),
+            "--available-memory-proportion must be in (0, 1], got 0");
+  options.available_memory_proportion = 1;
+  EXPECT_TRUE(options.Validate().ok());
+  options.available_memory_proportion.reset();  // the profile's
+  EXPECT_TRUE(options.Validate().ok());
+  options.jobs = 0;
+  EXPECT_EQ(options.Validate().message(), "--jobs must be at least 1, got 0");
+  // Without a compile command --jobs counts nothing: any strategy takes it.
+  options.jobs = 2;
+  options.strategy = "raw";
+  EXPECT_TRUE(options.Validate().ok());
+}
+
 }  // namespace
 }  // namespace autoshard

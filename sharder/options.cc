@@ -23,8 +23,13 @@ absl::Status Options::Validate() const {
   if (max_candidates <= 0) {
     return absl::InvalidArgumentError("--max-candidates must be positive");
   }
-  if (jobs < 1) return absl::InvalidArgumentError("--jobs must be at least 1");
-  if (strategy != "search" && (!compile_cmd.empty() || jobs != 1)) {
+  if (jobs < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--jobs must be at least 1, got ", jobs));
+  }
+  // Without a compile command --jobs counts nothing here (the CLI's batch
+  // mode reads it as models at once).
+  if (strategy != "search" && !compile_cmd.empty()) {
     return absl::InvalidArgumentError(
         "--compile-cmd and --jobs need --strategy search");
   }
@@ -45,10 +50,11 @@ absl::Status Options::Validate() const {
   if (shapes.batch_size < 0) {
     return absl::InvalidArgumentError("--batch-size must be positive");
   }
-  if (available_memory_proportion < 0 || available_memory_proportion > 1) {
+  if (available_memory_proportion && !(*available_memory_proportion > 0 &&
+                                       *available_memory_proportion <= 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--available-memory-proportion must be in (0, 1], got ",
-                     available_memory_proportion));
+                     *available_memory_proportion));
   }
   return absl::OkStatus();
 }

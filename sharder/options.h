@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,7 @@ struct Options {
   // way; sharder/oracle/compile_oracle.h): run by /bin/sh with {model} replaced
   // by the candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set.
   std::string compile_cmd;
-  int jobs = 1;  // candidates compiled at once
+  int jobs = 1;  // candidates compiled at once (with compile_cmd), >= 1
   // Seconds one compile may take before its process group is killed (the
   // candidate then does not fit); a compile also stops when max_search_s
   // runs out. > 0.
@@ -73,10 +74,14 @@ struct Options {
   Precision precision = Precision::kFp32;
   // The chip (DESIGN.md §3.2): the default is the built-in Mk2 GC200.
   proto::DeviceProfile device;  // empty: LoadDeviceProfile("ipu2")
-  // When > 0, replaces the profile's available memory proportion (0, 1].
-  double available_memory_proportion = 0;
+  // When set, replaces the profile's available memory proportion; in
+  // (0, 1].
+  std::optional<double> available_memory_proportion;
 
-  // InvalidArgument for a value out of range, naming the option.
+  // InvalidArgument for a value out of range, naming the CLI flag that sets
+  // it (`autoshard shard --help` lists each; tests/usage_cli_test.sh checks
+  // that every flag named here exists). The CLI calls it once, before the
+  // model is read; PlanModel calls it again for library callers.
   absl::Status Validate() const;
 };
 

@@ -24,16 +24,13 @@ absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {
   if (device.tiles_per_ipu() == 0) {
     ASSIGN_OR_RETURN(device, LoadDeviceProfile("ipu2"));
   }
-  if (options.available_memory_proportion > 0) {
-    device.set_available_memory_proportion(options.available_memory_proportion);
+  if (options.available_memory_proportion) {
+    device.set_available_memory_proportion(
+        *options.available_memory_proportion);
   }
   RETURN_IF_ERROR(ValidateDeviceProfile(device));
   return device;
 }
-
-}  // namespace
-
-namespace {
 
 // "a, b, c, d, e and 3 more".
 std::string SomeNames(const std::vector<std::string>& names) {
@@ -87,20 +84,12 @@ void WarnAboutHeavyNodes(const TensorInfoMap& tensors, Prepared* p) {
   }
 }
 
-}  // namespace
-
-absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
-                                 const Options& options) {
-  Prepared p;
-  // What ONNX's inference trusts, and the model's size, are checked first
-  // (Note [What ONNX 1.12's shape inference trusts]).
-  RETURN_IF_ERROR(CheckModelForOnnx(model));
-  ASSIGN_OR_RETURN(p.device, ResolveDevice(options));
-  p.model = CopyWithoutLargeWeights(model);
+// Warns when the model is newer than ONNX 1.12 knows.
+void WarnAboutVersions(const onnx::ModelProto& model, Prepared* p) {
   for (const auto& opset : model.opset_import()) {
     if (IsDefaultDomain(opset.domain()) &&
         opset.version() > kNewestKnownOpset) {
-      p.warnings.push_back(absl::StrCat(
+      p->warnings.push_back(absl::StrCat(
           "the model imports opset ", opset.version(),
           "; ONNX 1.12 knows up to ", kNewestKnownOpset,
           ", so shapes of ops changed since (ReduceSum/ReduceMean "
@@ -108,56 +97,75 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
     }
   }
   if (model.ir_version() > kNewestKnownIrVersion) {
-    p.warnings.push_back(absl::StrCat(
+    p->warnings.push_back(absl::StrCat(
         "the model's IR version ", model.ir_version(),
         " is newer than ONNX 1.12 knows (", kNewestKnownIrVersion, ")"));
   }
-  ASSIGN_OR_RETURN(p.naming, AssignNodeNames(options.strict_names,
-                                             p.model->mutable_graph()));
-  if (int named = p.naming.renamed_empty + p.naming.renamed_duplicate;
+}
+
+absl::Status NameNodes(const Options& options, Prepared* p) {
+  ASSIGN_OR_RETURN(p->naming, AssignNodeNames(options.strict_names,
+                                              p->model->mutable_graph()));
+  if (int named = p->naming.renamed_empty + p->naming.renamed_duplicate;
       named > 0) {
-    p.warnings.push_back(absl::StrCat(
-        "named ", Plural(named, "node"), " (", p.naming.renamed_empty,
-        " without a name, ", p.naming.renamed_duplicate,
+    p->warnings.push_back(absl::StrCat(
+        "named ", Plural(named, "node"), " (", p->naming.renamed_empty,
+        " without a name, ", p->naming.renamed_duplicate,
         " with a repeated one) as <op_type>_<index>; the outputs "
         "use these names"));
   }
-  ASSIGN_OR_RETURN(const InputShapeChanges changes,
-                   ApplyInputShapes(options.shapes, p.model.get()));
+  return absl::OkStatus();
+}
+
+// Applies the options' input shapes, with their warnings.
+absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
+                                                    Prepared* p) {
+  ASSIGN_OR_RETURN(InputShapeChanges changes,
+                   ApplyInputShapes(options.shapes, p->model.get()));
   if (!changes.overridden.empty()) {
-    p.warnings.push_back(
+    p->warnings.push_back(
         absl::StrCat("the options replace static dims of the model (",
                      SomeNames(changes.overridden),
                      "); the shapes of the other tensors are inferred again"));
   }
   if (options.shapes.batch_size > 0 && changes.batched == 0 &&
       options.shapes.input_shapes.empty()) {
-    p.warnings.push_back(
+    p->warnings.push_back(
         absl::StrCat("--batch-size ", options.shapes.batch_size,
                      " changed no input: none has a symbolic first dim"));
   }
-  // The batch the pipeline figures use: the first tensor input's first dim
-  // (inputs that are initializers, as old exporters list them, do not count).
+  return changes;
+}
+
+// The batch the pipeline figures use: the first tensor input's first dim
+// (inputs that are initializers, as old exporters list them, do not count).
+void FindBatch(const Options& options, Prepared* p) {
   std::set<std::string> initializer_names;
-  for (const auto& t : p.model->graph().initializer())
+  for (const auto& t : p->model->graph().initializer())
     initializer_names.insert(t.name());
-  for (const auto& vi : p.model->graph().input()) {
+  for (const auto& vi : p->model->graph().input()) {
     if (!vi.type().has_tensor_type() ||
         vi.type().tensor_type().shape().dim_size() == 0 ||
         initializer_names.count(vi.name()) > 0) {
       continue;
     }
     const auto& d0 = vi.type().tensor_type().shape().dim(0);
-    p.batch = d0.has_dim_value() && d0.dim_value() > 0 ? d0.dim_value() : 1;
-    if (options.shapes.batch_size > 0 && p.batch != options.shapes.batch_size &&
+    p->batch = d0.has_dim_value() && d0.dim_value() > 0 ? d0.dim_value() : 1;
+    if (options.shapes.batch_size > 0 &&
+        p->batch != options.shapes.batch_size &&
         options.shapes.input_shapes.contains(vi.name())) {
-      p.warnings.push_back(absl::StrCat(
-          "--input-shape ", vi.name(), " sets batch ", p.batch,
+      p->warnings.push_back(absl::StrCat(
+          "--input-shape ", vi.name(), " sets batch ", p->batch,
           ", which wins over --batch-size ", options.shapes.batch_size));
     }
     break;
   }
-  for (auto& vi : *p.model->mutable_graph()->mutable_input()) {
+}
+
+// Sets every input dim still unknown to 1, listing it in unresolved_dims
+// with a warning per input.
+void FixUnresolvedDims(Prepared* p) {
+  for (auto& vi : *p->model->mutable_graph()->mutable_input()) {
     if (!vi.type().has_tensor_type()) continue;
     std::vector<std::string> unresolved;
     std::vector<std::string> example;
@@ -170,7 +178,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
         example.push_back(absl::StrCat(dims[i].dim_value()));
         continue;
       }
-      p.unresolved_dims.push_back({vi.name(), i, dims[i].dim_param()});
+      p->unresolved_dims.push_back({vi.name(), i, dims[i].dim_param()});
       unresolved.push_back(
           dims[i].has_dim_param()
               ? absl::StrCat("'", dims[i].dim_param(), "' (dim ", i, ")")
@@ -178,7 +186,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
       example.push_back(absl::StrCat("D", i));
     }
     if (!unresolved.empty()) {
-      p.warnings.push_back(absl::StrCat(
+      p->warnings.push_back(absl::StrCat(
           "input '", vi.name(), "' has unresolved ",
           absl::StrJoin(unresolved, ", "),
           ", costed as 1; set them with --input-shape ", vi.name(), ":",
@@ -193,71 +201,133 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
       if (!d.has_dim_value()) d.set_dim_value(1);
     }
   }
-  ModelShapes shapes = AnalyzeShapes(
-      p.model.get(), p.unresolved_dims.empty()
-                         ? ""
-                         : "; its unresolved input dims were taken as 1, set "
-                           "them with --input-shape");
-  for (auto& w : shapes.warnings) p.warnings.push_back(std::move(w));
-  TensorInfoMap& tensors = shapes.tensors;
+}
+
+using Inputs = google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>;
+
+// The graph inputs' bytes, to tell whether planning changed them.
+std::string InputsBytes(const Inputs& inputs) {
+  std::string bytes;
+  for (const auto& vi : inputs) bytes += vi.SerializeAsString();
+  return bytes;
+}
+
+// Runs AnalyzeShapes (the run's one ONNX inference for planning), with the
+// per-stage interface types when the inputs are the model's own (as
+// `declared`: no option and no unresolved dim changed them).
+absl::StatusOr<TensorInfoMap> AnalyzePreparedShapes(
+    const InputShapeChanges& changes, const Inputs& declared, Prepared* p) {
+  const bool as_declared =
+      InputsBytes(p->model->graph().input()) == InputsBytes(declared);
+  ModelShapes shapes =
+      AnalyzeShapes(p->model.get(),
+                    p->unresolved_dims.empty()
+                        ? ""
+                        : "; its unresolved input dims were taken as 1, set "
+                          "them with --input-shape",
+                    as_declared ? &p->graph : nullptr);
+  for (auto& w : shapes.warnings) p->warnings.push_back(std::move(w));
+  p->interface_types = std::move(shapes.interface_types);
   if (!changes.overridden.empty()) {
-    RETURN_IF_ERROR(CheckReshapeConstants(p.model->graph(), tensors));
+    RETURN_IF_ERROR(CheckReshapeConstants(p->model->graph(), shapes.tensors));
   }
-  p.shape_assumptions = std::move(shapes.assumptions);
-  if (!p.shape_assumptions.empty()) {
+  p->shape_assumptions = std::move(shapes.assumptions);
+  if (!p->shape_assumptions.empty()) {
     std::map<std::string, int> by_op;
-    for (const auto& a : p.shape_assumptions) ++by_op[a.op_type];
+    for (const auto& a : p->shape_assumptions) ++by_op[a.op_type];
     std::vector<std::string> parts;
     for (const auto& [op, count] : by_op) {
       parts.push_back(absl::StrCat(op, " ", count));
     }
-    p.warnings.push_back(absl::StrCat(
-        Plural(p.shape_assumptions.size(), "data-dependent dim",
+    p->warnings.push_back(absl::StrCat(
+        Plural(p->shape_assumptions.size(), "data-dependent dim",
                "data-dependent dims"),
         " set to the bound the graph implies (", absl::StrJoin(parts, ", "),
         "); `autoshard inspect --json` lists them"));
   }
-  ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
-  ASSIGN_OR_RETURN(p.costs, ComputeCosts(p.model->graph(), p.graph, tensors,
-                                         CostOptions{options.precision}));
-  if (!p.costs.ops_without_rule.empty()) {
-    p.warnings.push_back(absl::StrCat(
-        "no FLOPs rule for ", absl::StrJoin(p.costs.ops_without_rule, ", "),
+  return std::move(shapes.tensors);
+}
+
+// Costs every node, with the cost model's warnings.
+absl::Status CostNodes(const Options& options, const TensorInfoMap& tensors,
+                       Prepared* p) {
+  ASSIGN_OR_RETURN(p->costs, ComputeCosts(p->model->graph(), p->graph, tensors,
+                                          CostOptions{options.precision}));
+  if (!p->costs.ops_without_rule.empty()) {
+    p->warnings.push_back(absl::StrCat(
+        "no FLOPs rule for ", absl::StrJoin(p->costs.ops_without_rule, ", "),
         "; costed as their output elements"));
   }
-  if (!p.costs.loops_costed_once.empty()) {
-    p.warnings.push_back(absl::StrCat(
+  if (!p->costs.loops_costed_once.empty()) {
+    p->warnings.push_back(absl::StrCat(
         "Loop/Scan bodies costed once (trip count not a constant): ",
-        absl::StrJoin(p.costs.loops_costed_once, ", ")));
+        absl::StrJoin(p->costs.loops_costed_once, ", ")));
   }
-  WarnAboutHeavyNodes(tensors, &p);
-  if (p.costs.nodes_with_unknown_shapes > 0) {
-    p.warnings.push_back(absl::StrCat(
-        Plural(p.costs.nodes_with_unknown_shapes, "node has", "nodes have"),
+  WarnAboutHeavyNodes(tensors, p);
+  if (p->costs.nodes_with_unknown_shapes > 0) {
+    p->warnings.push_back(absl::StrCat(
+        Plural(p->costs.nodes_with_unknown_shapes, "node has", "nodes have"),
         " tensors with unresolved dims, costed as 1"));
   }
-  p.problem = MakeProblem(p.graph, p.costs);
-  // Op classes the model uses that the device profile does not describe.
+  return absl::OkStatus();
+}
+
+// Op classes the model uses that the device profile does not describe.
+void WarnAboutMissingOpClasses(Prepared* p) {
   std::set<std::string> missing;
-  for (int32_t node = 0; node < p.problem.num_nodes(); ++node) {
-    if (p.problem.is_constant[node]) continue;
-    const std::string& c = p.problem.op_class[node];
+  for (int32_t node = 0; node < p->problem.num_nodes(); ++node) {
+    if (p->problem.is_constant[node]) continue;
+    const std::string& c = p->problem.op_class[node];
     bool known = false;
-    for (const auto& oc : p.device.op_classes()) known |= oc.op_class() == c;
+    for (const auto& oc : p->device.op_classes()) known |= oc.op_class() == c;
     if (!known) missing.insert(c);
   }
-  if (!missing.empty()) {
-    bool has_other = false;
-    for (const auto& oc : p.device.op_classes())
-      has_other |= oc.op_class() == "other";
-    p.warnings.push_back(absl::StrCat(
-        "device profile '", p.device.name(), "' has no op_classes entry for ",
-        absl::StrJoin(missing, ", "),
-        has_other ? "; those ops use its 'other' entry"
-                  : "; those ops cost no code and run at the peak FLOP/s"));
-  }
+  if (missing.empty()) return;
+  bool has_other = false;
+  for (const auto& oc : p->device.op_classes())
+    has_other |= oc.op_class() == "other";
+  p->warnings.push_back(absl::StrCat(
+      "device profile '", p->device.name(), "' has no op_classes entry for ",
+      absl::StrJoin(missing, ", "),
+      has_other ? "; those ops use its 'other' entry"
+                : "; those ops cost no code and run at the peak FLOP/s"));
+}
+
+}  // namespace
+
+absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
+                                 const Options& options) {
+  Prepared p;
+  // What ONNX's inference trusts, and the model's size, are checked first
+  // (Note [What ONNX 1.12's shape inference trusts]).
+  RETURN_IF_ERROR(CheckModelForOnnx(model));
+  ASSIGN_OR_RETURN(p.device, ResolveDevice(options));
+  p.model = CopyWithoutLargeWeights(model);
+  WarnAboutVersions(model, &p);
+  RETURN_IF_ERROR(NameNodes(options, &p));
+  const Inputs declared_inputs = p.model->graph().input();
+  ASSIGN_OR_RETURN(const InputShapeChanges changes,
+                   ApplyOptionShapes(options, &p));
+  FindBatch(options, &p);
+  FixUnresolvedDims(&p);
+  // The DAG does not depend on shapes: built once, before the inference,
+  // it also types the per-stage interfaces.
+  ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
+  ASSIGN_OR_RETURN(TensorInfoMap tensors,
+                   AnalyzePreparedShapes(changes, declared_inputs, &p));
+  RETURN_IF_ERROR(CostNodes(options, tensors, &p));
+  p.problem = MakeProblem(p.graph, p.costs);
+  WarnAboutMissingOpClasses(&p);
   p.tensors = std::move(tensors);
   return p;
+}
+
+std::shared_ptr<const PlannedModel> TakePlannedModel(Prepared p) {
+  auto planned = std::make_shared<PlannedModel>();
+  planned->model = std::move(p.model);
+  planned->dag = std::move(p.graph);
+  planned->interface_types = std::move(p.interface_types);
+  return planned;
 }
 
 std::string PrecisionName(Precision p) {

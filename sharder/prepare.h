@@ -5,6 +5,7 @@
 #define AUTOSHARD_SHARDER_PREPARE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "costmodel/problem.h"
 #include "graph/graph.h"
 #include "graph/naming.h"
+#include "graph/planned_model.h"
 #include "graph/shape_analysis.h"
 #include "graph/shape_propagation.h"
 #include "onnx/onnx_pb.h"
@@ -46,12 +48,19 @@ struct Prepared {
   TensorInfoMap tensors;
   int64_t batch = 1;  // samples per step: the first input's first dim, else 1
   std::vector<std::string> warnings;
+  // The per-stage interface types from the same ONNX inference, when the
+  // inputs are the model's own (ModelShapes::interface_types).
+  std::optional<InterfaceTypes> interface_types;
 };
 
 // Names, shapes, builds and costs `model` per `options` (num_ipus and
 // strategy are not looked at). Errors as PlanModel's.
 absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                  const Options& options);
+
+// The DAG, the model it points into and the interface types, for the plan's
+// outputs (Plan::planned): taken from `p` once planning is done with it.
+std::shared_ptr<const PlannedModel> TakePlannedModel(Prepared p);
 
 std::string PrecisionName(Precision precision);
 

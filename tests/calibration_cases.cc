@@ -34,7 +34,9 @@ absl::StatusOr<Plan> PlanFact(const proto::CalibrationFact& fact,
   options.device = profile;
   options.precision =
       fact.precision() == "fp16" ? Precision::kFp16 : Precision::kFp32;
-  options.available_memory_proportion = fact.available_memory_proportion();
+  if (fact.available_memory_proportion() > 0) {  // 0: the profile's
+    options.available_memory_proportion = fact.available_memory_proportion();
+  }
   return PlanModel(*model, options);
 }
 

@@ -38,8 +38,10 @@ int PlayChip(const onnx::ModelProto& model, const std::string& device) {
   const char* precision = std::getenv("FAKE_PRECISION");
   if (precision != nullptr && std::string(precision) == "fp16")
     options.precision = autoshard::Precision::kFp16;
-  if (const char* amp = std::getenv("AUTOSHARD_AVAILABLE_MEMORY_PROPORTION"))
+  if (const char* amp = std::getenv("AUTOSHARD_AVAILABLE_MEMORY_PROPORTION");
+      amp != nullptr && std::atof(amp) > 0) {
     options.available_memory_proportion = std::atof(amp);
+  }
   auto prepared = autoshard::internal::Prepare(model, options);
   if (!prepared.ok()) {
     std::cerr << "fake_compiler: " << prepared.status() << "\n";

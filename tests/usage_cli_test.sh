@@ -77,4 +77,16 @@ expect 0 "one model, --out-dir" -- "$BIN" shard "$TMP/model.onnx" -n 2 --out-dir
 [ -f "$TMP/o/model.sharded.onnx" ] && [ -f "$TMP/o/model.sharding.yaml" ] && [ -f "$TMP/o/model.plan.json" ] && ok || bad "--out-dir names"
 has "$TMP/out" "bottleneck" "one model, --out-dir: the report"
 
+# Options::Validate (sharder/options.cc) names the CLI flag of each value it
+# refuses: every flag named in its messages is one that `shard --help` lists
+# as an option (twelve today: --num-ipus, --max-ipus, --strategy, ...).
+validate_flags=$(sed -n '/Options::Validate/,/^}/p' "$SRC/sharder/options.cc" |
+  grep -o -- '--[a-z][a-z-]*' | sort -u)
+[ "$(echo "$validate_flags" | wc -w)" -ge 10 ] && ok || bad "Options::Validate names flags: $validate_flags"
+expect 0 "shard --help" -- "$BIN" shard --help
+for flag in $validate_flags; do
+  grep -Eq -- "^  (-[a-z],)?$flag( |\$)" "$TMP/out" && ok ||
+    bad "Options::Validate names $flag, which shard --help does not list"
+done
+
 finish

@@ -16,9 +16,11 @@ returned with ``fits == False``, not raised. Planning releases the GIL, so
 threads plan at once.
 """
 
+import functools
 import os
 import tempfile
 import warnings
+from inspect import signature as _signature
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _autoshard
@@ -59,9 +61,17 @@ def _source(model: Any, name: str = "model") -> Tuple[bytes, bool]:
                     f"not {type(model).__name__}")
 
 
-def _model_options(batch_size, dims, input_shapes, precision, device,
-                   available_memory_proportion, strict_names) -> dict:
-    """The options every call takes, checked as the CLI checks its flags."""
+def _model_options(*,
+                   batch_size: Optional[int] = None,
+                   dims: Optional[Mapping[str, int]] = None,
+                   input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+                   precision: str = "fp32",
+                   device: Union[str, "os.PathLike[str]"] = "ipu2",
+                   available_memory_proportion: Optional[float] = None,
+                   strict_names: bool = False) -> dict:
+    """The options every call takes (plan, evaluate and inspect: the
+    keywords of this signature), checked as the CLI checks its flags; the
+    library checks the ranges of the rest (Options::Validate)."""
     if batch_size is not None:
         _check("batch_size", batch_size, (int,), "an int")
         if batch_size < 1:
@@ -90,39 +100,53 @@ def _model_options(batch_size, dims, input_shapes, precision, device,
     amp = available_memory_proportion
     if amp is not None:
         _check("available_memory_proportion", amp, (int, float), "a number")
-        if not 0 < amp <= 1:
-            raise ValueError("--available-memory-proportion must be in "
-                             f"(0, 1], got {amp:g}")
     return {
         "batch_size": batch_size,
         "dims": dict(dims or {}),
         "input_shapes": shapes,
         "precision": precision,
         "device": os.fspath(device),
-        "available_memory_proportion": amp,
+        "available_memory_proportion": None if amp is None else float(amp),
         "strict_names": bool(strict_names),
     }
 
 
+_MODEL_KEYWORDS = tuple(
+    _signature(_model_options).parameters.values())
+
+
+def _takes_model_options(call):
+    """``call`` with _model_options' keywords added to its signature: they
+    are checked (_model_options) and passed on as ``options``, a dict."""
+    names = {p.name for p in _MODEL_KEYWORDS}
+
+    @functools.wraps(call)
+    def with_options(*args, **kwargs):
+        model = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+        return call(*args, options=_model_options(**model), **kwargs)
+
+    own = [p for p in _signature(call).parameters.values()
+           if p.name != "options"]
+    last = [p for p in own if p.kind is p.VAR_KEYWORD]
+    own = [p for p in own if p.kind is not p.VAR_KEYWORD]
+    with_options.__signature__ = _signature(call).replace(
+        parameters=own + list(_MODEL_KEYWORDS) + last)
+    return with_options
+
+
+@_takes_model_options
 def plan(model: Any,
          num_ipus: Union[int, str] = 4,
          *,
          strategy: str = "auto",
-         batch_size: Optional[int] = None,
-         dims: Optional[Mapping[str, int]] = None,
-         input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-         precision: str = "fp32",
-         device: Union[str, "os.PathLike[str]"] = "ipu2",
-         available_memory_proportion: Optional[float] = None,
-         strict_names: bool = False,
          max_ipus: int = 64,
          optimal_perf: bool = False,
          max_candidates: int = 100000,
          max_search_seconds: float = 60.0,
          compile_cmd: Optional[str] = None,
          jobs: int = 1,
-         progress: Optional[Callable[[int, Optional[int]], Any]] = None
-         ) -> Plan:
+         progress: Optional[Callable[[int, Optional[int]], Any]] = None,
+         options: dict) -> Plan:
     """Plans a split of ``model`` over ``num_ipus`` IPUs (``autoshard shard``).
 
     ``num_ipus`` is a count, or ``"auto"``: the smallest power of two up to
@@ -158,8 +182,6 @@ def plan(model: Any,
     else:
         raise ValueError("--num-ipus must be a count of at least 1 or auto, "
                          f"got '{num_ipus}'")
-    options = _model_options(batch_size, dims, input_shapes, precision, device,
-                             available_memory_proportion, strict_names)
     for name, value, types, what in (
         ("strategy", strategy, (str,), "str"),
         ("max_ipus", max_ipus, (int,), "an int"),
@@ -168,7 +190,7 @@ def plan(model: Any,
         ("jobs", jobs, (int,), "an int"),
     ):
         _check(name, value, types, what)
-    strategies = ("auto", "optimal", "search", "raw")
+    strategies = _autoshard.strategy_names()  # the registry's, as the CLI's
     if strategy not in strategies:
         raise ValueError(
             f"--strategy: {strategy} not in {{{','.join(strategies)}}}")
@@ -213,16 +235,8 @@ def _points(sharding_points: Any):
     return points, None, ""
 
 
-def evaluate(model: Any,
-             sharding_points: Any,
-             *,
-             batch_size: Optional[int] = None,
-             dims: Optional[Mapping[str, int]] = None,
-             input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-             precision: str = "fp32",
-             device: Union[str, "os.PathLike[str]"] = "ipu2",
-             available_memory_proportion: Optional[float] = None,
-             strict_names: bool = False) -> Plan:
+@_takes_model_options
+def evaluate(model: Any, sharding_points: Any, *, options: dict) -> Plan:
     """Costs a given split (``autoshard apply``'s plan).
 
     ``sharding_points`` are PopRT's: a list of ``(node, ipu, stage)`` or
@@ -234,8 +248,6 @@ def evaluate(model: Any,
     point that is an ancestor of an earlier stage's, or a bad config.
     """
     data, is_path = _source(model)
-    options = _model_options(batch_size, dims, input_shapes, precision, device,
-                             available_memory_proportion, strict_names)
     points, yaml_text, what = _points(sharding_points)
     return _autoshard.evaluate(data, is_path, points, yaml_text, what,
                                options)
@@ -290,15 +302,8 @@ def split(annotated_model: Any, out_dir: Union[str, "os.PathLike[str]"]
     return manifest
 
 
-def inspect(model: Any,
-            *,
-            batch_size: Optional[int] = None,
-            dims: Optional[Mapping[str, int]] = None,
-            input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-            precision: str = "fp32",
-            device: Union[str, "os.PathLike[str]"] = "ipu2",
-            available_memory_proportion: Optional[float] = None,
-            strict_names: bool = False) -> InspectReport:
+@_takes_model_options
+def inspect(model: Any, *, options: dict) -> InspectReport:
     """A model's costs without a split (``autoshard inspect``): FLOPs, MACs,
     weights, its memory on one IPU, the fewest IPUs whose plan fits (as shard --num-ipus auto plans it), a
     per-op-type table and the data-dependent dims assumed. ``report.text()``
@@ -306,6 +311,4 @@ def inspect(model: Any,
     ``plan``'s.
     """
     data, is_path = _source(model)
-    options = _model_options(batch_size, dims, input_shapes, precision, device,
-                             available_memory_proportion, strict_names)
     return _autoshard.inspect(data, is_path, options)

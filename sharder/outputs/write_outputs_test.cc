@@ -50,10 +50,10 @@ TEST(StepCountsTest, ShardWithSplitDirDoesEachStepOnce) {
   // raw makes one split: evaluated once, and that evaluation gives the plan
   // its figures (no second evaluation of the chosen split).
   EXPECT_EQ(counts.plan_evaluations, 1);
-  // Not yet once: the split still builds its own DAG and runs ONNX's
-  // inference on the model as declared (symbolic dims kept for the stage
-  // interfaces, where planning fixed them): 1 + 1 of each.
-  EXPECT_EQ(counts.dag_builds, 2);
+  // The split takes planning's DAG. Its interface types keep the model's
+  // symbolic batch ('batch', costed as 1 by planning), so it still runs
+  // ONNX's inference on the model as declared: 1 + 1.
+  EXPECT_EQ(counts.dag_builds, 1);
   EXPECT_EQ(counts.onnx_inferences, 2);
   // model, plan, config, and the folder: "DIR (2 stage models and
   // manifest.json)".
@@ -61,6 +61,45 @@ TEST(StepCountsTest, ShardWithSplitDirDoesEachStepOnce) {
   EXPECT_EQ(written->written[3], (dir.path() / "stages").string() +
                                      " (2 stage models and manifest.json)");
   EXPECT_TRUE(fs::exists(dir.path() / "stages" / "stage_1.onnx"));
+}
+
+// A model whose inputs are static: planning's one ONNX inference also types
+// the stage interfaces, so the whole run infers once and builds one DAG.
+TEST(StepCountsTest, StaticInputsInferOnce) {
+  testing::TempDir dir;
+  LoadedModel loaded;
+  loaded.path = dir.path() / "in.onnx";
+  loaded.model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2,8] x) => (float[2,8] y) {
+      a = Relu(x)
+      b = Sigmoid(a)
+      y = Relu(b)
+    })");
+  Options options;
+  options.num_ipus = 2;
+  options.strategy = "raw";
+  ThreadStepCounts() = StepCounts();
+  absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<WrittenOutputs> written =
+      WriteOutputs(*plan, FilesIn(dir.path()), &loaded, {}, "in.onnx");
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(ThreadStepCounts().node_namings, 1);
+  EXPECT_EQ(ThreadStepCounts().dag_builds, 1);
+  EXPECT_EQ(ThreadStepCounts().onnx_inferences, 1);
+  EXPECT_EQ(ThreadStepCounts().plan_evaluations, 1);
+  // 2 IPUs, 3 nodes: two stages, and the cut tensor typed float[2,8] from
+  // planning's inference (a or b, whichever raw cuts).
+  absl::StatusOr<LoadedModel> stage1 =
+      LoadModel((dir.path() / "stages" / "stage_1.onnx").string());
+  ASSERT_TRUE(stage1.ok()) << stage1.status();
+  ASSERT_EQ(stage1->model.graph().input_size(), 1);
+  const auto& shape =
+      stage1->model.graph().input(0).type().tensor_type().shape();
+  ASSERT_EQ(shape.dim_size(), 2);
+  EXPECT_EQ(shape.dim(0).dim_value(), 2);
+  EXPECT_EQ(shape.dim(1).dim_value(), 8);
 }
 
 TEST(StepCountsTest, AutoEvaluatesEachCandidateOnce) {

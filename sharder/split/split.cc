@@ -1,690 +1,205 @@
 #include "sharder/split/split.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/cost_model.h"
 #include "graph/annotations.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
+#include "graph/planned_model.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_types.h"
+#include "sharder/split/splitter.h"
 
 namespace autoshard {
-namespace {
-
 namespace fs = std::filesystem;
+namespace split_internal {
 
-constexpr char kGraphInput[] = "graph_input";
+absl::StatusOr<Split> Splitter::Run(const fs::path& model_dir) {
+  RETURN_IF_ERROR(placement_ == nullptr ? ReadPlacements() : TakePlacement());
+  is_constant_ = FindConstantNodes(g_, dag_);
+  RETURN_IF_ERROR(Validate());
+  AssignNodesToStages();
+  Split split;
+  warnings_ = &split.warnings;
+  if (given_types_ != nullptr) {
+    types_ = &given_types_->types;
+    split.warnings = given_types_->warnings;
+  } else {
+    inferred_types_ = InferTensorTypes(model_, dag_, &split.warnings);
+    types_ = &inferred_types_;
+  }
+  for (const auto& t : g_.initializer()) initializers_[t.name()] = &t;
+  for (const auto& t : g_.sparse_initializer()) {
+    sparse_initializers_[t.values().name()] = &t;
+  }
+  for (int i = 0; i < g_.input_size(); ++i)
+    input_index_[g_.input(i).name()] = i;
+  for (const auto& o : g_.output()) graph_outputs_.insert(o.name());
+  // Which stages read each tensor.
+  for (NodeId id = 0; id < dag_.num_nodes(); ++id) {
+    for (const std::string& t : Reads(id)) {
+      for (int s : node_stages_[id]) readers_[t].insert(s);
+    }
+  }
+  fs::path dir = model_dir.empty() ? fs::path(".") : model_dir;
+  std::set<std::string> data_files;
+  for (int s = 0; s < num_stages_; ++s) {
+    SplitStageModel stage;
+    proto::SplitStage* entry = split.manifest.add_stages();
+    RETURN_IF_ERROR(BuildStage(s, &stage.model, entry));
+    ASSIGN_OR_RETURN(stage.external_files, CheckExternalData(stage.model, dir));
+    data_files.insert(stage.external_files.begin(), stage.external_files.end());
+    split.stages.push_back(std::move(stage));
+  }
+  FillManifest(data_files, &split.manifest);
+  return split;
+}
 
-template <typename Message>
-void SetDims(const onnx::TypeProto& type, Message* out) {
-  out->set_type(TypeName(type));
-  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
-  for (const auto& d : type.tensor_type().shape().dim()) {
-    out->add_dims(d.has_dim_value()   ? absl::StrCat(d.dim_value())
-                  : d.has_dim_param() ? d.dim_param()
-                                      : "?");
+absl::Status Splitter::TakePlacement() {
+  const size_t n = static_cast<size_t>(dag_.num_nodes());
+  if (placement_->ipu.size() != n || placement_->pipeline_stage.size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the placement is for ", placement_->ipu.size(), " and ",
+        placement_->pipeline_stage.size(), " nodes; the model has ", n));
+  }
+  ipu_ = placement_->ipu;
+  stage_ = placement_->pipeline_stage;
+  for (NodeId id = 0; id < dag_.num_nodes(); ++id) {
+    if (ipu_[id] < 0 || stage_[id] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node ", NodeLabel(dag_.node(id), id),
+                       " is placed on a negative IPU or stage"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Splitter::ReadPlacements() {
+  const int n = dag_.num_nodes();
+  ipu_.assign(n, -1);
+  stage_.assign(n, -1);
+  bool any = false;
+  for (NodeId id = 0; id < n; ++id) {
+    ASSIGN_OR_RETURN(ipu_[id], PlacementAttr(dag_.node(id), id, kIpuAttribute));
+    ASSIGN_OR_RETURN(stage_[id],
+                     PlacementAttr(dag_.node(id), id, kStageAttribute));
+    any = any || ipu_[id] >= 0 || stage_[id] >= 0;
+  }
+  if (!any) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no node has ", kIpuAttribute, " or ", kStageAttribute,
+        ": not an annotated model (annotate it with 'autoshard shard' or "
+        "'autoshard apply', or by hand)"));
+  }
+  for (NodeId id = 0; id < n; ++id) {
+    for (auto [value, attr] : {std::pair{ipu_[id], kIpuAttribute},
+                               std::pair{stage_[id], kStageAttribute}}) {
+      if (value < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", NodeLabel(dag_.node(id), id), " has no ",
+                         attr, " attribute; every node needs both ",
+                         kIpuAttribute, " and ", kStageAttribute));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Splitter::Validate() {
+  const int n = dag_.num_nodes();
+  num_stages_ =
+      n == 0 ? 0 : *std::max_element(stage_.begin(), stage_.end()) + 1;
+  stage_ipu_.assign(num_stages_, -1);
+  std::vector<NodeId> first(num_stages_, kNoNode);
+  for (NodeId id : dag_.topological_order()) {
+    const int s = stage_[id];
+    if (first[s] == kNoNode) {
+      first[s] = id;
+      stage_ipu_[s] = ipu_[id];
+    } else if (ipu_[id] != stage_ipu_[s]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pipeline stage ", s, " is on two IPUs: node ",
+          NodeLabel(dag_.node(first[s]), first[s]), " on IPU ", stage_ipu_[s],
+          " and node ", NodeLabel(dag_.node(id), id), " on IPU ", ipu_[id],
+          "; a stage runs on one IPU"));
+    }
+  }
+  for (int s = 0; s < num_stages_; ++s) {
+    if (first[s] == kNoNode) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no node is on pipeline stage ", s, " (stages go up to ",
+          num_stages_ - 1, "); stages must be numbered from 0 without gaps"));
+    }
+  }
+  // Edges from constant producers are exempt: constants are copied.
+  for (NodeId id : dag_.topological_order()) {
+    for (NodeId p : dag_.producers(id)) {
+      if (is_constant_[p] || stage_[p] <= stage_[id]) continue;
+      std::string tensor;
+      for (const std::string& t : Reads(id)) {
+        if (dag_.producer_of(t) == p) tensor = t;
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node ", NodeLabel(dag_.node(id), id), " on pipeline stage ",
+          stage_[id], " (IPU ", ipu_[id], ") reads '", tensor, "' from node ",
+          NodeLabel(dag_.node(p), p), " on the later stage ", stage_[p],
+          " (IPU ", ipu_[p], "); edges must not go to an earlier stage"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> Splitter::Reads(NodeId id) const {
+  std::vector<std::string> reads;
+  for (const auto& in : dag_.node(id).input()) {
+    if (!in.empty()) reads.push_back(in);
+  }
+  const auto& implicit = dag_.implicit_inputs(id);
+  reads.insert(reads.end(), implicit.begin(), implicit.end());
+  std::sort(reads.begin(), reads.end());
+  reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+  return reads;
+}
+
+void Splitter::AssignNodesToStages() {
+  const int n = dag_.num_nodes();
+  const auto order = dag_.topological_order();
+  auto stays = [&](NodeId id) {
+    return !is_constant_[id] || dag_.produces_graph_output(id) ||
+           dag_.consumers(id).empty();
+  };
+  // A copy ends at a node that stays on its stage, so a stage holds one of
+  // its own nodes exactly when one stays there.
+  std::vector<uint8_t> held(num_stages_, 0);
+  for (NodeId id = 0; id < n; ++id) {
+    if (stays(id)) held[stage_[id]] = 1;
+  }
+  pinned_.assign(n, 0);
+  for (NodeId id = 0; id < n; ++id) pinned_[id] = !held[stage_[id]];
+  std::vector<std::set<int>> stages(n);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const NodeId id = *it;
+    if (stays(id) || pinned_[id]) stages[id].insert(stage_[id]);
+    for (NodeId p : dag_.producers(id)) {
+      if (!is_constant_[p]) continue;
+      for (int s : stages[id]) {
+        if (!pinned_[p] || s < stage_[p]) stages[p].insert(s);
+      }
+    }
+  }
+  node_stages_.resize(n);
+  stage_nodes_.assign(num_stages_, {});
+  for (NodeId id : order) {
+    node_stages_[id].assign(stages[id].begin(), stages[id].end());
+    for (int s : stages[id]) stage_nodes_[s].push_back(id);
   }
 }
 
-// What BuildStage's steps share about the stage being built.
-struct StageParts {
-  int s;                                           // the stage
-  onnx::GraphProto* g;                             // its graph
-  proto::SplitStage* entry;                        // its manifest entry
-  absl::flat_hash_set<std::string> produced = {};  // what its nodes output
-  std::set<std::string> weights = {};              // initializers it holds
-};
-
-class Splitter {
- public:
-  // `placement`, when not null, says where each node runs (else the
-  // model's annotations do).
-  Splitter(const onnx::ModelProto& model, const Graph& dag,
-           const Placement* placement)
-      : model_(model), g_(model.graph()), dag_(dag), placement_(placement) {}
-
-  absl::StatusOr<Split> Run(const fs::path& model_dir) {
-    RETURN_IF_ERROR(placement_ == nullptr ? ReadPlacements() : TakePlacement());
-    is_constant_ = FindConstantNodes(g_, dag_);
-    RETURN_IF_ERROR(Validate());
-    AssignNodesToStages();
-    Split split;
-    warnings_ = &split.warnings;
-    types_ = InferTensorTypes(model_, dag_, &split.warnings);
-    for (const auto& t : g_.initializer()) initializers_[t.name()] = &t;
-    for (const auto& t : g_.sparse_initializer()) {
-      sparse_initializers_[t.values().name()] = &t;
-    }
-    for (int i = 0; i < g_.input_size(); ++i)
-      input_index_[g_.input(i).name()] = i;
-    for (const auto& o : g_.output()) graph_outputs_.insert(o.name());
-    // Which stages read each tensor.
-    for (NodeId id = 0; id < dag_.num_nodes(); ++id) {
-      for (const std::string& t : Reads(id)) {
-        for (int s : node_stages_[id]) readers_[t].insert(s);
-      }
-    }
-    fs::path dir = model_dir.empty() ? fs::path(".") : model_dir;
-    std::set<std::string> data_files;
-    for (int s = 0; s < num_stages_; ++s) {
-      SplitStageModel stage;
-      proto::SplitStage* entry = split.manifest.add_stages();
-      RETURN_IF_ERROR(BuildStage(s, &stage.model, entry));
-      ASSIGN_OR_RETURN(stage.external_files,
-                       CheckExternalData(stage.model, dir));
-      data_files.insert(stage.external_files.begin(),
-                        stage.external_files.end());
-      split.stages.push_back(std::move(stage));
-    }
-    FillManifest(data_files, &split.manifest);
-    return split;
-  }
-
- private:
-  absl::Status TakePlacement() {
-    const size_t n = static_cast<size_t>(dag_.num_nodes());
-    if (placement_->ipu.size() != n || placement_->pipeline_stage.size() != n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the placement is for ", placement_->ipu.size(), " and ",
-          placement_->pipeline_stage.size(), " nodes; the model has ", n));
-    }
-    ipu_ = placement_->ipu;
-    stage_ = placement_->pipeline_stage;
-    for (NodeId id = 0; id < dag_.num_nodes(); ++id) {
-      if (ipu_[id] < 0 || stage_[id] < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("node ", NodeLabel(dag_.node(id), id),
-                         " is placed on a negative IPU or stage"));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status ReadPlacements() {
-    const int n = dag_.num_nodes();
-    ipu_.assign(n, -1);
-    stage_.assign(n, -1);
-    bool any = false;
-    for (NodeId id = 0; id < n; ++id) {
-      ASSIGN_OR_RETURN(ipu_[id],
-                       PlacementAttr(dag_.node(id), id, kIpuAttribute));
-      ASSIGN_OR_RETURN(stage_[id],
-                       PlacementAttr(dag_.node(id), id, kStageAttribute));
-      any = any || ipu_[id] >= 0 || stage_[id] >= 0;
-    }
-    if (!any) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "no node has ", kIpuAttribute, " or ", kStageAttribute,
-          ": not an annotated model (annotate it with 'autoshard shard' or "
-          "'autoshard apply', or by hand)"));
-    }
-    for (NodeId id = 0; id < n; ++id) {
-      for (auto [value, attr] : {std::pair{ipu_[id], kIpuAttribute},
-                                 std::pair{stage_[id], kStageAttribute}}) {
-        if (value < 0) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("node ", NodeLabel(dag_.node(id), id), " has no ",
-                           attr, " attribute; every node needs both ",
-                           kIpuAttribute, " and ", kStageAttribute));
-        }
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Validate() {
-    const int n = dag_.num_nodes();
-    num_stages_ =
-        n == 0 ? 0 : *std::max_element(stage_.begin(), stage_.end()) + 1;
-    stage_ipu_.assign(num_stages_, -1);
-    std::vector<NodeId> first(num_stages_, kNoNode);
-    for (NodeId id : dag_.topological_order()) {
-      const int s = stage_[id];
-      if (first[s] == kNoNode) {
-        first[s] = id;
-        stage_ipu_[s] = ipu_[id];
-      } else if (ipu_[id] != stage_ipu_[s]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "pipeline stage ", s, " is on two IPUs: node ",
-            NodeLabel(dag_.node(first[s]), first[s]), " on IPU ", stage_ipu_[s],
-            " and node ", NodeLabel(dag_.node(id), id), " on IPU ", ipu_[id],
-            "; a stage runs on one IPU"));
-      }
-    }
-    for (int s = 0; s < num_stages_; ++s) {
-      if (first[s] == kNoNode) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "no node is on pipeline stage ", s, " (stages go up to ",
-            num_stages_ - 1, "); stages must be numbered from 0 without gaps"));
-      }
-    }
-    // Edges from constant producers are exempt: constants are copied.
-    for (NodeId id : dag_.topological_order()) {
-      for (NodeId p : dag_.producers(id)) {
-        if (is_constant_[p] || stage_[p] <= stage_[id]) continue;
-        std::string tensor;
-        for (const std::string& t : Reads(id)) {
-          if (dag_.producer_of(t) == p) tensor = t;
-        }
-        return absl::InvalidArgumentError(absl::StrCat(
-            "node ", NodeLabel(dag_.node(id), id), " on pipeline stage ",
-            stage_[id], " (IPU ", ipu_[id], ") reads '", tensor, "' from node ",
-            NodeLabel(dag_.node(p), p), " on the later stage ", stage_[p],
-            " (IPU ", ipu_[p], "); edges must not go to an earlier stage"));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // A node's explicit inputs and the names its bodies read, distinct.
-  std::vector<std::string> Reads(NodeId id) const {
-    std::vector<std::string> reads;
-    for (const auto& in : dag_.node(id).input()) {
-      if (!in.empty()) reads.push_back(in);
-    }
-    const auto& implicit = dag_.implicit_inputs(id);
-    reads.insert(reads.end(), implicit.begin(), implicit.end());
-    std::sort(reads.begin(), reads.end());
-    reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
-    return reads;
-  }
-
-  // Non-constant nodes go to their stage. A constant node goes to every
-  // stage holding a node that reads it, and to its own stage when it
-  // produces a graph output or nothing reads it. A stage that would hold
-  // none of its own nodes that way, only constants (Note [A stage of
-  // constants]), keeps them: they are pinned, copied only into earlier
-  // stages that read them; later ones read them from it.
-  void AssignNodesToStages() {
-    const int n = dag_.num_nodes();
-    const auto order = dag_.topological_order();
-    auto stays = [&](NodeId id) {
-      return !is_constant_[id] || dag_.produces_graph_output(id) ||
-             dag_.consumers(id).empty();
-    };
-    // A copy ends at a node that stays on its stage, so a stage holds one of
-    // its own nodes exactly when one stays there.
-    std::vector<uint8_t> held(num_stages_, 0);
-    for (NodeId id = 0; id < n; ++id) {
-      if (stays(id)) held[stage_[id]] = 1;
-    }
-    pinned_.assign(n, 0);
-    for (NodeId id = 0; id < n; ++id) pinned_[id] = !held[stage_[id]];
-    std::vector<std::set<int>> stages(n);
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const NodeId id = *it;
-      if (stays(id) || pinned_[id]) stages[id].insert(stage_[id]);
-      for (NodeId p : dag_.producers(id)) {
-        if (!is_constant_[p]) continue;
-        for (int s : stages[id]) {
-          if (!pinned_[p] || s < stage_[p]) stages[p].insert(s);
-        }
-      }
-    }
-    node_stages_.resize(n);
-    stage_nodes_.assign(num_stages_, {});
-    for (NodeId id : order) {
-      node_stages_[id].assign(stages[id].begin(), stages[id].end());
-      for (int s : stages[id]) stage_nodes_[s].push_back(id);
-    }
-  }
-
-  // How cut tensor `t` crosses between stages (both sides agree): as itself
-  // with a complete type, or, when only its element type is known (its rank
-  // shows only at run time, e.g. an If whose branches differ in rank), as
-  // its data flattened to 1-D plus its shape, both of known rank.
-  struct CutType {
-    onnx::TypeProto type;  // complete, or the element type alone
-    bool reshaped = false;
-    std::string data, shape;  // the two tensors sent when reshaped
-  };
-  absl::StatusOr<CutType> CutTypeFor(const std::string& t) {
-    CutType c;
-    for (const auto& o : g_.output()) {
-      if (o.name() == t && IsCompleteType(o.type())) {
-        c.type = o.type();
-        return c;
-      }
-    }
-    auto it = types_.find(t);
-    if (it != types_.end() && IsCompleteType(it->second)) {
-      c.type = it->second;
-      return c;
-    }
-    if (it != types_.end() && it->second.has_tensor_type() &&
-        it->second.tensor_type().elem_type() != 0) {
-      if (DefaultOpset() < 5) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "cut tensor '", t,
-            "' has a rank known only at run time, so it is sent flattened "
-            "with its shape, which needs Reshape of opset 5 or later; the "
-            "model imports opset ",
-            DefaultOpset()));
-      }
-      c.type = it->second;
-      c.type.mutable_tensor_type()->clear_shape();
-      c.reshaped = true;
-      c.data = FreshName(t + "__autoshard_data");
-      c.shape = FreshName(t + "__autoshard_shape");
-      return c;
-    }
-    const NodeId p = dag_.producer_of(t);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cut tensor '", t, "' (output of node ",
-        p == kNoNode ? std::string("?") : NodeLabel(dag_.node(p), p),
-        ") has no known element type: neither ONNX 1.12's shape inference "
-        "nor autoshard's rules (graph/tensor_types.h) can tell, and a "
-        "model's inputs and outputs need one"));
-  }
-
-  // `base`, or `base_<k>` with the smallest k >= 1 no main-graph name has.
-  std::string FreshName(const std::string& base) {
-    if (names_.empty()) {
-      for (const auto& vi : g_.input()) names_.insert(vi.name());
-      for (const auto& t : g_.initializer()) names_.insert(t.name());
-      for (const auto& node : g_.node()) {
-        names_.insert(node.name());
-        for (const auto& o : node.output()) names_.insert(o);
-      }
-    }
-    std::string name = base;
-    for (int k = 1; names_.contains(name); ++k)
-      name = absl::StrCat(base, "_", k);
-    names_.insert(name);
-    return name;
-  }
-
-  // Memoized: one CutType per tensor, so both stages use the same names.
-  absl::StatusOr<const CutType*> Cut(const std::string& t) {
-    auto it = cut_types_.find(t);
-    if (it == cut_types_.end()) {
-      ASSIGN_OR_RETURN(CutType c, CutTypeFor(t));
-      if (!c.type.has_tensor_type()) {
-        warnings_->push_back(absl::StrCat(
-            "cut tensor '", t, "' is a ", TypeName(c.type),
-            ", not a tensor: runtimes that pass only tensors between stages "
-            "(onnxruntime-node, PopART) cannot chain these stages"));
-      }
-      it = cut_types_.emplace(t, std::move(c)).first;
-    }
-    return &it->second;
-  }
-
-  static onnx::TypeProto Rank1(int32_t elem) {
-    onnx::TypeProto type;
-    type.mutable_tensor_type()->set_elem_type(elem);
-    type.mutable_tensor_type()->mutable_shape()->add_dim();
-    return type;
-  }
-
-  void CopyModelFields(int s, onnx::ModelProto* out) const {
-    out->set_ir_version(model_.ir_version());
-    *out->mutable_opset_import() = model_.opset_import();
-    out->set_producer_name(model_.producer_name());
-    out->set_producer_version(model_.producer_version());
-    out->set_domain(model_.domain());
-    out->set_model_version(model_.model_version());
-    out->set_doc_string(model_.doc_string());
-    *out->mutable_metadata_props() = model_.metadata_props();
-    *out->mutable_functions() = model_.functions();
-    out->mutable_graph()->set_name(absl::StrCat(g_.name(), "_stage", s));
-    out->mutable_graph()->set_doc_string(g_.doc_string());
-  }
-
-  int64_t DefaultOpset() const {
-    for (const auto& o : model_.opset_import()) {
-      if (IsDefaultDomain(o.domain())) return o.version();
-    }
-    return 0;
-  }
-
-  // Reshape(data, shape) -> out, keeping zero dims where the opset can.
-  onnx::NodeProto ReshapeNode(const std::string& name, const std::string& data,
-                              const std::string& shape,
-                              const std::string& out) const {
-    onnx::NodeProto node;
-    node.set_name(name);
-    node.set_op_type("Reshape");
-    node.add_input(data);
-    node.add_input(shape);
-    node.add_output(out);
-    if (DefaultOpset() >= 14) {
-      auto* a = node.add_attribute();
-      a->set_name("allowzero");
-      a->set_type(onnx::AttributeProto::INT);
-      a->set_i(1);
-    }
-    return node;
-  }
-
-  absl::Status BuildStage(int s, onnx::ModelProto* out,
-                          proto::SplitStage* entry) {
-    CopyModelFields(s, out);
-    StageParts parts{s, out->mutable_graph(), entry};
-    entry->set_stage(s);
-    entry->set_ipu(stage_ipu_[s]);
-    entry->set_file(StageFileName(s));
-
-    int copied = 0;
-    for (NodeId id : stage_nodes_[s]) {
-      for (const auto& o : dag_.node(id).output()) {
-        if (!o.empty()) parts.produced.insert(o);
-      }
-      if (stage_[id] != s) ++copied;
-    }
-    entry->set_num_nodes(static_cast<int>(stage_nodes_[s].size()));
-    entry->set_copied_constant_nodes(copied);
-
-    RETURN_IF_ERROR(AddStageInputs(&parts));
-    AddStageNodes(parts);
-    std::vector<std::string> outputs = StageOutputs(&parts);
-    RETURN_IF_ERROR(AddStageOutputs(outputs, &parts));
-    AddStageRecords(parts);
-    return absl::OkStatus();
-  }
-
-  // BuildStage, step 1: the graph inputs and the cut tensors the stage
-  // reads (flattened ones reshaped back); the weights it reads.
-  absl::Status AddStageInputs(StageParts* parts) {
-    const int s = parts->s;
-    onnx::GraphProto* g = parts->g;
-    proto::SplitStage* entry = parts->entry;
-    const absl::flat_hash_set<std::string>& produced = parts->produced;
-    std::set<std::string>& weights = parts->weights;
-    // What the stage reads from outside: graph inputs (by position),
-    // initializers, cut tensors (by producer position).
-    std::set<int> inputs;
-    std::set<std::pair<int32_t, std::string>> cuts;
-    for (NodeId id : stage_nodes_[s]) {
-      for (const std::string& t : Reads(id)) {
-        if (produced.contains(t)) continue;
-        if (initializers_.contains(t) || sparse_initializers_.contains(t)) {
-          weights.insert(t);
-          if (auto it = input_index_.find(t); it != input_index_.end()) {
-            inputs.insert(it->second);
-          }
-        } else if (auto it = input_index_.find(t); it != input_index_.end()) {
-          inputs.insert(it->second);
-        } else if (NodeId p = dag_.producer_of(t); p != kNoNode) {
-          cuts.insert({dag_.topo_position(p), t});
-        } else {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "node ", NodeLabel(dag_.node(id), id), " reads '", t,
-              "', which no node, graph input or initializer provides"));
-        }
-      }
-    }
-    for (int i : inputs) {
-      *g->add_input() = g_.input(i);
-      if (initializers_.contains(g_.input(i).name()) ||
-          sparse_initializers_.contains(g_.input(i).name())) {
-        continue;
-      }
-      proto::SplitStageInput* in = entry->add_inputs();
-      in->set_name(g_.input(i).name());
-      SetDims(g_.input(i).type(), in);
-      in->set_source(kGraphInput);
-    }
-    auto add_input = [&](const std::string& name, const onnx::TypeProto& type,
-                         const std::string& source,
-                         const std::string& carries) {
-      onnx::ValueInfoProto* vi = g->add_input();
-      vi->set_name(name);
-      *vi->mutable_type() = type;
-      proto::SplitStageInput* in = entry->add_inputs();
-      in->set_name(name);
-      SetDims(type, in);
-      in->set_source(absl::StrCat(source, ":", name));
-      if (!carries.empty()) in->set_carries(carries);
-    };
-    for (const auto& [position, t] : cuts) {
-      ASSIGN_OR_RETURN(const CutType* c, Cut(t));
-      const std::string from = absl::StrCat(stage_[dag_.producer_of(t)]);
-      if (!c->reshaped) {
-        add_input(t, c->type, from, "");
-        continue;
-      }
-      add_input(c->data, Rank1(c->type.tensor_type().elem_type()), from,
-                "data:" + t);
-      add_input(c->shape, Rank1(onnx::TensorProto::INT64), from, "shape:" + t);
-      *g->add_node() = ReshapeNode(FreshName("autoshard_unflatten_" + t),
-                                   c->data, c->shape, t);
-    }
-    return absl::OkStatus();
-  }
-
-  // Step 2: its nodes, without the placement attributes.
-  void AddStageNodes(const StageParts& parts) {
-    const int s = parts.s;
-    onnx::GraphProto* g = parts.g;
-    for (NodeId id : stage_nodes_[s]) {
-      onnx::NodeProto* node = g->add_node();
-      *node = dag_.node(id);
-      auto* attrs = node->mutable_attribute();
-      attrs->erase(std::remove_if(attrs->begin(), attrs->end(),
-                                  [](const onnx::AttributeProto& a) {
-                                    return a.name() == kIpuAttribute ||
-                                           a.name() == kStageAttribute;
-                                  }),
-                   attrs->end());
-    }
-  }
-
-  // Step 3: the names it outputs, in order.
-  std::vector<std::string> StageOutputs(StageParts* parts) {
-    const int s = parts->s;
-    std::set<std::string>& weights = parts->weights;
-    // Outputs: the graph outputs it produces (one that is an initializer
-    // comes out of stage 0), then the cut tensors later stages read.
-    std::vector<std::string> outputs;
-    for (const auto& o : g_.output()) {
-      const NodeId p = dag_.producer_of(o.name());
-      const bool ours = p != kNoNode
-                            ? stage_[p] == s
-                            : s == 0 && initializers_.contains(o.name()) &&
-                                  !input_index_.contains(o.name());
-      if (!ours) continue;
-      if (p == kNoNode) weights.insert(o.name());
-      outputs.push_back(o.name());
-    }
-    auto add_once = [&outputs](const std::string& t) {
-      if (std::find(outputs.begin(), outputs.end(), t) == outputs.end()) {
-        outputs.push_back(t);
-      }
-    };
-    for (NodeId id : stage_nodes_[s]) {
-      if ((is_constant_[id] && !pinned_[id]) || stage_[id] != s) continue;
-      for (const auto& t : dag_.node(id).output()) {
-        auto it = readers_.find(t);
-        if (t.empty() || it == readers_.end()) continue;
-        if (it->second.upper_bound(s) == it->second.end()) continue;
-        add_once(t);
-      }
-    }
-    if (outputs.empty()) {
-      // Nothing later reads what the stage computes (Note [A stage of
-      // constants]): it outputs its own nodes' results that no node of it
-      // reads, so that it still runs (onnxruntime runs no model without
-      // outputs).
-      absl::flat_hash_set<std::string> read_here;
-      for (NodeId id : stage_nodes_[s]) {
-        for (const std::string& t : Reads(id)) read_here.insert(t);
-      }
-      for (NodeId id : stage_nodes_[s]) {
-        if (stage_[id] != s) continue;
-        for (const auto& t : dag_.node(id).output()) {
-          if (!t.empty() && !read_here.contains(t)) add_once(t);
-        }
-      }
-    }
-    return outputs;
-  }
-
-  // Step 4: those outputs (flattened ones as data and shape).
-  absl::Status AddStageOutputs(const std::vector<std::string>& outputs,
-                               StageParts* parts) {
-    const int s = parts->s;
-    onnx::GraphProto* g = parts->g;
-    proto::SplitStage* entry = parts->entry;
-    std::string minus_one;  // the [-1] shape that flattens, when needed
-    for (const std::string& t : outputs) {
-      auto add_output = [&](const std::string& name,
-                            const onnx::ValueInfoProto& vi,
-                            const std::string& carries, bool read) {
-        *g->add_output() = vi;
-        proto::SplitStageOutput* o = entry->add_outputs();
-        o->set_name(name);
-        SetDims(vi.type(), o);
-        o->set_model_output(graph_outputs_.contains(name));
-        if (!carries.empty()) o->set_carries(carries);
-        if (auto it = readers_.find(t); read && it != readers_.end()) {
-          for (auto r = it->second.upper_bound(s); r != it->second.end(); ++r) {
-            o->add_read_by(*r);
-          }
-        }
-      };
-      auto declared = std::find_if(
-          g_.output().begin(), g_.output().end(),
-          [&t](const onnx::ValueInfoProto& o) { return o.name() == t; });
-      if (declared != g_.output().end()) {
-        // A graph output later stages read as a flattened cut tensor is
-        // output both ways: itself, for the model, and its data and shape,
-        // for the readers (and only those two list the readers).
-        const auto readers = readers_.find(t);
-        bool flattened = false;
-        if (readers != readers_.end() &&
-            readers->second.upper_bound(s) != readers->second.end()) {
-          ASSIGN_OR_RETURN(const CutType* c, Cut(t));
-          flattened = c->reshaped;
-        }
-        add_output(t, *declared, "", !flattened);
-        if (!flattened) continue;
-      }
-      ASSIGN_OR_RETURN(const CutType* c, Cut(t));
-      onnx::ValueInfoProto vi;
-      if (!c->reshaped) {
-        vi.set_name(t);
-        *vi.mutable_type() = c->type;
-        add_output(t, vi, "", true);
-        continue;
-      }
-      if (minus_one.empty()) {
-        // A Constant node, not an initializer (IR version 3 would want every
-        // initializer among the inputs).
-        minus_one = FreshName("autoshard_flat_shape");
-        onnx::NodeProto* constant = g->add_node();
-        constant->set_name(minus_one);
-        constant->set_op_type("Constant");
-        constant->add_output(minus_one);
-        onnx::AttributeProto* value = constant->add_attribute();
-        value->set_name("value");
-        value->set_type(onnx::AttributeProto::TENSOR);
-        value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-        value->mutable_t()->add_dims(1);
-        value->mutable_t()->add_int64_data(-1);
-      }
-      onnx::NodeProto* shape = g->add_node();
-      shape->set_name(FreshName("autoshard_shape_" + t));
-      shape->set_op_type("Shape");
-      shape->add_input(t);
-      shape->add_output(c->shape);
-      *g->add_node() = ReshapeNode(FreshName("autoshard_flatten_" + t), t,
-                                   minus_one, c->data);
-      vi.set_name(c->data);
-      *vi.mutable_type() = Rank1(c->type.tensor_type().elem_type());
-      add_output(c->data, vi, "data:" + t, true);
-      vi.set_name(c->shape);
-      *vi.mutable_type() = Rank1(onnx::TensorProto::INT64);
-      add_output(c->shape, vi, "shape:" + t, true);
-    }
-    return absl::OkStatus();
-  }
-
-  // Step 5: its weights, and the model's records (value_info,
-  // quantization) for what it computes.
-  void AddStageRecords(const StageParts& parts) {
-    onnx::GraphProto* g = parts.g;
-    const absl::flat_hash_set<std::string>& produced = parts.produced;
-    const std::set<std::string>& weights = parts.weights;
-    for (const std::string& w : weights) {
-      if (auto it = initializers_.find(w); it != initializers_.end()) {
-        *g->add_initializer() = *it->second;
-      } else {
-        *g->add_sparse_initializer() = *sparse_initializers_.at(w);
-      }
-    }
-    // The model's records for what the stage computes inside.
-    std::set<std::string> interface;
-    for (const auto& vi : g->input()) interface.insert(vi.name());
-    for (const auto& vi : g->output()) interface.insert(vi.name());
-    for (const auto& vi : g_.value_info()) {
-      if (produced.contains(vi.name()) && !interface.contains(vi.name())) {
-        *g->add_value_info() = vi;
-      }
-    }
-    for (const auto& qa : g_.quantization_annotation()) {
-      const std::string& t = qa.tensor_name();
-      if (produced.contains(t) || interface.contains(t) || weights.count(t)) {
-        *g->add_quantization_annotation() = qa;
-      }
-    }
-  }
-
-  void FillManifest(const std::set<std::string>& data_files,
-                    proto::SplitManifest* m) const {
-    m->set_format("autoshard-split");
-    m->set_format_version(1);
-    for (const auto& vi : g_.input()) {
-      if (initializers_.contains(vi.name()) ||
-          sparse_initializers_.contains(vi.name())) {
-        continue;
-      }
-      proto::SplitTensor* in = m->add_inputs();
-      in->set_name(vi.name());
-      SetDims(vi.type(), in);
-    }
-    for (const auto& vi : g_.output()) {
-      proto::SplitModelOutput* out = m->add_outputs();
-      out->set_name(vi.name());
-      SetDims(vi.type(), out);
-      const NodeId p = dag_.producer_of(vi.name());
-      out->set_source(p != kNoNode ? absl::StrCat(stage_[p], ":", vi.name())
-                      : input_index_.contains(vi.name())
-                          ? std::string(kGraphInput)
-                          : absl::StrCat("0:", vi.name()));
-    }
-    for (const std::string& f : data_files) m->add_data_files(f);
-  }
-
-  const onnx::ModelProto& model_;
-  const onnx::GraphProto& g_;
-  const Graph& dag_;
-  const Placement* placement_;
-  std::vector<int> ipu_, stage_;  // per node, as placed
-  int num_stages_ = 0;
-  std::vector<int> stage_ipu_;
-  std::vector<uint8_t> is_constant_;
-  std::vector<uint8_t> pinned_;  // per node: a constant kept on its stage
-  std::vector<std::vector<int>> node_stages_;     // per node, ascending
-  std::vector<std::vector<NodeId>> stage_nodes_;  // per stage, topological
-  TypeMap types_;
-  absl::flat_hash_map<std::string, const onnx::TensorProto*> initializers_;
-  absl::flat_hash_map<std::string, const onnx::SparseTensorProto*>
-      sparse_initializers_;
-  absl::flat_hash_map<std::string, int> input_index_;
-  absl::flat_hash_set<std::string> graph_outputs_;
-  absl::flat_hash_map<std::string, std::set<int>> readers_;
-  absl::flat_hash_map<std::string, CutType> cut_types_;
-  absl::flat_hash_set<std::string> names_;  // FreshName's, once used
-  std::vector<std::string>* warnings_ = nullptr;
-};
-
-}  // namespace
+}  // namespace split_internal
 
 std::string StageFileName(int stage) {
   return absl::StrCat("stage_", stage, ".onnx");
@@ -692,32 +207,61 @@ std::string StageFileName(int stage) {
 
 namespace {
 
+using split_internal::Splitter;
+
+// True when `dag` (planning's) has `g`'s nodes: same count, op types and
+// outputs, node by node.
+bool SameNodes(const Graph& dag, const onnx::GraphProto& g) {
+  if (dag.num_nodes() != g.node_size()) return false;
+  for (NodeId id = 0; id < dag.num_nodes(); ++id) {
+    const onnx::NodeProto& a = dag.node(id);
+    const onnx::NodeProto& b = g.node(id);
+    if (a.op_type() != b.op_type() || a.output_size() != b.output_size() ||
+        !std::equal(a.output().begin(), a.output().end(), b.output().begin()))
+      return false;
+  }
+  return true;
+}
+
 absl::StatusOr<Split> SplitPlaced(const onnx::ModelProto& model,
                                   const Placement* placement,
-                                  const fs::path& model_dir) {
+                                  const fs::path& model_dir,
+                                  const PlannedModel* planned) {
   if (model.training_info_size() > 0) {
     return absl::InvalidArgumentError(
         "the model has training_info, which refers to the whole graph; "
         "splitting it is not supported");
   }
-  ASSIGN_OR_RETURN(Graph dag, Graph::Build(model.graph()));
+  if (planned != nullptr && !SameNodes(planned->dag, model.graph())) {
+    return absl::FailedPreconditionError(
+        "the plan was made for another model (its nodes differ)");
+  }
+  std::optional<Graph> own;
+  if (planned == nullptr) {
+    ASSIGN_OR_RETURN(own, Graph::Build(model.graph()));
+  }
+  const Graph& dag = planned != nullptr ? planned->dag : *own;
   if (dag.num_nodes() == 0) {
     return absl::InvalidArgumentError("the model has no nodes to split");
   }
-  return Splitter(model, dag, placement).Run(model_dir);
+  const InterfaceTypes* types = planned != nullptr && planned->interface_types
+                                    ? &*planned->interface_types
+                                    : nullptr;
+  return Splitter(model, dag, placement, types).Run(model_dir);
 }
 
 }  // namespace
 
 absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
                                  const fs::path& model_dir) {
-  return SplitPlaced(annotated, nullptr, model_dir);
+  return SplitPlaced(annotated, nullptr, model_dir, nullptr);
 }
 
 absl::StatusOr<Split> SplitModel(const onnx::ModelProto& model,
                                  const Placement& placement,
-                                 const fs::path& model_dir) {
-  return SplitPlaced(model, &placement, model_dir);
+                                 const fs::path& model_dir,
+                                 const PlannedModel* planned) {
+  return SplitPlaced(model, &placement, model_dir, planned);
 }
 
 }  // namespace autoshard

@@ -62,6 +62,8 @@
 
 namespace autoshard {
 
+struct PlannedModel;  // graph/planned_model.h
+
 struct SplitStageModel {
   onnx::ModelProto model;  // what DIR/<manifest file> holds
   // External-data files the model refers to (relative, sorted, unique).
@@ -87,11 +89,15 @@ absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
                                  const std::filesystem::path& model_dir);
 
 // The same for `model` placed by `placement` (a plan's, passed as it is: the
-// model's annotations, if any, are not read). Errors as above, and
-// InvalidArgument when the placement is not for the model's node count.
+// model's annotations, if any, are not read). `planned`, when not null, is
+// what planning built for this model (Plan::planned): its DAG and interface
+// types are used instead of being computed again. Errors as above,
+// InvalidArgument when the placement is not for the model's node count, and
+// FailedPrecondition when `planned`'s nodes are not the model's.
 absl::StatusOr<Split> SplitModel(const onnx::ModelProto& model,
                                  const Placement& placement,
-                                 const std::filesystem::path& model_dir);
+                                 const std::filesystem::path& model_dir,
+                                 const PlannedModel* planned = nullptr);
 
 // The stage files' names: "stage_<s>.onnx".
 std::string StageFileName(int stage);

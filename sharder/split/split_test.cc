@@ -10,7 +10,6 @@
 #include "graph/model_io.h"
 #include "graph/tensor_types.h"
 #include "gtest/gtest.h"
-#include "sharder/outputs/emit.h"
 #include "tests/test_util.h"
 
 namespace autoshard {

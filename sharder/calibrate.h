@@ -8,8 +8,8 @@
 // uniform (it never changes which tile is fullest), so for each s the best
 // F is the mean residual (floored at 0), and s is searched on a log grid
 // (0.05 .. 20) then refined by golden section on the squared residuals.
-#ifndef AUTOSHARD_SHARDER_ORACLE_CALIBRATE_H_
-#define AUTOSHARD_SHARDER_ORACLE_CALIBRATE_H_
+#ifndef AUTOSHARD_SHARDER_CALIBRATE_H_
+#define AUTOSHARD_SHARDER_CALIBRATE_H_
 
 #include <cstdint>
 #include <filesystem>
@@ -62,4 +62,4 @@ absl::StatusOr<CalibrationResult> CalibrateMemory(
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_ORACLE_CALIBRATE_H_
+#endif  // AUTOSHARD_SHARDER_CALIBRATE_H_

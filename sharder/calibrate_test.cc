@@ -1,4 +1,4 @@
-#include "sharder/oracle/calibrate.h"
+#include "sharder/calibrate.h"
 
 #include <cstdlib>
 #include <fstream>
