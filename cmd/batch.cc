@@ -410,30 +410,13 @@ void RunBatchModel(BatchRun* batch, int i) {
   console.err = &r.err;
   console.show_progress = false;
   console.label = m.path;
-  console.write_lock = &batch->write_lock;
   const auto start = std::chrono::steady_clock::now();
   int code = kExitInternal;
   if (!m.error.ok()) {
     code = ReportError(m.error);
   } else {
-    ShardOptions one = batch->each;
-    one.model.model = m.path;
-    const std::string stem = OutputStem(one, m);
-    one.output = stem + ".sharded.onnx";
-    one.sharding_config = stem + ".sharding.yaml";
-    one.model.plan_path = stem + ".plan.json";
-    code = RunInChild(
-        [&] {
-          CreatedFolders model_folders;
-          model_folders.Make(fs::path(stem).parent_path());
-          try {
-            return ShardOneModel(one);
-          } catch (const std::exception& e) {
-            return ReportError(absl::InternalError(
-                absl::StrCat(m.path, ": internal error: ", e.what())));
-          }
-        },
-        &batch->children);
+    code = ShardInChild(m.path, OutputStem(batch->each, m), &batch->write_lock,
+                        &batch->children);
   }
   proto::BatchRow row = RowOf(m, console, code, start);
   std::lock_guard<std::mutex> lock(batch->mutex);
@@ -453,7 +436,7 @@ proto::BatchSummary PrintRows(const ShardOptions& o, BatchRun* batch,
     width = std::max(width, m.path.size());
   const bool table = !o.model.quiet && o.model.report == "text";
   if (table) {
-    std::lock_guard<std::mutex> printing(ForkMutex());
+    std::lock_guard<std::mutex> printing(PrintMutex());
     std::cout << TableHeader(width) << std::flush;
   }
   proto::BatchSummary summary;
@@ -466,7 +449,7 @@ proto::BatchSummary PrintRows(const ShardOptions& o, BatchRun* batch,
       batch->finished.wait(lock, [&r] { return r.done; });
     }
     {
-      std::lock_guard<std::mutex> printing(ForkMutex());
+      std::lock_guard<std::mutex> printing(PrintMutex());
       progress.Done();
       std::cerr << warnings.Take(r.err.str(), batch->models[i].path)
                 << std::flush;
@@ -527,6 +510,8 @@ int ReportSummary(const ShardOptions& o, const proto::BatchSummary& summary,
 int RunShardBatch(const ShardOptions& o) {
   const auto batch_start = std::chrono::steady_clock::now();
   if (absl::Status s = CheckBatchFlags(o); !s.ok()) return ReportError(s);
+  // In a model's own process (Note [One child process per batch model]).
+  if (std::optional<int> code = ServeAsBatchChild(o)) return *code;
   CreatedFolders created;  // removed at the end if nothing was written there
   if (!created.Make(o.out_dir)) {
     return ReportError(absl::InvalidArgumentError(

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -9,17 +10,33 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "cmd/commands.h"
+#include "graph/output_guard.h"
 #include "proto/batch.pb.h"
+
+extern char** environ;
 
 namespace autoshard::cmd {
 namespace {
+
+// Note [One child process per batch model]: the request (a BatchRow naming
+// the model and its annotated output, base64) and the child's two fds.
+constexpr char kChildEnv[] = "AUTOSHARD_BATCH_CHILD";
+constexpr int kAnswerFd = 3;
+constexpr int kLockFd = 4;
+constexpr char kModelSuffix[] = ".sharded.onnx";
 
 bool WriteAll(int fd, const std::string& bytes) {
   size_t done = 0;
@@ -61,16 +78,10 @@ bool Unframe(const std::string& bytes, size_t* at, std::string* field) {
   return true;
 }
 
-// In the child: runs `run` with fresh buffers and writes the answer to `fd`.
-[[noreturn]] void RunChild(const std::function<int()>& run, int fd) {
-  sigset_t none;
-  sigemptyset(&none);
-  pthread_sigmask(SIG_SETMASK, &none, nullptr);
-  Console& console = CurrentConsole();
-  std::ostringstream out, err;
-  console.out = &out;
-  console.err = &err;
-  const int code = run();
+// The answer to the parent, fd 3 of a batch child: the row with its figures,
+// the stdout text, the stderr text.
+bool SendAnswer(int code, const Console& console, const std::string& out,
+                const std::string& err) {
   proto::BatchRow row;
   row.set_exit_code(code);
   row.set_error(console.error);
@@ -83,8 +94,70 @@ bool Unframe(const std::string& bytes, size_t* at, std::string* field) {
     row.set_assumed(console.assumed);
   }
   const bool sent = WriteAll(
-      fd, Frame(row.SerializeAsString()) + Frame(out.str()) + Frame(err.str()));
-  ::_exit(sent ? 0 : kExitInternal);
+      kAnswerFd, Frame(row.SerializeAsString()) + Frame(out) + Frame(err));
+  ::close(kAnswerFd);
+  return sent;
+}
+
+// This process's arguments, argv[0] first (NUL-separated in
+// /proc/self/cmdline).
+std::vector<std::string> OwnArguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+  return args;
+}
+
+// Starts autoshard again with this process's arguments and `request` in
+// AUTOSHARD_BATCH_CHILD; `answer_fd` becomes its fd 3 and `lock_fd` its fd
+// 4. Returns the child's pid, or -1 with errno set.
+pid_t SpawnChild(const std::string& request, int answer_fd, int lock_fd) {
+  std::vector<std::string> args = OwnArguments();
+  std::vector<std::string> env_strings = {
+      absl::StrCat(kChildEnv, "=", absl::Base64Escape(request))};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!absl::StartsWith(*e, absl::StrCat(kChildEnv, "="))) {
+      env_strings.emplace_back(*e);
+    }
+  }
+  auto pointers = [](std::vector<std::string>& strings) {
+    std::vector<char*> p;
+    for (std::string& s : strings) p.push_back(s.data());
+    p.push_back(nullptr);
+    return p;
+  };
+  std::vector<char*> argv = pointers(args), envp = pointers(env_strings);
+  // Copies at fds >= 10 first, so that the dup2s onto 3 and 4 cannot
+  // overwrite one source with the other.
+  const int answer_copy = ::fcntl(answer_fd, F_DUPFD_CLOEXEC, 10);
+  const int lock_copy =
+      lock_fd < 0 ? -1 : ::fcntl(lock_fd, F_DUPFD_CLOEXEC, 10);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, answer_copy, kAnswerFd);
+  if (lock_copy >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, lock_copy, kLockFd);
+  }
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = -1;
+  const int error = answer_copy < 0
+                        ? errno
+                        : ::posix_spawn(&pid, "/proc/self/exe", &actions, &attr,
+                                        argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  if (answer_copy >= 0) ::close(answer_copy);
+  if (lock_copy >= 0) ::close(lock_copy);
+  if (error != 0) {
+    errno = error;
+    return -1;
+  }
+  return pid;
 }
 
 std::string SignalName(int sig) {
@@ -95,7 +168,7 @@ std::string SignalName(int sig) {
 
 }  // namespace
 
-std::mutex& ForkMutex() {
+std::mutex& PrintMutex() {
   static std::mutex mutex;
   return mutex;
 }
@@ -132,6 +205,11 @@ ProcessWriteLock::ProcessWriteLock() {
   fd_ = memfd_create("autoshard-write-lock", MFD_CLOEXEC);
 }
 
+ProcessWriteLock& ProcessWriteLock::Inherited() {
+  static ProcessWriteLock* lock = new ProcessWriteLock(kLockFd);
+  return *lock;
+}
+
 ProcessWriteLock::~ProcessWriteLock() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -151,30 +229,26 @@ void ProcessWriteLock::unlock() {
   if (fd_ >= 0) ::fcntl(fd_, F_SETLK, &l);
 }
 
-int RunInChild(const std::function<int()>& run, ChildProcesses* children) {
+int ShardInChild(const std::string& model, const std::string& stem,
+                 ProcessWriteLock* write_lock, ChildProcesses* children) {
   Console& console = CurrentConsole();
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     return ReportError(absl::InternalError(
         absl::StrCat("cannot make a pipe: ", strerror(errno))));
   }
-  pid_t pid = -1;
-  {
-    std::lock_guard<std::mutex> no_printing(ForkMutex());
-    pid = ::fork();
-  }
+  proto::BatchRow request;
+  request.set_model(model);
+  request.set_output(absl::StrCat(stem, kModelSuffix));
+  const pid_t pid =
+      SpawnChild(request.SerializeAsString(), fds[1], write_lock->fd());
+  ::close(fds[1]);
   if (pid < 0) {
     ::close(fds[0]);
-    ::close(fds[1]);
     return ReportError(absl::InternalError(
         absl::StrCat("cannot start a process: ", strerror(errno))));
   }
-  if (pid == 0) {
-    ::close(fds[0]);
-    RunChild(run, fds[1]);
-  }
   children->Add(pid);
-  ::close(fds[1]);
   const std::string answer = ReadAll(fds[0]);
   ::close(fds[0]);
   int status = 0;
@@ -208,6 +282,51 @@ int RunInChild(const std::function<int()>& run, ChildProcesses* children) {
       console.label, ": ", how,
       " while sharding it: a bug in autoshard or a library it calls; the "
       "other models go on")));
+}
+
+std::optional<int> ServeAsBatchChild(const ShardOptions& batch) {
+  const char* value = ::getenv(kChildEnv);
+  if (value == nullptr) return std::nullopt;
+  std::string bytes;
+  proto::BatchRow request;
+  const bool understood =
+      absl::Base64Unescape(value, &bytes) && request.ParseFromString(bytes);
+  // Neither the variable nor the two fds are for the compile commands it
+  // starts: one left running would hold the answer pipe open.
+  ::unsetenv(kChildEnv);
+  ::fcntl(kAnswerFd, F_SETFD, FD_CLOEXEC);
+  ::fcntl(kLockFd, F_SETFD, FD_CLOEXEC);
+  if (!understood) {
+    return ReportError(absl::InternalError(
+        absl::StrCat(kChildEnv, ": not a request from autoshard")));
+  }
+  Console& console = CurrentConsole();
+  std::ostringstream out, err;
+  console.out = &out;
+  console.err = &err;
+  console.show_progress = false;
+  console.label = request.model();
+  console.write_lock = &ProcessWriteLock::Inherited();
+  ShardOptions one = batch;
+  one.model.library.jobs = 1;  // models, not compiles, run at once
+  one.model.model = request.model();
+  const std::string stem(absl::StripSuffix(request.output(), kModelSuffix));
+  one.output = request.output();
+  one.sharding_config = stem + ".sharding.yaml";
+  one.model.plan_path = stem + ".plan.json";
+  int code = kExitInternal;
+  {
+    CreatedFolders model_folders;
+    model_folders.Make(std::filesystem::path(stem).parent_path());
+    try {
+      code = ShardOneModel(one);
+    } catch (const std::exception& e) {
+      code = ReportError(absl::InternalError(
+          absl::StrCat(request.model(), ": internal error: ", e.what())));
+    }
+  }
+  return SendAnswer(code, console, out.str(), err.str()) ? kExitOk
+                                                         : kExitInternal;
 }
 
 }  // namespace autoshard::cmd

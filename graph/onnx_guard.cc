@@ -357,7 +357,9 @@ bool IsShape15(const onnx::NodeProto& node, int64_t opset) {
 // input, initializer or earlier node defines (SIGSEGV reading 0x28, found by
 // fuzz_shapes), a graph input without a type, or the output of a node whose
 // own inference failed or is unknown to ONNX (Add of [2] and [3], an
-// unregistered op). The first is refused by CheckShapeInput; the others
+// unregistered op), or an initializer that is no graph input in a model of
+// IR version 3 or less (ONNX types those from IR 4 on). The first is refused
+// by CheckShapeInput; the others
 // depend on ONNX's inference, so in the main graph AddShapeInputTypes gives
 // each such name an empty type for ONNX to fill (or leave empty: the
 // propagator then sees no tensor type and returns). A function body has no
@@ -517,8 +519,13 @@ std::vector<std::string> AddShapeInputTypes(onnx::ModelProto* model) {
       if (vi.has_type()) typed.insert(vi.name());
     }
   }
-  for (const auto& t : g->initializer()) typed.insert(t.name());
-  for (const auto& s : g->sparse_initializer()) typed.insert(s.values().name());
+  // ONNX 1.12 types an initializer that is no graph input only from IR
+  // version 4 on (ShapeInferenceImplBase::processInitializer).
+  if (model->ir_version() >= 4) {
+    for (const auto& t : g->initializer()) typed.insert(t.name());
+    for (const auto& s : g->sparse_initializer())
+      typed.insert(s.values().name());
+  }
   std::vector<std::string> added;
   for (const auto& node : g->node()) {
     if (!IsShape15(node, opset) || typed.contains(node.input(0))) continue;

@@ -352,6 +352,38 @@ TEST(OnnxGuardTest, ShapeOfAnUntypedValueDoesNotCrashOnnx) {
   EXPECT_EQ(r.dim(1).dim_value(), 3);
 }
 
+// ONNX 1.12 types an initializer that is no graph input only from IR version
+// 4 on: below that, Shape-15 of one read a null type (SIGSEGV reading 0x28,
+// tests/fuzz_regressions/fuzz_shapes/shape15_of_initializer_ir3.onnx is the
+// first model below). Now it gets the empty placeholder,
+// removed afterwards. From IR 4 on the initializer keeps its own type (no
+// placeholder hides it): Shape of the [2, 3] w is inferred as [2].
+TEST(OnnxGuardTest, ShapeOfAnInitializerDoesNotCrashOnnxBelowIr4) {
+  onnx::ModelProto old = ParseModelText(R"(
+    <ir_version: 3, opset_import: ["" : 15]>
+    g (float[2] x) => (int64[1] s) <float[2] w = {1.0, 2.0}> {
+      s = Shape(w)
+    })");
+  EXPECT_TRUE(InferShapes(&old).ok());
+  for (const auto& vi : old.graph().value_info()) {
+    EXPECT_NE(vi.name(), "w") << vi.DebugString();
+  }
+  onnx::ModelProto ir8 = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[6] x) => (float[2,3] r) <float[2,3] w = {1, 2, 3, 4, 5, 6}> {
+      s = Shape(w)
+      r = Reshape(x, s)
+    })");
+  ASSERT_TRUE(InferShapes(&ir8).ok());
+  onnx::TensorShapeProto s;
+  for (const auto& vi : ir8.graph().value_info()) {
+    EXPECT_NE(vi.name(), "w") << "no placeholder for a typed initializer";
+    if (vi.name() == "s") s = vi.type().tensor_type().shape();
+  }
+  ASSERT_EQ(s.dim_size(), 1);
+  EXPECT_EQ(s.dim(0).dim_value(), 2);  // Shape of a rank-2 tensor: [2]
+}
+
 // In a model-local function there is no value_info to type a value in, so
 // Shape-15 there may read only a function input.
 TEST(OnnxGuardTest, ShapeInAFunctionOfAComputedValueIsRefused) {

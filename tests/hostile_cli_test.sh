@@ -90,6 +90,26 @@ if [ -z "${AUTOSHARD_SANITIZED:-}" ]; then
   [ ! -e "$TMP/bout/b_deep.sharded.onnx" ] && ok || bad "the crashed model wrote nothing"
   stdout_has "3 models, 1 failed" "the summary line counts it"
 fi
+# The same in every build, sanitized too: the first compile command of the
+# batch kills the process sharding its model ($PPID: autoshard, started
+# again with the batch's own arguments, not a bare fork of the
+# multithreaded parent, which hung under ASan). That model's row says so
+# (exit 1); the other's compile command fails, so it does not fit (exit 3).
+mkdir -p "$TMP/kbatch"
+cp "$SQ" "$TMP/kbatch/a.onnx"
+cp "$SQ" "$TMP/kbatch/b.onnx"
+kill_first="mkdir '$TMP/killed_once' 2>/dev/null && { tr '\\0' ' ' </proc/\$PPID/cmdline >'$TMP/child_cmdline'; tr '\\0' '\\n' </proc/\$PPID/environ >'$TMP/child_environ'; ls /proc/\$\$/fd >'$TMP/compile_fds'; kill -KILL \$PPID; }; exit 1 # {model}"
+expect 1 "batch where one model's process is killed" -- "$BIN" shard "$TMP/kbatch" -n 2 --out-dir "$TMP/kout" \
+  --summary "$TMP/kout/s.csv" --jobs 2 --strategy search --max-candidates 2 --compile-cmd "$kill_first"
+[ "$(grep -c ',1,.*: crashed (SIGKILL) while sharding it' "$TMP/kout/s.csv")" -eq 1 ] && ok || { bad "one row says it was killed"; cat "$TMP/kout/s.csv"; }
+[ "$(grep -c 'sharded.onnx,65,2,false,.*,3,' "$TMP/kout/s.csv")" -eq 1 ] && ok || bad "the other model went on (exit 3)"
+[ "$(ls "$TMP/kout"/*.sharded.onnx | wc -l)" -eq 1 ] && ok || bad "only the other model wrote its outputs"
+case "$(cat "$TMP/child_cmdline")" in
+  "$BIN shard $TMP/kbatch -n 2 --out-dir $TMP/kout "*) ok ;;
+  *) bad "the model ran in autoshard started again: $(cat "$TMP/child_cmdline")" ;;
+esac
+grep -q '^AUTOSHARD_BATCH_CHILD=' "$TMP/child_environ" && ok || bad "the child was started (exec), not forked: its environment names its model"
+! grep -qx 3 "$TMP/compile_fds" && ok || bad "a compile command does not hold the answer pipe (fd 3) open"
 
 # --- Accepted when it should not be (each exit 2, naming the option).
 expect 2 "--available-memory-proportion -1" -- "$BIN" shard "$SQ" -n 2 -o "$TMP/c.onnx" --available-memory-proportion -1
