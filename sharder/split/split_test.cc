@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "graph/annotations.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/tensor_types.h"
