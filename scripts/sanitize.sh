@@ -10,7 +10,10 @@
 # Usage: scripts/sanitize.sh [asan|tsan]...  (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
+# ccache when the machine has it (a fresh Debian 12 machine may not).
+if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
 supp=$PWD/scripts/sanitizer_suppressions
 kinds=("$@")
 [ ${#kinds[@]} -eq 0 ] && kinds=(asan tsan)
