@@ -98,6 +98,81 @@ double FitScale(const std::function<double(double)>& err) {
 
 }  // namespace
 
+namespace {
+
+// The candidates compiled for one model: the whole model on IPU 0, then
+// the raw split at each count of `num_ipus` above 1 that the model's node
+// count allows. `counts[c]` is candidate c's IPU count.
+absl::StatusOr<std::vector<std::vector<int32_t>>> CalibrationCandidates(
+    const onnx::ModelProto& model, const Options& options,
+    const std::vector<int>& num_ipus, int num_nodes, std::vector<int>* counts) {
+  std::vector<std::vector<int32_t>> candidates = {
+      std::vector<int32_t>(num_nodes, 0)};
+  *counts = {1};
+  for (int k : num_ipus) {
+    if (k <= 1 || k > num_nodes) continue;
+    Options split = options;
+    split.num_ipus = k;
+    split.strategy = "raw";
+    split.compile_cmd.clear();
+    ASSIGN_OR_RETURN(Plan plan, PlanModel(model, split));
+    candidates.emplace_back(plan.ipu.begin(), plan.ipu.end());
+    counts->push_back(k);
+  }
+  return candidates;
+}
+
+// One sample and one observation per IPU of each verdict that names a
+// tile of it (the fullest tiles, and the tile that ran out of memory), the
+// first figure per IPU only. `problem` must outlive the samples.
+void AddSamples(const CalibrationModel& m, const ShardingProblem* problem,
+                const std::vector<std::vector<int32_t>>& candidates,
+                const std::vector<int>& counts,
+                const std::vector<CompileVerdict>& verdicts,
+                const proto::DeviceProfile& base, std::vector<Sample>* samples,
+                std::vector<MemoryObservation>* observations) {
+  for (size_t c = 0; c < verdicts.size(); ++c) {
+    std::vector<std::pair<int64_t, int64_t>> figures =
+        verdicts[c].fullest_tiles;
+    if (verdicts[c].tile >= 0 && verdicts[c].bytes > 0)
+      figures.emplace_back(verdicts[c].tile, verdicts[c].bytes);
+    std::vector<uint8_t> seen(counts[c], 0);
+    for (auto [tile, bytes] : figures) {
+      const int64_t ipu = tile / base.tiles_per_ipu();
+      if (ipu < 0 || ipu >= counts[c] || seen[ipu]) continue;
+      seen[ipu] = 1;
+      samples->push_back(
+          {problem, candidates[c], static_cast<int>(ipu), bytes});
+      observations->push_back(
+          {m.path, counts[c], static_cast<int>(ipu), bytes, 0});
+    }
+  }
+}
+
+// Names the fitted profile and records where it came from and its error
+// band (twice the worst residual, at least 2%).
+void DescribeProfile(const proto::DeviceProfile& base, const Options& options,
+                     CalibrationResult* result) {
+  proto::DeviceProfile& out = result->profile;
+  out.set_name(absl::StrCat(base.name(), "-calibrated"));
+  out.clear_sources();
+  out.add_sources(absl::StrFormat(
+      "autoshard calibrate: %d compiles with '%s'; code and codelet bytes x "
+      "%.3f of %s's, tile_fixed_bytes %d",
+      result->compiles, options.compile_cmd, result->code_scale, base.name(),
+      result->tile_fixed_bytes));
+  proto::Calibration* cal = out.mutable_calibration();
+  cal->set_status(absl::StrFormat(
+      "%s: memory fitted by autoshard calibrate to %d figures of %d compiles "
+      "(worst fullest-tile error %.1f%%); times as %s",
+      out.name(), static_cast<int>(result->observations.size()),
+      result->compiles, 100 * result->max_relative_error, base.name()));
+  cal->set_memory_error_band(
+      std::min(1.0, std::max(0.02, 2 * result->max_relative_error)));
+}
+
+}  // namespace
+
 absl::StatusOr<CalibrationResult> CalibrateMemory(
     const std::vector<CalibrationModel>& models, const Options& options,
     const std::vector<int>& num_ipus) {
@@ -105,6 +180,7 @@ absl::StatusOr<CalibrationResult> CalibrateMemory(
     return absl::InvalidArgumentError("calibrate needs --compile-cmd");
   if (models.empty()) return absl::InvalidArgumentError("calibrate: no model");
   std::vector<internal::Prepared> prepared;
+  // Reserved: the samples point at the problems, which must not move.
   prepared.reserve(models.size());
   std::vector<Sample> samples;
   std::vector<MemoryObservation> observations;
@@ -118,20 +194,11 @@ absl::StatusOr<CalibrationResult> CalibrateMemory(
     }
     prepared.push_back(*std::move(p));
     base = prepared.back().device;
-    // Candidates: the whole model on IPU 0, then raw splits.
-    std::vector<std::vector<int32_t>> candidates = {
-        std::vector<int32_t>(prepared.back().problem.num_nodes(), 0)};
-    std::vector<int> counts = {1};
-    for (int k : num_ipus) {
-      if (k <= 1 || k > prepared.back().problem.num_nodes()) continue;
-      Options split = options;
-      split.num_ipus = k;
-      split.strategy = "raw";
-      split.compile_cmd.clear();
-      ASSIGN_OR_RETURN(Plan plan, PlanModel(m.model, split));
-      candidates.emplace_back(plan.ipu.begin(), plan.ipu.end());
-      counts.push_back(k);
-    }
+    std::vector<int> counts;
+    ASSIGN_OR_RETURN(
+        std::vector<std::vector<int32_t>> candidates,
+        CalibrationCandidates(m.model, options, num_ipus,
+                              prepared.back().problem.num_nodes(), &counts));
     onnx::ModelProto named = m.model;
     ASSIGN_OR_RETURN(
         NamingResult ignored,
@@ -143,23 +210,8 @@ absl::StatusOr<CalibrationResult> CalibrateMemory(
         std::vector<CompileVerdict> verdicts,
         oracle.Compile(candidates, base.available_memory_proportion()));
     result.compiles += static_cast<int>(verdicts.size());
-    for (size_t c = 0; c < verdicts.size(); ++c) {
-      std::vector<std::pair<int64_t, int64_t>> figures =
-          verdicts[c].fullest_tiles;
-      if (verdicts[c].tile >= 0 && verdicts[c].bytes > 0)
-        figures.emplace_back(verdicts[c].tile, verdicts[c].bytes);
-      std::vector<uint8_t> seen(counts[c], 0);
-      for (auto [tile, bytes] : figures) {
-        const int64_t ipu = tile / base.tiles_per_ipu();
-        if (ipu < 0 || ipu >= counts[c] || seen[ipu]) continue;
-        seen[ipu] = 1;
-        // `prepared` was reserved: the problem does not move.
-        samples.push_back({&prepared.back().problem, candidates[c],
-                           static_cast<int>(ipu), bytes});
-        observations.push_back(
-            {m.path, counts[c], static_cast<int>(ipu), bytes, 0});
-      }
-    }
+    AddSamples(m, &prepared.back().problem, candidates, counts, verdicts, base,
+               &samples, &observations);
   }
   if (samples.empty()) {
     return absl::FailedPreconditionError(
@@ -183,23 +235,7 @@ absl::StatusOr<CalibrationResult> CalibrateMemory(
             static_cast<double>(std::max<int64_t>(observations[i].bytes, 1)));
   }
   result.observations = std::move(observations);
-  proto::DeviceProfile& out = result.profile;
-  out.set_name(absl::StrCat(base.name(), "-calibrated"));
-  out.clear_sources();
-  out.add_sources(absl::StrFormat(
-      "autoshard calibrate: %d compiles with '%s'; code and codelet bytes x "
-      "%.3f of %s's, tile_fixed_bytes %d",
-      result.compiles, options.compile_cmd, scale, base.name(),
-      result.tile_fixed_bytes));
-  proto::Calibration* cal = out.mutable_calibration();
-  cal->set_status(absl::StrFormat(
-      "%s: memory fitted by autoshard calibrate to %d figures of %d compiles "
-      "(worst fullest-tile error %.1f%%); times as %s",
-      out.name(), static_cast<int>(result.observations.size()), result.compiles,
-      100 * result.max_relative_error, base.name()));
-  // The band: twice the worst residual, at least 2%.
-  cal->set_memory_error_band(
-      std::min(1.0, std::max(0.02, 2 * result.max_relative_error)));
+  DescribeProfile(base, options, &result);
   return result;
 }
 
