@@ -22,8 +22,10 @@ struct PlannedModel {
   std::shared_ptr<const onnx::ModelProto> model;
   Graph dag;
   // The per-stage interface types (InferTensorTypes of the model as given)
-  // when planning's ONNX inference ran on the model's own input shapes and
-  // succeeded; else empty, and the split infers them itself.
+  // from planning's one ONNX inference, on the model as declared when
+  // planning fixed free input dims (ModelShapes::interface_types); empty when
+  // --input-shape replaced a static dim, or ONNX's inference on static inputs
+  // threw: the split infers them itself then.
   std::optional<InterfaceTypes> interface_types;
 };
 

@@ -48,8 +48,8 @@ struct Prepared {
   TensorInfoMap tensors;
   int64_t batch = 1;  // samples per step: the first input's first dim, else 1
   std::vector<std::string> warnings;
-  // The per-stage interface types from the same ONNX inference, when the
-  // inputs are the model's own (ModelShapes::interface_types).
+  // The per-stage interface types from the run's one ONNX inference
+  // (ModelShapes::interface_types), when it could type them.
   std::optional<InterfaceTypes> interface_types;
 };
 
