@@ -182,5 +182,23 @@ TEST(ApplyPlanTest, TakesThePlansNamesWithoutNamingAgain) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// With --compile-cmd the candidates take planning's names (ApplyPlan in the
+// candidate writer, sharder/compile_judge.h): one naming in all (before: a
+// second one on a copy for the compiler). `true` accepts the first
+// candidate; jobs 1 compiles it on this thread.
+TEST(StepCountsTest, ACompileCmdRunNamesOnce) {
+  LoadedModel loaded = SqueezeNet();
+  Options options;
+  options.num_ipus = 2;
+  options.strategy = "search";
+  options.compile_cmd = "true";
+  ThreadStepCounts() = StepCounts();
+  absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GE(plan->proto.search().candidates(), 1);
+  EXPECT_EQ(ThreadStepCounts().node_namings, 1);
+  EXPECT_EQ(ThreadStepCounts().dag_builds, 1);
+}
+
 }  // namespace
 }  // namespace autoshard
