@@ -200,5 +200,38 @@ TEST(StepCountsTest, ACompileCmdRunNamesOnce) {
   EXPECT_EQ(ThreadStepCounts().dag_builds, 1);
 }
 
+// OutputFiles::check_model: the compile oracle's candidates skip the ONNX
+// checker. A Relu with an unknown attribute fails it; so does the input (no
+// file at loaded.path), so the checked write warns, the unchecked one does
+// not look.
+TEST(WriteOutputsTest, CheckModelFalseSkipsTheChecker) {
+  testing::TempDir dir;
+  LoadedModel loaded;
+  loaded.path = dir.path() / "in.onnx";
+  loaded.model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[2] x) => (float[2] y) {
+      y = Relu <foo = 1> (x)
+    })");
+  Options options;
+  options.num_ipus = 1;
+  absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const bool check : {true, false}) {
+    OutputFiles files;
+    files.model = (dir.path() / "out.onnx").string();
+    files.check_model = check;
+    absl::StatusOr<WrittenOutputs> written =
+        WriteOutputs(*plan, files, &loaded, {}, "in.onnx");
+    ASSERT_TRUE(written.ok()) << written.status();
+    bool warned = false;
+    for (const std::string& w : written->warnings) {
+      warned =
+          warned || w.find("Unrecognized attribute: foo") != std::string::npos;
+    }
+    EXPECT_EQ(warned, check);
+  }
+}
+
 }  // namespace
 }  // namespace autoshard
