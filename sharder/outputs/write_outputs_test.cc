@@ -200,19 +200,21 @@ TEST(StepCountsTest, ACompileCmdRunNamesOnce) {
   EXPECT_EQ(ThreadStepCounts().dag_builds, 1);
 }
 
+// A Relu with an attribute ONNX does not define: the checker refuses it.
+constexpr char kUnknownAttributeModel[] = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[2] x) => (float[2] y) {
+    y = Relu <foo = 1> (x)
+  })";
+
 // OutputFiles::check_model: the compile oracle's candidates skip the ONNX
-// checker. A Relu with an unknown attribute fails it; so does the input (no
-// file at loaded.path), so the checked write warns, the unchecked one does
-// not look.
+// checker. The model fails it; so does the input (no file at its path), so
+// the checked write warns, the unchecked one does not look.
 TEST(WriteOutputsTest, CheckModelFalseSkipsTheChecker) {
   testing::TempDir dir;
-  LoadedModel loaded;
-  loaded.path = dir.path() / "in.onnx";
-  loaded.model = testing::ParseModelText(R"(
-    <ir_version: 8, opset_import: ["" : 13]>
-    g (float[2] x) => (float[2] y) {
-      y = Relu <foo = 1> (x)
-    })");
+  LoadedModel loaded{testing::ParseModelText(kUnknownAttributeModel),
+                     dir.path() / "in.onnx",
+                     {}};
   Options options;
   options.num_ipus = 1;
   absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
