@@ -54,24 +54,41 @@ TEST(CompileJudgeTest, TheCandidateTakesThePlansNamesAndPlacement) {
   EXPECT_EQ(files, 1);
 }
 
+// Compiles one candidate (every node on IPU 0) of the residual model with a
+// weight stored in `data_file` of `source_dir`, with `true` as the compiler.
+absl::Status CompileWithDataFile(const fs::path& source_dir,
+                                 const std::string& data_file) {
+  onnx::ModelProto model = testing::ParseModelText(testing::kResidualModelText);
+  testing::AddExternalWeight(model.mutable_graph(), "w2", data_file, 0);
+  CompileOracle oracle("true",
+                       WriteCandidateOf(model, {"n0", "n1", "n2", "n3"}),
+                       source_dir, {data_file}, /*jobs=*/1);
+  return oracle.Compile({{0, 0, 0, 0}}, 0.6).status();
+}
+
 // External data named like the candidate: before, the candidate was renamed
 // over its own data link and the compiler read a model whose weights were
 // the model itself. The output guard refuses it; the link stays.
 TEST(CompileJudgeTest, ACandidateNeverReplacesItsDataLink) {
-  onnx::ModelProto model = testing::ParseModelText(testing::kResidualModelText);
-  testing::AddExternalWeight(model.mutable_graph(), "w2", "candidate.onnx", 0);
   testing::TempDir source;
   std::ofstream(source.path() / "candidate.onnx", std::ios::binary)
       << std::string(64, '\0');  // float[4,4]: 64 bytes
-  CompileOracle oracle("true", WriteCandidateOf(model, {"n0", "n1", "n2", "n3"}),
-                       source.path(), {"candidate.onnx"}, /*jobs=*/1);
-  absl::StatusOr<std::vector<CompileVerdict>> verdicts =
-      oracle.Compile({{0, 0, 0, 0}}, 0.6);
-  ASSERT_FALSE(verdicts.ok());
-  EXPECT_EQ(verdicts.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(verdicts.status().message(), "is an input"))
-      << verdicts.status();
+  const absl::Status status =
+      CompileWithDataFile(source.path(), "candidate.onnx");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(status.message(), "is an input")) << status;
   EXPECT_EQ(fs::file_size(source.path() / "candidate.onnx"), 64u);
+}
+
+// A data file gone since the model was loaded: an error naming it, as
+// SaveModel gave before, not a candidate whose weights are missing.
+TEST(CompileJudgeTest, AMissingDataFileIsAnError) {
+  testing::TempDir source;
+  const absl::Status status = CompileWithDataFile(source.path(), "gone.bin");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(status.message(),
+                                "external data 'gone.bin' is missing"))
+      << status;
 }
 
 }  // namespace

@@ -144,7 +144,8 @@ CompileOracle::CompileOracle(std::string command,
       timeout_s_(timeout_s),
       deadline_(deadline) {}
 
-std::vector<fs::path> CompileOracle::LinkDataFiles(const fs::path& dir) const {
+absl::StatusOr<std::vector<fs::path>> CompileOracle::LinkDataFiles(
+    const fs::path& dir) const {
   // Hard links, or symlinks to the real files where a hard link cannot be
   // made (another file system, a file of another user): the compiler only
   // reads them. They are the candidate's inputs, not outputs: the writer
@@ -155,7 +156,12 @@ std::vector<fs::path> CompileOracle::LinkDataFiles(const fs::path& dir) const {
     links.push_back(dst);
     std::error_code ec;
     const fs::path src = fs::canonical(source_dir_ / rel, ec);
-    if (ec || fs::exists(fs::symlink_status(dst, ec))) continue;
+    if (ec) {
+      return absl::InvalidArgumentError(
+          absl::StrCat((dir / "candidate.onnx").string(), ": external data '",
+                       rel, "' is missing"));
+    }
+    if (fs::exists(fs::symlink_status(dst, ec))) continue;
     fs::create_directories(dst.parent_path(), ec);
     fs::create_hard_link(src, dst, ec);
     if (ec) fs::create_symlink(src, dst, ec);
@@ -182,7 +188,8 @@ absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
     const std::vector<int32_t>& ipu_of_node, const fs::path& dir,
     double amp) const {
   const fs::path path = dir / "candidate.onnx";
-  RETURN_IF_ERROR(write_candidate_(ipu_of_node, path, LinkDataFiles(dir)));
+  ASSIGN_OR_RETURN(std::vector<fs::path> links, LinkDataFiles(dir));
+  RETURN_IF_ERROR(write_candidate_(ipu_of_node, path, links));
   const auto now = std::chrono::steady_clock::now();
   const auto limit =
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(

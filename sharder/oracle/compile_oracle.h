@@ -86,8 +86,9 @@ class CompileOracle {
   // The shell command that compiles the model at `path` with `amp`.
   std::string CommandFor(const std::filesystem::path& path, double amp) const;
   // Links the external-data files into `dir` (once: existing names are kept)
-  // and returns their paths there.
-  std::vector<std::filesystem::path> LinkDataFiles(
+  // and returns their paths there. InvalidArgument for a file gone from
+  // source_dir (as SaveModel says it).
+  absl::StatusOr<std::vector<std::filesystem::path>> LinkDataFiles(
       const std::filesystem::path& dir) const;
 
   std::string command_;
