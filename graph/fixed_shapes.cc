@@ -97,42 +97,42 @@ void SubstituteType(const Symbols& symbols, onnx::TypeProto* type,
   s->resolved = false;
 }
 
-// Clears every dim_param, so that two results that agree on what is known
-// compare equal whatever ONNX named their unknown dims.
-void ForgetSymbols(onnx::TensorShapeProto* shape) {
-  for (auto& d : *shape->mutable_dim()) {
-    if (d.has_dim_param()) d.clear_dim_param();
+// Whether two shapes agree on what is known: the same rank, the same values
+// where either has one (a symbol counts as unknown, whatever ONNX named it).
+bool SameKnown(const onnx::TensorShapeProto* a,
+               const onnx::TensorShapeProto* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  if (a->dim_size() != b->dim_size()) return false;
+  for (int i = 0; i < a->dim_size(); ++i) {
+    const auto& x = a->dim(i);
+    const auto& y = b->dim(i);
+    if (x.has_dim_value() != y.has_dim_value() ||
+        (x.has_dim_value() && x.dim_value() != y.dim_value())) {
+      return false;
+    }
   }
+  return true;
 }
 
-void ForgetSymbols(onnx::TypeProto* type) {
-  switch (type->value_case()) {
-    case onnx::TypeProto::kTensorType:
-      ForgetSymbols(type->mutable_tensor_type()->mutable_shape());
-      return;
-    case onnx::TypeProto::kSparseTensorType:
-      ForgetSymbols(type->mutable_sparse_tensor_type()->mutable_shape());
-      return;
+bool SameKnown(const onnx::TypeProto* a, const onnx::TypeProto* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  if (a->value_case() != b->value_case()) return false;
+  switch (a->value_case()) {
+    case onnx::TypeProto::kTensorType: {
+      const auto& x = a->tensor_type();
+      const auto& y = b->tensor_type();
+      return x.elem_type() == y.elem_type() && x.has_shape() == y.has_shape() &&
+             SameKnown(&x.shape(), &y.shape());
+    }
     case onnx::TypeProto::kSequenceType:
-      ForgetSymbols(type->mutable_sequence_type()->mutable_elem_type());
-      return;
+      return SameKnown(&a->sequence_type().elem_type(),
+                       &b->sequence_type().elem_type());
     case onnx::TypeProto::kOptionalType:
-      ForgetSymbols(type->mutable_optional_type()->mutable_elem_type());
-      return;
-    case onnx::TypeProto::kMapType:
-      ForgetSymbols(type->mutable_map_type()->mutable_value_type());
-      return;
-    default:
-      return;
+      return SameKnown(&a->optional_type().elem_type(),
+                       &b->optional_type().elem_type());
+    default:  // maps and sparse tensors: byte for byte
+      return a->SerializeAsString() == b->SerializeAsString();
   }
-}
-
-template <typename Proto>
-std::string WithoutSymbols(const Proto* proto) {
-  if (proto == nullptr) return "none";
-  Proto copy = *proto;
-  ForgetSymbols(&copy);
-  return copy.SerializeAsString();
 }
 
 // The symbols the fixed inputs give values to. FailedPrecondition when an
@@ -307,28 +307,33 @@ class FixedInference {
     }
   }
 
-  // The declared result for `name`, substituted; null when there is none.
-  const onnx::TypeProto* DeclaredType(const std::string& name,
-                                      onnx::TypeProto* out,
-                                      Substitution* s) const {
-    auto it = declared_types_.find(name);
-    if (it == declared_types_.end()) {
-      s->resolved = false;
-      return nullptr;
-    }
-    *out = *it->second;
-    SubstituteType(symbols_, out, s);
-    return out;
-  }
+  // The declared result for a node output, with the fixed symbols
+  // substituted (computed once).
+  struct Declared {
+    bool has_type = false;
+    onnx::TypeProto type;
+    bool has_data = false;
+    onnx::TensorShapeProto data;
+    Substitution substitution;
+  };
 
-  const onnx::TensorShapeProto* DeclaredData(const std::string& name,
-                                             onnx::TensorShapeProto* out,
-                                             Substitution* s) const {
-    auto it = declared_data_.find(name);
-    if (it == declared_data_.end()) return nullptr;
-    *out = it->second;
-    SubstituteDims(symbols_, out, s);
-    return out;
+  const Declared& DeclaredOf(const std::string& name) {
+    auto [it, added] = declared_.try_emplace(name);
+    Declared& d = it->second;
+    if (!added) return d;
+    if (auto t = declared_types_.find(name); t != declared_types_.end()) {
+      d.has_type = true;
+      d.type = *t->second;
+      SubstituteType(symbols_, &d.type, &d.substitution);
+    } else {
+      d.substitution.resolved = false;
+    }
+    if (auto v = declared_data_.find(name); v != declared_data_.end()) {
+      d.has_data = true;
+      d.data = v->second;
+      SubstituteDims(symbols_, &d.data, &d.substitution);
+    }
+    return d;
   }
 
   // Whether `name` holds a value data propagation can read: propagated data,
@@ -343,7 +348,7 @@ class FixedInference {
                                   t.data_type() == onnx::TensorProto::INT32);
   }
 
-  bool IsDirty(const onnx::NodeProto& node) const {
+  bool IsDirty(const onnx::NodeProto& node) {
     if (HasSubgraph(node)) return true;
     bool input_has_data = false;
     for (const std::string& in : node.input()) {
@@ -354,15 +359,11 @@ class FixedInference {
     bool output_without_data = false;
     for (const std::string& out : node.output()) {
       if (out.empty()) continue;
-      Substitution s;
-      onnx::TypeProto type;
-      onnx::TensorShapeProto data;
-      DeclaredType(out, &type, &s);
-      output_without_data |= DeclaredData(out, &data, &s) == nullptr;
-      if (!s.resolved) return true;
+      const Declared& d = DeclaredOf(out);
+      if (!d.substitution.resolved) return true;
+      output_without_data |= !d.has_data;
       // A record of the file that names a fixed symbol (the Note).
-      auto it = types_.find(out);
-      if (it != types_.end()) {
+      if (auto it = types_.find(out); it != types_.end()) {
         Substitution recorded;
         onnx::TypeProto copy = *it->second;
         SubstituteType(symbols_, &copy, &recorded);
@@ -469,11 +470,9 @@ class FixedInference {
   void Reuse(const onnx::NodeProto& node) {
     for (const std::string& out : node.output()) {
       if (out.empty()) continue;
-      Substitution s;
-      onnx::TypeProto type;
-      if (DeclaredType(out, &type, &s) != nullptr) UpdateType(out, &type);
-      onnx::TensorShapeProto data;
-      if (DeclaredData(out, &data, &s) != nullptr) data_[out] = data;
+      Declared& d = declared_[out];  // IsDirty made it
+      if (d.has_type) UpdateType(out, &d.type);
+      if (d.has_data) data_[out] = d.data;
     }
   }
 
@@ -482,15 +481,13 @@ class FixedInference {
   void NoteChanges(const onnx::NodeProto& node) {
     for (const std::string& out : node.output()) {
       if (out.empty()) continue;
-      Substitution s;
-      onnx::TypeProto type;
-      onnx::TensorShapeProto data;
+      const Declared& d = DeclaredOf(out);
       auto t = types_.find(out);
-      auto d = data_.find(out);
-      if (WithoutSymbols(DeclaredType(out, &type, &s)) !=
-              WithoutSymbols(t == types_.end() ? nullptr : t->second) ||
-          WithoutSymbols(DeclaredData(out, &data, &s)) !=
-              WithoutSymbols(d == data_.end() ? nullptr : &d->second)) {
+      auto v = data_.find(out);
+      if (!SameKnown(d.has_type ? &d.type : nullptr,
+                     t == types_.end() ? nullptr : t->second) ||
+          !SameKnown(d.has_data ? &d.data : nullptr,
+                     v == data_.end() ? nullptr : &v->second)) {
         changed_.insert(out);
       }
     }
@@ -512,6 +509,7 @@ class FixedInference {
   std::list<onnx::TypeProto> initializer_types_;
   si::GraphInferenceContext graph_context_;
   std::unordered_set<std::string> changed_;
+  std::unordered_map<std::string, Declared> declared_;
 };
 
 }  // namespace
@@ -521,8 +519,14 @@ absl::Status InferFixedShapes(const onnx::ModelProto& declared,
                               onnx::ModelProto* fixed) {
   ASSIGN_OR_RETURN(Symbols symbols,
                    FixedSymbols(declared.graph(), fixed->graph()));
-  // What InferShapes does around ONNX's call (graph/shapes.cc).
-  RETURN_IF_ERROR(CheckModelForOnnx(*fixed));
+  // What InferShapes does around ONNX's call (graph/shapes.cc). `declared`
+  // passed CheckModelForOnnx and differs only in its inputs' dims, so only
+  // those are checked again (the same message, naming the input).
+  onnx::ModelProto inputs_only;
+  inputs_only.set_ir_version(fixed->ir_version());
+  *inputs_only.mutable_opset_import() = fixed->opset_import();
+  *inputs_only.mutable_graph()->mutable_input() = fixed->graph().input();
+  RETURN_IF_ERROR(CheckModelForOnnx(inputs_only));
   // Inferred in place (a DAG may point at `fixed`'s nodes): what inference
   // writes is kept, to be put back on failure.
   onnx::GraphProto* g = fixed->mutable_graph();
