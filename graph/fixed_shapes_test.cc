@@ -93,8 +93,11 @@ TEST(FixedShapesTest, AnalyzeShapesInfersOnceAndInterfacesKeepTheBatch) {
   EXPECT_EQ(shapes.tensors["a"].dims, (std::vector<int64_t>{1, 3, 4}));
   EXPECT_EQ(shapes.tensors["r"].dims, (std::vector<int64_t>{2, 6}));
   // The stage interfaces: a keeps the model's symbol.
-  ASSERT_TRUE(shapes.interface_types.has_value());
-  const onnx::TypeProto& a = shapes.interface_types->types.at("a");
+  ASSERT_TRUE(shapes.declared_inferred);
+  const InterfaceTypes interfaces =
+      InterfaceTypesOf(declared, shapes.declared_recorded, *graph);
+  EXPECT_EQ(ThreadStepCounts().onnx_inferences, 1);
+  const onnx::TypeProto& a = interfaces.types.at("a");
   ASSERT_EQ(a.tensor_type().shape().dim_size(), 3);
   EXPECT_EQ(a.tensor_type().shape().dim(0).dim_param(), "batch");
 }

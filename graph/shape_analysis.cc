@@ -76,6 +76,12 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
   return m;
 }
 
+InterfaceTypes InterfaceTypesOf(const onnx::ModelProto& inferred,
+                                const TypeMap& recorded, const Graph& graph) {
+  return TypesAfterInference(inferred, recorded, inferred.graph(), graph,
+                             Twins(inferred));
+}
+
 ModelShapes AnalyzeShapes(onnx::ModelProto* model, const std::string& hint,
                           const Graph* interface_graph,
                           onnx::ModelProto* declared) {
@@ -87,9 +93,9 @@ ModelShapes AnalyzeShapes(onnx::ModelProto* model, const std::string& hint,
     const TypeMap recorded = RecordedTypes(*declared);
     ShapeDataMap data;
     if (absl::Status s = InferShapes(declared, &data); s.ok()) {
-      out.interface_types =
-          TypesAfterInference(*declared, recorded, declared->graph(),
-                              *interface_graph, Twins(*declared));
+      // The interfaces are typed when a split asks (InterfaceTypesOf).
+      out.declared_inferred = true;
+      out.declared_recorded = recorded;
       inferred = InferFixedShapes(*declared, data, model);
     } else {
       // The split's retries without the failing node, from this failure:
@@ -112,8 +118,8 @@ ModelShapes AnalyzeShapes(onnx::ModelProto* model, const std::string& hint,
     } else if (interface_graph != nullptr && declared == nullptr) {
       // Before the propagation pass writes its shapes into value_info: the
       // interfaces are typed from ONNX's inference and the rules alone.
-      out.interface_types = TypesAfterInference(
-          *model, recorded, model->graph(), *interface_graph, Twins(*model));
+      out.interface_types =
+          InterfaceTypesOf(*model, recorded, *interface_graph);
     }
   }
   if (std::string bad = NegativeDims(model->graph()); !bad.empty()) {

@@ -44,11 +44,22 @@ struct ModelShapes {
   std::vector<std::string> warnings;
   // What InferTensorTypes(model as declared, *interface_graph) would return,
   // from the same inference, when AnalyzeShapes was given interface_graph
-  // and either `declared` (when ONNX's inference throws, with
-  // InferTensorTypes's retries without the failing node) or an inference
-  // that succeeded; else empty, and the split infers them itself.
+  // and either no `declared` and ONNX's inference succeeded, or `declared`
+  // and ONNX's inference on it threw (with InferTensorTypes's retries
+  // without the failing node); else empty (see declared_inferred).
   std::optional<InterfaceTypes> interface_types;
+  // True when `declared`'s inference succeeded: then InterfaceTypesOf(
+  // *declared, declared_recorded, *interface_graph) are the interface types
+  // (computed when a split asks, not by planning).
+  bool declared_inferred = false;
+  TypeMap declared_recorded;  // RecordedTypes(*declared) before its inference
 };
+
+// The per-stage interface types from `inferred`, a model after ONNX's
+// inference, and `recorded`, RecordedTypes of it before that inference.
+// `graph` is built from its graph (or one with the same nodes).
+InterfaceTypes InterfaceTypesOf(const onnx::ModelProto& inferred,
+                                const TypeMap& recorded, const Graph& graph);
 
 // Gives `model` (planning's copy, its input dims fixed) the value_info
 // ONNX's shape inference writes, then runs the propagation pass. `hint` ends

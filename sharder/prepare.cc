@@ -237,6 +237,10 @@ absl::StatusOr<TensorInfoMap> AnalyzePreparedShapes(
                     declared_model.get());
   for (auto& w : shapes.warnings) p->warnings.push_back(std::move(w));
   p->interface_types = std::move(shapes.interface_types);
+  if (shapes.declared_inferred) {
+    p->declared = std::move(declared_model);
+    p->declared_recorded = std::move(shapes.declared_recorded);
+  }
   if (!changes.overridden.empty()) {
     RETURN_IF_ERROR(CheckReshapeConstants(p->model->graph(), shapes.tensors));
   }
@@ -336,6 +340,8 @@ std::shared_ptr<const PlannedModel> TakePlannedModel(Prepared p) {
   planned->model = std::move(p.model);
   planned->dag = std::move(p.graph);
   planned->interface_types = std::move(p.interface_types);
+  planned->declared = std::move(p.declared);
+  planned->declared_recorded = std::move(p.declared_recorded);
   return planned;
 }
 

@@ -51,6 +51,10 @@ struct Prepared {
   // The per-stage interface types from the run's one ONNX inference
   // (ModelShapes::interface_types), when it could type them.
   std::optional<InterfaceTypes> interface_types;
+  // The model as declared after that inference, when the interfaces are to
+  // be typed from it (PlannedModel::declared).
+  std::shared_ptr<const onnx::ModelProto> declared;
+  TypeMap declared_recorded;
 };
 
 // Names, shapes, builds and costs `model` per `options` (num_ipus and
