@@ -30,8 +30,9 @@
 
 namespace autoshard {
 
-// `declared`: the model as declared after InferShapes, `declared_data` that
-// inference's propagated values. `fixed`: the same model with its main-graph
+// `declared`: the model as declared after InferShapes succeeded on it (so it
+// passed CheckModelForOnnx), `declared_data` that inference's propagated
+// values. `fixed`: the same model with its main-graph
 // inputs' dims fixed, before any inference: the same nodes, initializers,
 // value_info and outputs as `declared` had before its inference, and inputs
 // of the same names, types and ranks whose every static dim is as declared.
