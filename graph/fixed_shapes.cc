@@ -30,7 +30,10 @@ namespace si = onnx::shape_inference;
 // propagated from Shape), ONNX's own function for that node runs on the fixed
 // inputs. The substitution is trusted only for values ONNX inferred: a
 // recorded value_info that mentions a fixed symbol stays a symbol in the
-// fixed model unless ONNX infers the node, so such a node runs too.
+// fixed model unless ONNX infers the node, so such a node runs too; so does
+// one with a recorded type and an input that holds a fixed symbol, whose
+// value may contradict the record (y recorded [5,3] from x [batch,3]: with
+// batch = 1 ONNX's inference throws).
 
 // Input symbol -> the value the fixed model gives it; a symbol given two
 // values is not substituted.
@@ -351,10 +354,12 @@ class FixedInference {
   bool IsDirty(const onnx::NodeProto& node) {
     if (HasSubgraph(node)) return true;
     bool input_has_data = false;
+    bool input_touched = false;
     for (const std::string& in : node.input()) {
       if (in.empty()) continue;
       if (changed_.count(in) > 0) return true;
       input_has_data |= HasData(in);
+      input_touched |= DeclaredOf(in).substitution.touched;
     }
     bool output_without_data = false;
     for (const std::string& out : node.output()) {
@@ -362,8 +367,10 @@ class FixedInference {
       const Declared& d = DeclaredOf(out);
       if (!d.substitution.resolved) return true;
       output_without_data |= !d.has_data;
-      // A record of the file that names a fixed symbol (the Note).
+      // A record of the file that names a fixed symbol, or that the fixed
+      // inputs may contradict (the Note).
       if (auto it = types_.find(out); it != types_.end()) {
+        if (input_touched) return true;
         Substitution recorded;
         onnx::TypeProto copy = *it->second;
         SubstituteType(symbols_, &copy, &recorded);

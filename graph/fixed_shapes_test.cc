@@ -121,5 +121,26 @@ TEST(FixedShapesTest, AReplacedStaticDimIsRefused) {
   EXPECT_EQ(fixed.SerializeAsString(), before);
 }
 
+// y's recorded [5,3] agrees with x [batch,3] but not with batch = 1: ONNX's
+// inference on the fixed model throws, so InferFixedShapes does too, and
+// leaves the model as it was (the caller then runs that inference).
+TEST(FixedShapesTest, ARecordTheFixedDimsContradictIsAnError) {
+  constexpr char kText[] = R"(
+    <ir_version: 8, opset_import: ["" : 14]>
+    g (float[batch,3] x) => (float[5,3] y) {
+      y = Relu(x)
+    })";
+  onnx::ModelProto declared = testing::ParseModelText(kText);
+  ShapeDataMap data;
+  ASSERT_TRUE(InferShapes(&declared, &data).ok());
+  onnx::ModelProto want = Fixed(testing::ParseModelText(kText));
+  EXPECT_FALSE(InferShapes(&want).ok());
+  onnx::ModelProto fixed = Fixed(testing::ParseModelText(kText));
+  const std::string before = fixed.SerializeAsString();
+  absl::Status s = InferFixedShapes(declared, data, &fixed);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(fixed.SerializeAsString(), before);
+}
+
 }  // namespace
 }  // namespace autoshard
