@@ -1,5 +1,7 @@
 #include "sharder/strategies/auto_strategy.h"
 
+#include <algorithm>
+#include <chrono>
 #include <limits>
 #include <optional>
 #include <string>
@@ -10,6 +12,7 @@
 #include "sharder/strategies/builtin.h"
 #include "sharder/strategies/coarsen.h"
 #include "sharder/strategies/ideal_dp.h"
+#include "sharder/strategies/ideal_moves.h"
 #include "sharder/strategies/search_strategy.h"
 #include "sharder/strategies/subgraphs.h"
 
@@ -111,6 +114,36 @@ struct Candidate {
   double seconds = 0;
 };
 
+// Moves between ideals from the best candidate's split (Note [Ideal moves],
+// sharder/strategies/ideal_moves.h), within kIdealMovesSeconds: a candidate
+// "<its name>+moves" when they lower its bottleneck (judged once more with
+// memory), else nullopt.
+std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
+                               double seconds_left) {
+  const ShardingProblem& p = *c.problem;
+  const PlanEvaluation& e = from.result.evaluation;
+  if (c.num_ipus < 2 || !e.fits || p.num_nodes() > kMaxNodeGranularity ||
+      seconds_left <= 0) {
+    return std::nullopt;
+  }
+  const auto t = std::chrono::steady_clock::now();
+  const DeviceModel model(p, c.device, c.precision);
+  IdealMovesOptions options;
+  options.deadline =
+      t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(
+                  std::min(seconds_left, kIdealMovesSeconds)));
+  IdealMovesResult r = ImproveByIdealMoves(p, model, c.num_ipus,
+                                           from.result.assignment.ipu, options);
+  if (r.bottleneck_s >= e.performance.bottleneck_s) return std::nullopt;
+  Candidate moved{from.strategy + "+moves",
+                  Evaluated(c, Assignment{r.ipu, r.ipu},
+                            from.result.available_memory_proportion),
+                  SecondsSince(t)};
+  if (!BetterResult(moved.result, from.result)) return std::nullopt;
+  return moved;
+}
+
 proto::StrategyResult CandidateProto(const Candidate& c, bool chosen) {
   proto::StrategyResult r;
   r.set_strategy(c.strategy);
@@ -172,6 +205,11 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   size_t best = 0;
   for (size_t i = 1; i < candidates.size(); ++i) {
     if (BetterResult(candidates[i].result, candidates[best].result)) best = i;
+  }
+  if (std::optional<Candidate> moved =
+          Moved(c, candidates[best], c.max_search_s - SecondsSince(c.start))) {
+    candidates.push_back(std::move(*moved));
+    best = candidates.size() - 1;
   }
   StrategyResult out = candidates[best].result;
   if (candidates[best].strategy != "search") {
