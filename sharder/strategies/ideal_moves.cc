@@ -33,10 +33,15 @@ class PairSearch {
       if (passive[n] || (ipu[n] != j && ipu[n] != j + 1)) continue;
       local[n] = static_cast<int32_t>(nodes_.size());
       nodes_.push_back(n);
+      on_first_.push_back(ipu[n] == j ? 1 : 0);
       time_s_.push_back(model.NodeTime(n));
       inner_producers_.emplace_back();
-      for (int32_t u : problem.producers[n])
-        if (local[u] >= 0) inner_producers_.back().push_back(local[u]);
+      inner_consumers_.emplace_back();
+      for (int32_t u : problem.producers[n]) {
+        if (local[u] < 0) continue;
+        inner_producers_.back().push_back(local[u]);
+        inner_consumers_[local[u]].push_back(local[n]);
+      }
     }
     for (int32_t p = 0; p < problem.num_nodes(); ++p) {
       if (passive[p] || ipu[p] > j + 1) continue;
@@ -72,7 +77,8 @@ class PairSearch {
     best_ = {std::numeric_limits<double>::infinity(), 0};
     best_set_.clear();
     Visit(0, 0, 0);
-    if (sets_ > max_sets_ || best_set_.empty()) return false;
+    if (sets_ > max_sets_) TryClosures();
+    if (best_set_.empty()) return false;
     *best = best_set_;
     return true;
   }
@@ -93,6 +99,37 @@ class PairSearch {
     in_[i] = 1;
     Visit(i + 1, count + 1, in_s + time_s_[i]);
     in_[i] = 0;
+  }
+
+  // When the sets are too many to try: the current set S0 (IPU j's nodes)
+  // less a node of IPU j and its descendants there, or with a node of IPU
+  // j + 1 and its ancestors there — each a set S. The enumeration's best so
+  // far stays a candidate. O(nodes x (nodes + tensors)).
+  void TryClosures() {
+    std::vector<int32_t> stack;
+    for (int32_t v = 0; v < size(); ++v) {
+      in_ = on_first_;
+      const uint8_t side = on_first_[v];
+      const auto& next = side ? inner_consumers_ : inner_producers_;
+      stack.assign(1, v);
+      in_[v] = side ? 0 : 1;
+      while (!stack.empty()) {
+        const int32_t u = stack.back();
+        stack.pop_back();
+        for (int32_t w : next[u]) {
+          if (on_first_[w] != side || in_[w] != side) continue;
+          in_[w] = side ? 0 : 1;
+          stack.push_back(w);
+        }
+      }
+      int32_t count = 0;
+      double in_s = 0;
+      for (int32_t i = 0; i < size(); ++i) {
+        count += in_[i];
+        if (in_[i]) in_s += time_s_[i];
+      }
+      if (count > 0 && count < size()) Score(in_s);
+    }
   }
 
   void Score(double in_s) {
@@ -117,9 +154,9 @@ class PairSearch {
   const DeviceModel& model_;
   std::vector<int32_t> nodes_;
   std::vector<double> time_s_;
-  std::vector<std::vector<int32_t>> inner_producers_;
+  std::vector<std::vector<int32_t>> inner_producers_, inner_consumers_;
   std::vector<PairTensor> tensors_;
-  std::vector<uint8_t> in_, best_set_;
+  std::vector<uint8_t> on_first_, in_, best_set_;
   double total_s_ = 0, before_s_ = 0, after_s_ = 0;
   int64_t max_sets_ = 0, sets_ = 0;
   std::pair<double, double> best_;

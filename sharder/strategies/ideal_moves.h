@@ -14,8 +14,11 @@
 //             + CopySeconds(C(I_{j+1})).
 // Every I_j between I_{j-1} and I_{j+1} is I_{j-1} ∪ S for a set S of the
 // two IPUs' nodes closed under producers among them; those are enumerated
-// (when at most max_ideals_per_pair) and the S with the least (max(t_j,
-// t_{j+1}), t_j + t_{j+1}) is kept when it beats the current one. Sweeps over
+// and the S with the least (max(t_j, t_{j+1}), t_j + t_{j+1}) is kept when it
+// beats the current one. When they number more than max_ideals_per_pair
+// (wide graphs: detection heads), the first max_ideals_per_pair + 1 are
+// tried, then the current S less a node of IPU j and its descendants there,
+// or with a node of IPU j + 1 and its ancestors there. Sweeps over
 // j = 0..k-2 repeat while one improves. No move raises a stage above the
 // pair's old largest, so the bottleneck never grows; a move is kept only
 // after DeviceModel::EvaluatePerformance confirms it (folded constants go
@@ -33,7 +36,7 @@
 namespace autoshard {
 
 struct IdealMovesOptions {
-  // A pair with more sets S (see the Note) is left as it is.
+  // A pair with more sets S tries these and the closures (see the Note).
   int64_t max_ideals_per_pair = 20000;
   int max_sweeps = 64;
   std::chrono::steady_clock::time_point deadline =
@@ -49,7 +52,8 @@ struct IdealMovesResult {
 // Note [Ideal moves] from `ipu` (per node, a monotone split onto `num_ipus`
 // IPUs with every IPU running a node). PopART's adjacent-stage copies only:
 // with copies_through_host the split is returned as it is. Memory is not
-// judged (the caller evaluates the result). O(sweeps x k x sets x tensors).
+// judged (the caller evaluates the result). O(sweeps x k x (sets + nodes) x
+// tensors).
 IdealMovesResult ImproveByIdealMoves(const ShardingProblem& problem,
                                      const DeviceModel& model, int num_ipus,
                                      std::vector<int32_t> ipu,

@@ -48,13 +48,35 @@ TEST(IdealMovesTest, LeavesTheFixedOrderForABetterIdeal) {
   EXPECT_NEAR(r.bottleneck_s, 5.2, 1e-12);
   EXPECT_EQ(r.ipu, (std::vector<int32_t>{0, 0, 1, 0, 1, 1}));
   EXPECT_EQ(r.moves, 1);
-  // Too many sets for the limit (9 > 5): the split is left as it is.
+  // Too many sets for the limit (9 > 2): the first 3 the enumeration meets,
+  // {}, {0} and {0, 3}, then IPU 0's set {0, 1, 2} less n1 or n2 and their
+  // descendants there ({0}, {0, 1}), or with n3 or n4 and their ancestors
+  // on IPU 1 ({0, 1, 2, 3}, {0, 1, 2, 3, 4}). The best, {0, 1, 2, 3}, takes
+  // 7 s + n2's 16 ns and n3's 0.1 s on IPU 0: worse, so nothing moves.
   IdealMovesOptions few;
-  few.max_ideals_per_pair = 5;
+  few.max_ideals_per_pair = 2;
   const IdealMovesResult none = ImproveByIdealMoves(p, model, 2, start, few);
   EXPECT_EQ(none.ipu, start);
   EXPECT_EQ(none.moves, 0);
   EXPECT_NEAR(none.bottleneck_s, 5.500000016, 1e-12);
+}
+
+// A chain n0 -> n1 -> n2 -> n3, 1, 1, 1, 3 s, 16 B tensors (16 ns a copy),
+// onto 2 IPUs from {0} | {1, 2, 3} (1 s + 16 ns | 5 s + 16 ns), one set
+// allowed: the enumeration stops after {} and {0}; IPU 0's set with n1 or
+// n2 and their ancestors on IPU 1 gives {0, 1} (2 | 4 s) and {0, 1, 2} (3 |
+// 3 s, plus 16 ns each): one move, to 3 s + 16 ns, the optimum.
+TEST(IdealMovesTest, TriesClosuresWhenTheSetsAreTooMany) {
+  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}}, {0, 0, 0, 0},
+                                      {1e9, 1e9, 1e9, 3e9});
+  DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+  IdealMovesOptions one;
+  one.max_ideals_per_pair = 1;
+  const IdealMovesResult r =
+      ImproveByIdealMoves(p, model, 2, {0, 1, 1, 1}, one);
+  EXPECT_NEAR(r.bottleneck_s, 3 + 16e-9, 1e-15);
+  EXPECT_EQ(r.ipu, (std::vector<int32_t>{0, 0, 0, 1}));
+  EXPECT_EQ(r.moves, 1);
 }
 
 // A chain n0 -> n1 -> n2 -> n3, 1, 1, 1, 3 s, 16 B tensors (16 ns a copy),
