@@ -1,6 +1,7 @@
 #include "sharder/bound/cut_bound.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -41,30 +42,142 @@ class ClosureCuts {
   // [lo, hi] (a lower bound on it); -1 when no ideal can.
   int64_t MinCut(double lo, double hi) {
     std::vector<int32_t> in, out;
-    for (int32_t v : problem_.topo_order) {
-      if (passive_[v]) continue;
-      const bool must_in = total_s_ - desc_s_[v] < lo - tolerance_s_;
-      const bool must_out = anc_s_[v] > hi + tolerance_s_;
-      if (must_in && must_out) return -1;
-      if (must_in) in.push_back(v);
-      if (must_out) out.push_back(v);
-    }
+    if (!Forced(lo, hi, &in, &out)) return -1;
     if (in.empty() || out.empty()) return 0;  // the empty or the full ideal
     // Each forced set is a threshold set of a fixed order (by W - P(desc v),
     // by P(anc v)), so its size names it: the last max-flow's sets again.
     const std::pair<size_t, size_t> sizes(in.size(), out.size());
     if (sizes == last_sizes_) return last_cut_;
-    MaxFlow flow(vertices_);
-    for (const Arc& a : arcs_) flow.AddArc(a.u, a.v, a.capacity);
-    for (int32_t v : in) flow.AddArc(0, 2 + v, infinite_);
-    for (int32_t v : out) flow.AddArc(2 + v, 1, infinite_);
+    MaxFlow flow = Network(in, out, infinite_);
     const int64_t cut = flow.Solve(0, 1, infinite_, &work_);
     last_sizes_ = sizes;
     last_cut_ = cut >= infinite_ ? -1 : cut;
     return last_cut_;
   }
 
+  // Note [Window cuts]: a lower bound on the bytes over the boundary of an
+  // ideal whose compute lies in [lo, hi], at least MinCut(lo, hi); -1 when
+  // no ideal can.
+  double WindowCut(double lo, double hi) {
+    const int64_t plain = MinCut(lo, hi);
+    if (plain <= 0) return static_cast<double>(plain);
+    std::vector<int32_t> in, out;
+    Forced(lo, hi, &in, &out);
+    double best = static_cast<double>(plain);
+    double p0 = 0;
+    Lagrangian(0, lo, hi, in, out, &p0);
+    if (p0 >= lo - tolerance_s_ && p0 <= hi + tolerance_s_) return best;
+    // The multiplier's sign: penalise compute above hi, or reward it below
+    // lo; its first value: where the plain cut's ideal pays the bytes of the
+    // smallest (largest) ideal the window allows, the forced nodes.
+    const double sign = p0 > hi ? 1 : -1;
+    const double off = p0 > hi ? p0 - hi : lo - p0;
+    const double edge = static_cast<double>(EdgeBytes(p0 > hi, in, out));
+    double low = 0, high = std::max(best, edge) / off, p = 0;
+    for (int step = 0; step < kWidenSteps && work_ <= max_work_; ++step) {
+      const double value = Lagrangian(sign * high, lo, hi, in, out, &p);
+      best = std::max(best, value);
+      if (p0 > hi ? p <= hi : p >= lo) break;
+      low = high;
+      high *= 2;
+    }
+    for (int step = 0; step < kBisectSteps && work_ <= max_work_; ++step) {
+      const double mid = (low + high) / 2;
+      const double value = Lagrangian(sign * mid, lo, hi, in, out, &p);
+      best = std::max(best, value);
+      if (p0 > hi ? p > hi : p < lo) {
+        low = mid;
+      } else {
+        high = mid;
+      }
+    }
+    return best;
+  }
+
+  void set_max_work(int64_t max_work) { max_work_ = max_work; }
+
  private:
+  static constexpr int kWidenSteps = 4, kBisectSteps = 5;
+
+  // The nodes an ideal with compute in [lo, hi] must hold and must not;
+  // false when some node must do both.
+  bool Forced(double lo, double hi, std::vector<int32_t>* in,
+              std::vector<int32_t>* out) const {
+    for (int32_t v : problem_.topo_order) {
+      if (passive_[v]) continue;
+      const bool must_in = total_s_ - desc_s_[v] < lo - tolerance_s_;
+      const bool must_out = anc_s_[v] > hi + tolerance_s_;
+      if (must_in && must_out) return false;
+      if (must_in) in->push_back(v);
+      if (must_out) out->push_back(v);
+    }
+    return true;
+  }
+
+  // The bytes over the boundary of the forced-in nodes (`smallest`; an
+  // ideal, as a producer's descendants include its reader's), else of all
+  // but the forced-out ones (an ideal too).
+  int64_t EdgeBytes(bool smallest, const std::vector<int32_t>& in,
+                    const std::vector<int32_t>& out) const {
+    std::vector<uint8_t> member(problem_.num_nodes(), smallest ? 0 : 1);
+    for (int32_t v : smallest ? in : out) member[v] = smallest ? 1 : 0;
+    int64_t bytes = 0;
+    for (int32_t v : problem_.topo_order) {
+      if (passive_[v] || !member[v]) continue;
+      for (size_t slot = 0; slot < problem_.output_bytes[v].size(); ++slot) {
+        bool crosses = false;
+        for (int32_t c : problem_.output_consumers[v][slot])
+          crosses |= !passive_[c] && !member[c];
+        if (crosses)
+          bytes += std::max<int64_t>(0, problem_.output_bytes[v][slot]);
+      }
+    }
+    return bytes;
+  }
+
+  // The closure network with the forced nodes tied to the source and sink,
+  // `infinite` standing for an arc no cut may take.
+  MaxFlow Network(const std::vector<int32_t>& in,
+                  const std::vector<int32_t>& out, int64_t infinite) const {
+    MaxFlow flow(vertices_);
+    for (const Arc& a : arcs_)
+      flow.AddArc(a.u, a.v, a.capacity < 0 ? infinite : a.capacity);
+    for (int32_t v : in) flow.AddArc(0, 2 + v, infinite);
+    for (int32_t v : out) flow.AddArc(2 + v, 1, infinite);
+    return flow;
+  }
+
+  // Note [Window cuts] for multiplier `nu` (bytes per second of compute):
+  // min over ideals I of C(I) + nu (P(I) - hi) when nu >= 0, of C(I) + |nu|
+  // (lo - P(I)) when nu < 0; *p_s := P of the smallest minimising ideal.
+  double Lagrangian(double nu, double lo, double hi,
+                    const std::vector<int32_t>& in,
+                    const std::vector<int32_t>& out, double* p_s) {
+    const double scale = std::abs(nu);
+    std::vector<int64_t> weight(problem_.num_nodes(), 0);
+    int64_t sum = 0;
+    for (int32_t v : problem_.topo_order) {
+      if (passive_[v]) continue;
+      // Rounded down: a smaller penalty, so a smaller (still valid) bound.
+      weight[v] = static_cast<int64_t>(std::floor(scale * model_.NodeTime(v)));
+      sum += weight[v];
+    }
+    const int64_t infinite = infinite_ + sum;
+    MaxFlow flow = Network(in, out, infinite);
+    for (int32_t v : problem_.topo_order) {
+      if (passive_[v] || weight[v] == 0) continue;
+      if (nu > 0) flow.AddArc(2 + v, 1, weight[v]);
+      if (nu < 0) flow.AddArc(0, 2 + v, weight[v]);
+    }
+    const int64_t cut = flow.Solve(0, 1, infinite, &work_);
+    *p_s = 0;
+    for (int32_t v : problem_.topo_order)
+      if (!passive_[v] && flow.SourceSide(2 + v)) *p_s += model_.NodeTime(v);
+    if (cut >= infinite) return 0;
+    const double constant = nu >= 0 ? -nu * hi : scale * (lo - total_s_);
+    return static_cast<double>(cut) + constant;
+  }
+
   // Σ times of each node's ancestors and descendants (itself included), by
   // bit sets over the active nodes.
   void ExactReach() {
@@ -142,21 +255,21 @@ class ClosureCuts {
     for (int32_t v : problem_.topo_order) {
       if (passive_[v]) continue;
       for (int32_t u : problem_.producers[v])
-        if (!passive_[u]) arcs_.push_back({2 + v, 2 + u, infinite_});
+        if (!passive_[u]) arcs_.push_back({2 + v, 2 + u, -1});
       for (size_t slot = 0; slot < problem_.output_bytes[v].size(); ++slot) {
         const int64_t b = problem_.output_bytes[v][slot];
         if (b <= 0) continue;
         const int32_t x = vertices_++;
         arcs_.push_back({2 + v, x, b});
         for (int32_t c : problem_.output_consumers[v][slot])
-          if (!passive_[c]) arcs_.push_back({x, 2 + c, infinite_});
+          if (!passive_[c]) arcs_.push_back({x, 2 + c, -1});
       }
     }
   }
 
   struct Arc {
     int32_t u, v;
-    int64_t capacity;
+    int64_t capacity;  // -1: infinite
   };
   const ShardingProblem& problem_;
   const DeviceModel& model_;
@@ -166,6 +279,7 @@ class ClosureCuts {
   double total_s_ = 0, tolerance_s_ = 0;
   int32_t active_ = 0, vertices_ = 0;
   int64_t infinite_ = 1, work_ = 0;
+  int64_t max_work_ = std::numeric_limits<int64_t>::max();
   std::pair<size_t, size_t> last_sizes_{0, 0};  // of the last max-flow
   int64_t last_cut_ = 0;
 };
@@ -201,23 +315,12 @@ double HostBound(ClosureCuts& cuts, const DeviceModel& model, int k,
   return lo;
 }
 
-// PopART's adjacent copies: the DP over compute buckets of Note [Cut bound].
-double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
-                     const CutBoundOptions& options, CutBoundResult* result) {
+// The DP of Note [Cut bound] over buckets [lo[b], hi[b]] whose boundaries
+// copy at least copy_s[b] seconds (infinity: no ideal there).
+double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
+                  const std::vector<double>& copy_s, double total_s, int k) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  const int nb = options.buckets;
-  const double width = cuts.total_s() / nb;
-  std::vector<double> lo(nb), hi(nb), copy_s(nb, 0);
-  for (int b = 0; b < nb; ++b) {
-    lo[b] = b * width;
-    hi[b] = b + 1 == nb ? cuts.total_s() : (b + 1) * width;
-    if (cuts.work() > options.max_work) {
-      result->out_of_work = true;  // the cuts left count 0: still valid
-      continue;
-    }
-    const int64_t cut = cuts.MinCut(lo[b], hi[b]);
-    copy_s[b] = cut < 0 ? kInf : model.CopySeconds(static_cast<double>(cut));
-  }
+  const int nb = static_cast<int>(lo.size());
   // f[b]: the least bottleneck of IPUs 0..d with P(I_d) in bucket b.
   std::vector<double> f(nb), next(nb);
   for (int b = 0; b < nb; ++b) f[b] = lo[b] + copy_s[b];
@@ -235,8 +338,46 @@ double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
   }
   double best = kInf;
   for (int a = 0; a < nb; ++a)
-    best = std::min(best, std::max(f[a], cuts.total_s() - hi[a] + copy_s[a]));
-  return best - cuts.tolerance_s();
+    best = std::min(best, std::max(f[a], total_s - hi[a] + copy_s[a]));
+  return best;
+}
+
+// PopART's adjacent copies: the DP over compute buckets of Note [Cut bound];
+// when it leaves the plan (`upper_s`) more than 1% above, again with the
+// window cuts of Note [Window cuts] over groups of buckets.
+double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
+                     double upper_s, const CutBoundOptions& options,
+                     CutBoundResult* result) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const int nb = options.buckets;
+  const double width = cuts.total_s() / nb;
+  std::vector<double> lo(nb), hi(nb), copy_s(nb, 0);
+  for (int b = 0; b < nb; ++b) {
+    lo[b] = b * width;
+    hi[b] = b + 1 == nb ? cuts.total_s() : (b + 1) * width;
+    if (cuts.work() > options.max_work) {
+      result->out_of_work = true;  // the cuts left count 0: still valid
+      continue;
+    }
+    const int64_t cut = cuts.MinCut(lo[b], hi[b]);
+    copy_s[b] = cut < 0 ? kInf : model.CopySeconds(static_cast<double>(cut));
+  }
+  const double plain = ChainBound(lo, hi, copy_s, cuts.total_s(), k);
+  if (plain >= upper_s * 0.99 || options.window_groups <= 0) {
+    return plain - cuts.tolerance_s();
+  }
+  cuts.set_max_work(options.max_work);
+  const int per = std::max(1, nb / options.window_groups);
+  for (int g = 0; g < nb && cuts.work() <= options.max_work; g += per) {
+    const int last = std::min(nb, g + per) - 1;
+    const double bytes = cuts.WindowCut(lo[g], hi[last]);
+    if (bytes <= 0) continue;
+    for (int b = g; b <= last; ++b)
+      copy_s[b] = std::max(copy_s[b], model.CopySeconds(bytes));
+  }
+  result->out_of_work |= cuts.work() > options.max_work;
+  return std::max(plain, ChainBound(lo, hi, copy_s, cuts.total_s(), k)) -
+         cuts.tolerance_s();
 }
 
 }  // namespace
@@ -255,7 +396,7 @@ CutBoundResult CutBound(const ShardingProblem& problem,
   const double bound =
       problem.copies_through_host
           ? HostBound(cuts, model, num_ipus, cheap, upper_s, options, &result)
-          : AdjacentBound(cuts, model, num_ipus, options, &result);
+          : AdjacentBound(cuts, model, num_ipus, upper_s, options, &result);
   result.work = cuts.work();
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);

@@ -71,11 +71,42 @@ TEST(CutBoundTest, AChainWithSmallTensorsGainsLittle) {
   EXPECT_LE(r.bound_s, 2.000000016);
 }
 
+// A fan: s -> p1..p4 -> t, 1 s each (W = 6 s); s's output, 1000 B, is read
+// by every p, each p's, 1 B, by t (toy chip: 1 GB/s, no fixed cost). On 2
+// IPUs the best split is {s, p1, p2} | {p3, p4, t}: 3 s + 1002 B (1.002 us)
+// a side. The plain min-cut of a bucket near 3 s holds s and not t (Note
+// [Cut bound]) and finds {s, p1..p4}: 4 B, though its compute is 5 s — a
+// bound of 3 s + 4 ns. Note [Window cuts] on the 16 buckets of [2.90625,
+// 3] s: the smallest such ideal, P0 = 5 s > hi = 3 s, so nu > 0, first
+// 1000 B / (5 - 3) s = 500 B/s ({s}: 1000 + 500 - 1500 = 0, P = 1 s: stop
+// widening), then bisected: 250 gives min({s}: 1000 + 250 - 750 = 500,
+// {s..p4}: 4 + 1250 - 750 = 504) = 500 B, the best of the five. On [3,
+// 3.09375] s the same steps from 1000 / 1.90625 give at best 468.3 B (nu =
+// 245.9: 4 + 5 x 245 - 245.9 x 3.09375). The chain's best boundary is at 3
+// s either side: 3 s + min(500, 468.3) B / 1 GB/s, less the 6 ns tolerance.
+TEST(CutBoundTest, WindowCutsKnowTheBoundarysCompute) {
+  ShardingProblem p = MakeTestProblem(
+      6, {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 5}, {2, 5}, {3, 5}, {4, 5}},
+      {0, 0, 0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9, 1e9, 1e9});
+  p.activation_bytes = {1000, 1, 1, 1, 1, 1};
+  testing::RefreshTensors(&p);
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  EXPECT_NEAR(BestMonotone(p, model, 2).second, 3 + 1.002e-6, 1e-12);
+  // Any split bounds the search; {s, p1..p4} | {t} takes 5 s + 4 ns.
+  CutBoundOptions plain;
+  plain.window_groups = 0;
+  EXPECT_NEAR(CutBound(p, model, 2, 5.000000004, plain).bound_s, 3 + 4e-9,
+              1e-8);
+  const CutBoundResult r = CutBound(p, model, 2, 5.000000004, {});
+  EXPECT_NEAR(r.bound_s, 3 + 0.4683e-6 - 6e-9, 2e-10);
+  EXPECT_FALSE(r.out_of_work);
+}
+
 // The bound never exceeds the best monotone split (brute force) on small
 // random DAGs, with either copy model, and never falls below the cheap one.
 TEST(CutBoundTest, NeverAboveBruteForceOnRandomDags) {
   std::mt19937 rng(20261202);
-  int improved = 0;
+  int improved = 0, windowed = 0;
   for (int trial = 0; trial < 120; ++trial) {
     const int n = 4 + static_cast<int>(rng() % 5);  // 4..8
     const int k = 2 + static_cast<int>(rng() % 3);  // 2..4
@@ -89,8 +120,15 @@ TEST(CutBoundTest, NeverAboveBruteForceOnRandomDags) {
     EXPECT_LE(r.bound_s, any * (1 + 1e-9)) << "trial " << trial;
     EXPECT_GE(r.bound_s, model.LowerBound(k)) << "trial " << trial;
     improved += r.improved ? 1 : 0;
+    // Note [Window cuts] only adds: never below the plain bound.
+    CutBoundOptions plain;
+    plain.window_groups = 0;
+    const double without = CutBound(p, model, k, any, plain).bound_s;
+    EXPECT_GE(r.bound_s, without) << "trial " << trial;
+    windowed += r.bound_s > without * (1 + 1e-9) ? 1 : 0;
   }
   EXPECT_GT(improved, 10);  // the large tensors make it count
+  EXPECT_GT(windowed, 3);
 }
 
 }  // namespace

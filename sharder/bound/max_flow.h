@@ -23,6 +23,11 @@ class MaxFlow {
   // (a path of any length needs O(1) stack).
   int64_t Solve(int32_t source, int32_t sink, int64_t limit, int64_t* work);
 
+  // After a Solve that returned less than its limit: whether `v` is on the
+  // source side of a minimum cut (reached from the source over arcs with
+  // residual capacity: the smallest such side).
+  bool SourceSide(int32_t v) const { return level_[v] >= 0; }
+
  private:
   struct Arc {
     int32_t to, next;
