@@ -55,6 +55,19 @@ class ClosureCuts {
     return last_cut_;
   }
 
+  // The smallest ideal of least cut for [lo, hi] (MinCut's; per node: in
+  // it), empty when no ideal can.
+  std::vector<uint8_t> MinCutIdeal(double lo, double hi) {
+    std::vector<int32_t> in, out;
+    if (!Forced(lo, hi, &in, &out)) return {};
+    MaxFlow flow = Network(in, out, infinite_);
+    if (flow.Solve(0, 1, infinite_, &work_) >= infinite_) return {};
+    std::vector<uint8_t> side(problem_.num_nodes(), 0);
+    for (int32_t v : problem_.topo_order)
+      side[v] = !passive_[v] && flow.SourceSide(2 + v) ? 1 : 0;
+    return side;
+  }
+
   // Note [Window cuts]: a lower bound on the bytes over the boundary of an
   // ideal whose compute lies in [lo, hi], at least MinCut(lo, hi); -1 when
   // no ideal can.
@@ -381,6 +394,32 @@ double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
 }
 
 }  // namespace
+
+std::vector<int32_t> MinCutOrder(const ShardingProblem& problem,
+                                 const DeviceModel& model, int windows) {
+  const int n = problem.num_nodes();
+  std::vector<int32_t> rank(n, windows);
+  ClosureCuts cuts(problem, model);
+  const double width = cuts.total_s() / windows;
+  for (int w = windows - 1; w >= 0; --w) {
+    const std::vector<uint8_t> side =
+        cuts.MinCutIdeal(w * width, (w + 1) * width);
+    for (int32_t v = 0; v < static_cast<int32_t>(side.size()); ++v)
+      if (side[v]) rank[v] = w;
+  }
+  // Folded constants: with their earliest-ranked reader.
+  const std::vector<uint8_t> passive = PassiveConstants(problem);
+  for (auto it = problem.topo_order.rbegin(); it != problem.topo_order.rend();
+       ++it) {
+    if (!passive[*it]) continue;
+    for (int32_t c : problem.consumers[*it])
+      rank[*it] = std::min(rank[*it], rank[c]);
+  }
+  std::vector<int32_t> order = problem.topo_order;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return rank[a] < rank[b]; });
+  return order;
+}
 
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,

@@ -50,6 +50,7 @@
 #define AUTOSHARD_SHARDER_BOUND_CUT_BOUND_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
@@ -86,6 +87,14 @@ struct CutBoundResult {
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,
                         const CutBoundOptions& options);
+
+// A topological order of every node by the first of `windows` equal compute
+// windows whose smallest least-cut ideal (Note [Cut bound]) holds it, then
+// by topological position (an ideal holds its members' producers, so the
+// order is topological); folded constants go with their earliest reader.
+// Slicing it puts boundaries near small cuts the fixed orders miss.
+std::vector<int32_t> MinCutOrder(const ShardingProblem& problem,
+                                 const DeviceModel& model, int windows);
 
 }  // namespace autoshard
 

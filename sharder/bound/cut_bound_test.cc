@@ -1,10 +1,13 @@
 #include "sharder/bound/cut_bound.h"
 
+#include <chrono>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "sharder/bound/certify.h"
+#include "sharder/strategies/optimal_strategy.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
 
@@ -100,6 +103,34 @@ TEST(CutBoundTest, WindowCutsKnowTheBoundarysCompute) {
   const CutBoundResult r = CutBound(p, model, 2, 5.000000004, {});
   EXPECT_NEAR(r.bound_s, 3 + 0.4683e-6 - 6e-9, 2e-10);
   EXPECT_FALSE(r.out_of_work);
+}
+
+// Two branches between n0 and n5: n0 -> n1 -> n2 -> n5, n0 -> n3 -> n4 ->
+// n5, 1, 2, 2, 2, 2, 1 s (W = 10 s, windows of 10 / 64 s); n0's output is
+// 5e8 B, n1's and n3's 1e8 B, the others 16. Until hi reaches 3 s, n1 and
+// n3 have too much ancestry (3 s) and the least cut's ideal is {n0} (first
+// in the window [0.9375, 1.09375] s: rank 6); from [2.96875, 3.125] s
+// (rank 19) it is {n0, n1, n3} (2e8 B, not n0's 5e8), while n2 and n4 (5 s
+// of ancestors) must stay out; from [4.84375, 5] s (rank 31) {n0..n4} (32
+// B); n5 only in the last window (rank 63). So the order is n0, n1, n3, n2,
+// n4, n5, whose slicing {n0, n1, n3} | {n2, n4, n5} takes 5 s + 2e8 B a
+// side (5.2 s), where the file order's best is 5.500000016 s.
+TEST(CutBoundTest, MinCutOrderPutsTheSmallCutFirst) {
+  ShardingProblem p =
+      MakeTestProblem(6, {{0, 1}, {1, 2}, {2, 5}, {0, 3}, {3, 4}, {4, 5}},
+                      {0, 0, 0, 0, 0, 0}, {1e9, 2e9, 2e9, 2e9, 2e9, 1e9});
+  p.activation_bytes = {500000000, 100000000, 16, 100000000, 16, 16};
+  testing::RefreshTensors(&p);
+  DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+  const std::vector<int32_t> order = MinCutOrder(p, model, 64);
+  EXPECT_EQ(order, (std::vector<int32_t>{0, 1, 3, 2, 4, 5}));
+  SliceOrder slices{"min-cut order", {}};
+  for (int32_t v : order) slices.units.push_back({v});
+  const SliceResult r = SliceOptimally(
+      p, model, slices, 2, false,
+      std::chrono::steady_clock::now() + std::chrono::seconds(60));
+  ASSERT_TRUE(r.found);
+  EXPECT_NEAR(r.bottleneck_s, 5.2, 1e-12);
 }
 
 // The bound never exceeds the best monotone split (brute force) on small
