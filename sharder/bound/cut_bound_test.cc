@@ -18,6 +18,7 @@ using ::autoshard::testing::BestMonotone;
 using ::autoshard::testing::MakeTestProblem;
 using ::autoshard::testing::RandomDag;
 using ::autoshard::testing::ToyChip;
+using ::autoshard::testing::TwoBranches;
 
 // A skip connection: n0 -> n1 -> n2 -> n3 and n0 -> n3, 1 s each; n0's
 // output is 1e9 bytes (1 s over the toy chip's 1 GB/s link), the others 16.
@@ -116,11 +117,7 @@ TEST(CutBoundTest, WindowCutsKnowTheBoundarysCompute) {
 // n4, n5, whose slicing {n0, n1, n3} | {n2, n4, n5} takes 5 s + 2e8 B a
 // side (5.2 s), where the file order's best is 5.500000016 s.
 TEST(CutBoundTest, MinCutOrderPutsTheSmallCutFirst) {
-  ShardingProblem p =
-      MakeTestProblem(6, {{0, 1}, {1, 2}, {2, 5}, {0, 3}, {3, 4}, {4, 5}},
-                      {0, 0, 0, 0, 0, 0}, {1e9, 2e9, 2e9, 2e9, 2e9, 1e9});
-  p.activation_bytes = {500000000, 100000000, 16, 100000000, 16, 16};
-  testing::RefreshTensors(&p);
+  ShardingProblem p = TwoBranches();
   DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
   const std::vector<int32_t> order = MinCutOrder(p, model, 64);
   EXPECT_EQ(order, (std::vector<int32_t>{0, 1, 3, 2, 4, 5}));

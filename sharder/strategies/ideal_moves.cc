@@ -1,7 +1,6 @@
 #include "sharder/strategies/ideal_moves.h"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -192,7 +191,8 @@ IdealMovesResult ImproveByIdealMoves(const ShardingProblem& problem,
       const CutBytes cut = ComputeCutBytes(problem, ipu, num_ipus);
       PairSearch pair(problem, model, passive, ipu, j);
       std::vector<uint8_t> in;
-      if (!pair.Best(
+      if (pair.size() > options.max_pair_nodes ||
+          !pair.Best(
               model.CopySeconds(static_cast<double>(cut.in_bytes[j])),
               model.CopySeconds(static_cast<double>(cut.out_bytes[j + 1])),
               options.max_ideals_per_pair, &in)) {

@@ -38,6 +38,9 @@ namespace autoshard {
 struct IdealMovesOptions {
   // A pair with more sets S tries these and the closures (see the Note).
   int64_t max_ideals_per_pair = 20000;
+  // A pair of IPUs holding more nodes is left as it is (the enumeration
+  // recurses once per node; the closures cost nodes x (nodes + tensors)).
+  int32_t max_pair_nodes = 4096;
   int max_sweeps = 64;
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::time_point::max();

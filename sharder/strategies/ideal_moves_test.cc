@@ -18,19 +18,7 @@ using ::autoshard::testing::BestMonotone;
 using ::autoshard::testing::MakeTestProblem;
 using ::autoshard::testing::RandomDag;
 using ::autoshard::testing::ToyChip;
-
-// Two branches between n0 and n5 (as in ideal_dp_test.cc): n0 -> n1 -> n2 ->
-// n5 and n0 -> n3 -> n4 -> n5, 1, 2, 2, 2, 2, 1 s (toy chip: 1 GFLOP/s, 1
-// GB/s). n0's output is 5e8 B (0.5 s), n1's and n3's 1e8 B (0.1 s), the
-// others 16 B (16 ns).
-ShardingProblem TwoBranches() {
-  ShardingProblem p =
-      MakeTestProblem(6, {{0, 1}, {1, 2}, {2, 5}, {0, 3}, {3, 4}, {4, 5}},
-                      {0, 0, 0, 0, 0, 0}, {1e9, 2e9, 2e9, 2e9, 2e9, 1e9});
-  p.activation_bytes = {500000000, 100000000, 16, 100000000, 16, 16};
-  testing::RefreshTensors(&p);
-  return p;
-}
+using ::autoshard::testing::TwoBranches;
 
 TEST(IdealMovesTest, LeavesTheFixedOrderForABetterIdeal) {
   ShardingProblem p = TwoBranches();
