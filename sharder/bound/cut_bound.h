@@ -50,14 +50,12 @@
 #define AUTOSHARD_SHARDER_BOUND_CUT_BOUND_H_
 
 #include <cstdint>
-#include <vector>
 
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
+#include "sharder/strategies/closure_cuts.h"
 
 namespace autoshard {
-
-inline constexpr int32_t kCutBoundExactNodes = 8192;
 
 struct CutBoundOptions {
   // Arc scans of the max-flows at most (a deterministic budget); when spent,
@@ -87,14 +85,6 @@ struct CutBoundResult {
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,
                         const CutBoundOptions& options);
-
-// A topological order of every node by the first of `windows` equal compute
-// windows whose smallest least-cut ideal (Note [Cut bound]) holds it, then
-// by topological position (an ideal holds its members' producers, so the
-// order is topological); folded constants go with their earliest reader.
-// Slicing it puts boundaries near small cuts the fixed orders miss.
-std::vector<int32_t> MinCutOrder(const ShardingProblem& problem,
-                                 const DeviceModel& model, int windows);
 
 }  // namespace autoshard
 

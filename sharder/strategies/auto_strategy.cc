@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "graph/status_macros.h"
-#include "sharder/bound/cut_bound.h"
 #include "sharder/strategies/builtin.h"
+#include "sharder/strategies/closure_cuts.h"
 #include "sharder/strategies/coarsen.h"
 #include "sharder/strategies/ideal_dp.h"
 #include "sharder/strategies/ideal_moves.h"
@@ -117,9 +117,9 @@ struct Candidate {
 };
 
 // The slicing DP (Note [Slicing DP]) on MinCutOrder's order
-// (sharder/bound/cut_bound.h, kMinCutOrderWindows windows), memory judged,
-// within `seconds_left`: a candidate "min-cut order" when its slicing is
-// faster than `best` (judged with memory by Evaluated), else nullopt.
+// (sharder/strategies/closure_cuts.h, kMinCutOrderWindows windows), memory
+// judged, within `seconds_left`: a candidate "min-cut order" when its slicing
+// is faster than `best` (judged with memory by Evaluated), else nullopt.
 std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
                                            const Candidate& best,
                                            double seconds_left) {

@@ -4,7 +4,7 @@
 // kPolishCandidates splits in kPolishSeconds), the ideal DP ("ideal",
 // sharder/strategies/ideal_dp.h); the best of them by BetterResult, then
 // the slicing of the min-cut order ("min-cut order", MinCutOrder in
-// sharder/bound/cut_bound.h) and moves between ideals from the best
+// sharder/strategies/closure_cuts.h) and moves between ideals from the best
 // ("<its name>+moves", sharder/strategies/ideal_moves.h), each kept when
 // better. Never worse than raw. The plan lists every
 // candidate's figures (proto::StrategyResult) and which was chosen.

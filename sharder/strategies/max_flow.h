@@ -1,9 +1,10 @@
 // A maximum flow (Dinic's algorithm; Dinic 1970, as in Cormen et al.,
 // "Introduction to Algorithms", 3rd ed., problem 26-5 and §26.4), with
-// integer capacities: what the cut bound (sharder/bound/cut_bound.h) uses
-// to find the fewest bytes a stage boundary must carry.
-#ifndef AUTOSHARD_SHARDER_BOUND_MAX_FLOW_H_
-#define AUTOSHARD_SHARDER_BOUND_MAX_FLOW_H_
+// integer capacities: what the closure cuts (sharder/strategies/
+// closure_cuts.h) use to find the fewest bytes a stage boundary must carry,
+// for the cut bound (sharder/bound/cut_bound.h) and auto's min-cut order.
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_MAX_FLOW_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_MAX_FLOW_H_
 
 #include <cstdint>
 #include <vector>
@@ -43,4 +44,4 @@ class MaxFlow {
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_BOUND_MAX_FLOW_H_
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_MAX_FLOW_H_
