@@ -18,8 +18,7 @@ CLI::App* SetupApply(CLI::App& app, ApplyOptions* o) {
       "Examples:\n"
       "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx\n"
       "  autoshard apply model.onnx --sharding-config s.yaml -o out.onnx "
-      "--plan plan.json\n" +
-      std::string(kExitCodesHelp));
+      "--plan plan.json\n");
   AddModelFlags(sub, &o->model);
   sub->add_option("--sharding-config", o->sharding_config,
                   "YAML list of {node: NAME, device: I, stage: S}")

@@ -27,8 +27,7 @@ CLI::App* SetupCalibrate(CLI::App& app, CalibrateOptions* o) {
       "  autoshard calibrate model.onnx --compile-cmd 'compile.sh {model}' "
       "-o my_ipu.textproto\n"
       "  autoshard shard model.onnx --device my_ipu.textproto --num-ipus "
-      "auto\n" +
-      std::string(kExitCodesHelp));
+      "auto\n");
   AddModelFlags(sub, &o->model, /*writes_outputs=*/false, &o->models);
   sub->add_option("--compile-cmd", o->compile_cmd,
                   "the compiler, run by /bin/sh with {model} replaced by each "

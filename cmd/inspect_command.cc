@@ -25,8 +25,7 @@ CLI::App* SetupInspect(CLI::App& app, InspectOptions* o) {
       "  autoshard inspect model.onnx --nodes-csv nodes.csv\n"
       "Exit code 3: no IPU count up to 256 fits.\n"
       "JSON schema: share/autoshard/inspect.proto (InspectReport), protobuf's "
-      "JSON mapping.\n" +
-      std::string(kExitCodesHelp));
+      "JSON mapping.\n");
   AddModelFlags(sub, &o->model, /*writes_outputs=*/false);
   sub->add_flag(
       "--json", o->json,

@@ -69,8 +69,7 @@ CLI::App* SetupLaunch(CLI::App& app, LaunchCommandOptions* o) {
       "  autoshard launch plan.json --hosts pod-a,pod-b --nproc-per-host 2 "
       "--partition p256 --vipu-server vipu -- python3 run.py --steps 10\n"
       "  autoshard launch plan.json --hosts pod-a --partition p16 --env "
-      "PYTHONPATH --json launch.json\n" +
-      std::string(kExitCodesHelp));
+      "PYTHONPATH --json launch.json\n");
   sub->add_option("plan", o->plan, "a plan JSON ('autoshard shard --plan')")
       ->required();
   sub->add_option("--hosts", o->hosts, "the hosts, comma-separated: a,b")

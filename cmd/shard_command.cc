@@ -119,8 +119,7 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "<stem>.plan.json there (under its folder's path relative to the "
       "models' common folder when names clash), and one summary row "
       "(model, nodes, IPUs, fits, bottleneck, seconds, error) on stdout. A "
-      "failing model never stops the others.\n" +
-      std::string(kExitCodesHelp));
+      "failing model never stops the others.\n");
   AddModelFlags(sub, &o->model, /*writes_outputs=*/true, &o->models);
   sub->add_option("-n,--num-ipus", o->num_ipus,
                   "number of IPUs, or auto: the smallest power of two (1, 2, "

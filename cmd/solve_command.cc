@@ -18,8 +18,7 @@ CLI::App* SetupSolve(CLI::App& app, SolveCommandOptions* o) {
   sub->footer(
       "Examples:\n"
       "  autoshard solve problem.json\n"
-      "  autoshard solve problem.json --num-ipus 4 --plan plan.json\n" +
-      std::string(kExitCodesHelp));
+      "  autoshard solve problem.json --num-ipus 4 --plan plan.json\n");
   sub->add_option("problem", o->problem, "problem file (JSON)")->required();
   sub->add_option("--num-ipus", o->num_ipus,
                   "replaces the file's num_ipus when given");

@@ -21,8 +21,7 @@ CLI::App* SetupSplit(CLI::App& app, SplitOptions* o) {
       "Examples:\n"
       "  autoshard split model.sharded.onnx --out-dir stages/\n"
       "  autoshard shard model.onnx --num-ipus 4 --split-dir stages/   "
-      "(the same in one step)\n" +
-      std::string(kExitCodesHelp));
+      "(the same in one step)\n");
   sub->add_option("model", o->model,
                   "the annotated .onnx model (external data beside it)")
       ->required();

@@ -1,6 +1,7 @@
 #include "sharder/calibrate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 
@@ -8,9 +9,10 @@
 #include "absl/strings/str_format.h"
 #include "costmodel/device_model.h"
 #include "costmodel/device_profile.h"
-#include "graph/naming.h"
 #include "graph/status_macros.h"
+#include "sharder/compile_judge.h"
 #include "sharder/oracle/compile_oracle.h"
+#include "sharder/planner.h"
 #include "sharder/prepare.h"
 
 namespace autoshard {
@@ -100,12 +102,13 @@ double FitScale(const std::function<double(double)>& err) {
 
 namespace {
 
-// The candidates compiled for one model: the whole model on IPU 0, then
-// the raw split at each count of `num_ipus` above 1 that the model's node
-// count allows. `counts[c]` is candidate c's IPU count.
+// The candidates compiled for the prepared model `p`: the whole model on
+// IPU 0, then the raw split at each count of `num_ipus` above 1 that the
+// model's node count allows. `counts[c]` is candidate c's IPU count.
 absl::StatusOr<std::vector<std::vector<int32_t>>> CalibrationCandidates(
-    const onnx::ModelProto& model, const Options& options,
-    const std::vector<int>& num_ipus, int num_nodes, std::vector<int>* counts) {
+    const internal::Prepared& p, const Options& options,
+    const std::vector<int>& num_ipus, std::vector<int>* counts) {
+  const int num_nodes = p.problem.num_nodes();
   std::vector<std::vector<int32_t>> candidates = {
       std::vector<int32_t>(num_nodes, 0)};
   *counts = {1};
@@ -115,7 +118,9 @@ absl::StatusOr<std::vector<std::vector<int32_t>>> CalibrationCandidates(
     split.num_ipus = k;
     split.strategy = "raw";
     split.compile_cmd.clear();
-    ASSIGN_OR_RETURN(Plan plan, PlanModel(model, split));
+    ASSIGN_OR_RETURN(Plan plan,
+                     internal::PlanPrepared(p, split, nullptr,
+                                            std::chrono::steady_clock::now()));
     candidates.emplace_back(plan.ipu.begin(), plan.ipu.end());
     counts->push_back(k);
   }
@@ -197,15 +202,12 @@ absl::StatusOr<CalibrationResult> CalibrateMemory(
     std::vector<int> counts;
     ASSIGN_OR_RETURN(
         std::vector<std::vector<int32_t>> candidates,
-        CalibrationCandidates(m.model, options, num_ipus,
-                              prepared.back().problem.num_nodes(), &counts));
-    onnx::ModelProto named = m.model;
-    ASSIGN_OR_RETURN(
-        NamingResult ignored,
-        AssignNodeNames(options.strict_names, named.mutable_graph()));
-    (void)ignored;
-    CompileOracle oracle(options.compile_cmd, named, m.model_dir,
-                         m.external_files, options.jobs);
+        CalibrationCandidates(prepared.back(), options, num_ipus, &counts));
+    // The candidates carry planning's names (ApplyPlan): no second naming.
+    CompileOracle oracle(
+        options.compile_cmd,
+        internal::WriteCandidateOf(m.model, prepared.back().problem.names),
+        m.model_dir, m.external_files, options.jobs);
     ASSIGN_OR_RETURN(
         std::vector<CompileVerdict> verdicts,
         oracle.Compile(candidates, base.available_memory_proportion()));

@@ -6,6 +6,7 @@
 #include "costmodel/device_profile.h"
 #include "google/protobuf/text_format.h"
 #include "graph/model_io.h"
+#include "graph/step_counts.h"
 #include "gtest/gtest.h"
 #include "tests/test_graphs.h"
 #include "tests/test_util.h"
@@ -98,6 +99,22 @@ TEST(CalibrateTest, NothingToFitIsAnError) {
       {{"t.onnx", testing::MakeTransformerLike(1, 8, 2), dir.path(), {}}},
       options, {});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// calibrate prepares each model once and plans its raw splits from that
+// (PlanPrepared) and writes the candidates under its names: one naming for
+// one model (before: 3 here, Prepare's, the 2-IPU PlanModel's and the
+// compiler's copy).
+TEST(CalibrateTest, NamesEachModelOnce) {
+  const onnx::ModelProto model = testing::ParseModelText(
+      testing::kResidualModelText, /*name_nodes=*/false);
+  Options options;
+  options.compile_cmd = "echo 'fullest tile 0: 50000 bytes'";
+  ThreadStepCounts() = StepCounts();
+  auto result = CalibrateMemory({{"r.onnx", model, "", {}}}, options, {2});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->compiles, 2);  // all on IPU 0, and the raw 2-IPU split
+  EXPECT_EQ(ThreadStepCounts().node_namings, 1);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "sharder/inspect_tables.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/plan.h"
+#include "sharder/plan_model.h"
 #include "sharder/planner.h"
 #include "sharder/prepare.h"
 

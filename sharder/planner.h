@@ -1,6 +1,7 @@
 // Internal to sharder/: one IPU count's plan from a prepared model — the
 // strategy the options name (sharder/strategies/registry.h), the sharding
-// points and the plan's figures — and the plan of a given split.
+// points and the plan's figures (FinishPlan). plan_model.h runs it per IPU
+// count and plans given splits.
 #ifndef AUTOSHARD_SHARDER_PLANNER_H_
 #define AUTOSHARD_SHARDER_PLANNER_H_
 
@@ -11,22 +12,21 @@
 #include "absl/status/statusor.h"
 #include "costmodel/plan_evaluation.h"
 #include "sharder/autoshard.h"
-#include "sharder/carried_placement.h"
 #include "sharder/prepare.h"
 #include "sharder/strategies/search_strategy.h"
 #include "sharder/strategies/sharding_points.h"
 
 namespace autoshard::internal {
 
-// Plans `p` onto options.num_ipus (>= 1) IPUs with options.strategy;
-// `oracle`, when set, is the compiler that judges the search's candidates;
-// `start` is when planning began (the plan's planning_s). Errors as
-// PlanModel's.
 // Sets the plan's certified bound (sharder/bound/certify.h) for its split,
 // within options.bound_s seconds; nothing when that is 0 (the cheap bound
 // stays).
 void Certify(const Prepared& p, const Options& options, Plan* plan);
 
+// Plans `p` onto options.num_ipus (>= 1) IPUs with options.strategy;
+// `oracle`, when set, is the compiler that judges the search's candidates;
+// `start` is when planning began (the plan's planning_s). Errors as
+// PlanModel's.
 absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
                                   const SearchOracle& oracle,
                                   std::chrono::steady_clock::time_point start);
@@ -39,24 +39,6 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
                 const std::vector<std::string>& warnings,
                 PlanEvaluation evaluation, double proportion,
                 std::chrono::steady_clock::time_point start);
-
-// The plan of a given, validated assignment `a` with its sharding `points`
-// (what `apply` and --keep-placement evaluate), named `strategy`; warns
-// about a pipeline stage on several IPUs. Defined in autoshard.cc.
-Plan PlanOfAssignment(Prepared& p, const Options& options, const Assignment& a,
-                      const std::vector<ShardingPoint>& points,
-                      const std::string& strategy,
-                      std::chrono::steady_clock::time_point start);
-
-// --keep-placement: the plan of the placement `carried` read from p's
-// model. InvalidArgument when no node is annotated, or carried.error.
-absl::StatusOr<Plan> PlanCarriedPlacement(
-    Prepared& p, const Options& options, const CarriedPlacement& carried,
-    std::chrono::steady_clock::time_point start);
-
-// The plan `--num-ipus auto` makes of p (options.num_ipus and compile_cmd
-// are not used): what `inspect` reports as the fewest IPUs.
-absl::StatusOr<Plan> PlanFewestIpus(const Prepared& p, const Options& options);
 
 // EvaluatePlan of `a` on p's device with `proportion`.
 PlanEvaluation EvaluateAssignment(const Prepared& p, const Options& options,

@@ -222,4 +222,12 @@ else
   bad "the compile command never started"
 fi
 
+# A truncated manifest.json in --split-dir (its text ends inside a key)
+# aborted autoshard with std::out_of_range; it is a folder that holds
+# something else: refused, exit 2.
+mkdir -p "$TMP/trunc_split"
+printf '{"format' >"$TMP/trunc_split/manifest.json"
+expect 2 "a truncated manifest.json in --split-dir" -- "$BIN" shard "$SQ" -n 2 -o "$TMP/trunc.onnx" --split-dir "$TMP/trunc_split"
+grep -q "neither empty nor an earlier split" "$TMP/err" && ok || { bad "the truncated manifest is refused"; cat "$TMP/err"; }
+
 finish

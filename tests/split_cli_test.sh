@@ -119,51 +119,28 @@ refused "missing model" "$TMP/nope.onnx: no such file" "$TMP/o1" -- \
   "$BIN" split "$TMP/nope.onnx" --out-dir "$TMP/o1"
 refused "not annotated" "not an annotated model" "$TMP/o2" -- \
   "$BIN" split "$TMP/sq.onnx" --out-dir "$TMP/o2"
-model half <<'EOT'
+# Two nodes, a = Relu(x) and y = Neg(a), annotated by hand with ATTRS_A and
+# ATTRS_Y: split refuses them with MESSAGE.
+refused_pair() {  # NAME DESCRIPTION MESSAGE ATTRS_A ATTRS_Y
+  model "$1" <<EOT
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[2] x) => (float[2] y) {
-  a = Relu <__ipu_number = 0, __pipeline_stage = 0> (x)
-  y = Neg <__ipu_number = 1> (a)
+  a = Relu <$4> (x)
+  y = Neg <$5> (a)
 }
 EOT
-refused "missing attribute" "node 'n1' (Neg) has no __pipeline_stage attribute" "$TMP/o3" -- \
-  "$BIN" split "$TMP/half.onnx" --out-dir "$TMP/o3"
-model backwards <<'EOT'
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[2] x) => (float[2] y) {
-  a = Relu <__ipu_number = 1, __pipeline_stage = 1> (x)
-  y = Neg <__ipu_number = 0, __pipeline_stage = 0> (a)
+  refused "$2" "$3" "$TMP/$1_out" -- "$BIN" split "$TMP/$1.onnx" --out-dir "$TMP/$1_out"
 }
-EOT
-refused "IPU order going backwards" "reads 'a' from node 'n0' (Relu) on the later stage 1" "$TMP/o4" -- \
-  "$BIN" split "$TMP/backwards.onnx" --out-dir "$TMP/o4"
-model shared <<'EOT'
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[2] x) => (float[2] y) {
-  a = Relu <__ipu_number = 0, __pipeline_stage = 0> (x)
-  y = Neg <__ipu_number = 1, __pipeline_stage = 0> (a)
-}
-EOT
-refused "two IPUs on a stage" "pipeline stage 0 is on two IPUs" "$TMP/o5" -- \
-  "$BIN" split "$TMP/shared.onnx" --out-dir "$TMP/o5"
-model gap <<'EOT'
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[2] x) => (float[2] y) {
-  a = Relu <__ipu_number = 0, __pipeline_stage = 0> (x)
-  y = Neg <__ipu_number = 2, __pipeline_stage = 2> (a)
-}
-EOT
-refused "a stage without nodes" "no node is on pipeline stage 1" "$TMP/o6" -- \
-  "$BIN" split "$TMP/gap.onnx" --out-dir "$TMP/o6"
-model typed <<'EOT'
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[2] x) => (float[2] y) {
-  a = Relu <__ipu_number = 0.5, __pipeline_stage = 0> (x)
-  y = Neg <__ipu_number = 0, __pipeline_stage = 0> (a)
-}
-EOT
-refused "attribute of the wrong type" "__ipu_number is not an INT attribute" "$TMP/o7" -- \
-  "$BIN" split "$TMP/typed.onnx" --out-dir "$TMP/o7"
+refused_pair half "missing attribute" "node 'n1' (Neg) has no __pipeline_stage attribute" \
+  "__ipu_number = 0, __pipeline_stage = 0" "__ipu_number = 1"
+refused_pair backwards "IPU order going backwards" "reads 'a' from node 'n0' (Relu) on the later stage 1" \
+  "__ipu_number = 1, __pipeline_stage = 1" "__ipu_number = 0, __pipeline_stage = 0"
+refused_pair shared "two IPUs on a stage" "pipeline stage 0 is on two IPUs" \
+  "__ipu_number = 0, __pipeline_stage = 0" "__ipu_number = 1, __pipeline_stage = 0"
+refused_pair gap "a stage without nodes" "no node is on pipeline stage 1" \
+  "__ipu_number = 0, __pipeline_stage = 0" "__ipu_number = 2, __pipeline_stage = 2"
+refused_pair typed "attribute of the wrong type" "__ipu_number is not an INT attribute" \
+  "__ipu_number = 0.5, __pipeline_stage = 0" "__ipu_number = 0, __pipeline_stage = 0"
 refused "out-dir is the model" "is an input" "$TMP/sq4.onnx.never" -- \
   "$BIN" split "$TMP/sq4.onnx" --out-dir "$TMP/sq4.onnx"
 [ -f "$TMP/sq4.onnx" ] && ok || bad "model kept when named as out-dir"

@@ -15,8 +15,6 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "graph/annotations.h"
-#include "graph/model_io.h"
 #include "graph/status_macros.h"
 #include "sharder/oracle/compile_process.h"
 
@@ -68,6 +66,38 @@ bool FindOutOfMemory(absl::string_view output, int64_t* tile, int64_t* bytes) {
   return true;
 }
 
+// The verdict of a compile command that ran to its end (`run`, not timed
+// out): a signal, a command that cannot be run (exit 126 or 127: an error),
+// else what its output says, with its last line when it says nothing more.
+absl::StatusOr<CompileVerdict> VerdictOf(const CommandResult& run) {
+  const std::string& output = run.output;
+  const int status = run.wait_status;
+  // The last non-empty line the command printed, for messages.
+  std::string last_line;
+  for (absl::string_view line :
+       absl::StrSplit(output, '\n', absl::SkipWhitespace())) {
+    last_line = std::string(line);
+  }
+  if (WIFSIGNALED(status)) {
+    CompileVerdict v;
+    v.unparsable =
+        absl::StrCat("the compile command died of signal ", WTERMSIG(status),
+                     last_line.empty() ? "" : ": ", last_line);
+    return v;
+  }
+  const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  if (exit_code == 126 || exit_code == 127) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--compile-cmd cannot be run (exit ", exit_code, "): ", last_line));
+  }
+  CompileVerdict v = ParseCompilerOutput(exit_code, output);
+  if (!v.fits && v.tile < 0 && !last_line.empty() &&
+      absl::StartsWith(v.unparsable, "the compile command failed")) {
+    absl::StrAppend(&v.unparsable, ": ", last_line);
+  }
+  return v;
+}
+
 }  // namespace
 
 CompileVerdict ParseCompilerOutput(int exit_code, absl::string_view output) {
@@ -100,44 +130,46 @@ CompileVerdict ParseCompilerOutput(int exit_code, absl::string_view output) {
   return v;
 }
 
-CompileOracle::CompileOracle(std::string command, const onnx::ModelProto& model,
+CompileOracle::CompileOracle(std::string command,
+                             CandidateWriter write_candidate,
                              fs::path source_dir,
                              std::vector<std::string> external_files, int jobs,
                              double timeout_s,
                              std::chrono::steady_clock::time_point deadline)
     : command_(std::move(command)),
-      model_(model),
+      write_candidate_(std::move(write_candidate)),
       source_dir_(std::move(source_dir)),
       external_files_(std::move(external_files)),
       jobs_(std::max(jobs, 1)),
       timeout_s_(timeout_s),
       deadline_(deadline) {}
 
-absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
-    const std::vector<int32_t>& ipu_of_node, const fs::path& dir,
-    double amp) const {
-  onnx::ModelProto candidate = model_;
-  auto* graph = candidate.mutable_graph();
-  for (int i = 0; i < graph->node_size(); ++i) {
-    SetPlacement(ipu_of_node[i], ipu_of_node[i], graph->mutable_node(i));
-  }
-  const fs::path path = dir / "candidate.onnx";
-  // The data files beside the candidate: hard links, or symlinks to the real
-  // files where a hard link cannot be made (another file system, a file of
-  // another user): the compiler only reads them.
+absl::StatusOr<std::vector<fs::path>> CompileOracle::LinkDataFiles(
+    const fs::path& dir) const {
+  // Hard links, or symlinks to the real files where a hard link cannot be
+  // made (another file system, a file of another user): the compiler only
+  // reads them. They are the candidate's inputs, not outputs: the writer
+  // must not replace them.
+  std::vector<fs::path> links;
   for (const std::string& rel : external_files_) {
+    const fs::path dst = dir / rel;
+    links.push_back(dst);
     std::error_code ec;
     const fs::path src = fs::canonical(source_dir_ / rel, ec);
-    const fs::path dst = dir / rel;
-    if (ec || fs::exists(fs::symlink_status(dst, ec))) continue;
+    if (ec) {
+      return absl::InvalidArgumentError(
+          absl::StrCat((dir / "candidate.onnx").string(), ": external data '",
+                       rel, "' is missing"));
+    }
+    if (fs::exists(fs::symlink_status(dst, ec))) continue;
     fs::create_directories(dst.parent_path(), ec);
     fs::create_hard_link(src, dst, ec);
     if (ec) fs::create_symlink(src, dst, ec);
   }
-  if (absl::Status s = SaveModel(candidate, path, source_dir_, external_files_);
-      !s.ok()) {
-    return s;
-  }
+  return links;
+}
+
+std::string CompileOracle::CommandFor(const fs::path& path, double amp) const {
   // The path reaches the command through the environment, so {model} works
   // bare or inside double quotes.
   std::string cmd =
@@ -149,6 +181,15 @@ absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
   } else {
     absl::StrAppend(&cmd, command_, " \"$AUTOSHARD_MODEL\"");
   }
+  return cmd;
+}
+
+absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
+    const std::vector<int32_t>& ipu_of_node, const fs::path& dir,
+    double amp) const {
+  const fs::path path = dir / "candidate.onnx";
+  ASSIGN_OR_RETURN(std::vector<fs::path> links, LinkDataFiles(dir));
+  RETURN_IF_ERROR(write_candidate_(ipu_of_node, path, links));
   const auto now = std::chrono::steady_clock::now();
   const auto limit =
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -156,7 +197,8 @@ absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
   const bool search_ends_first = deadline_ - now < limit;
   ASSIGN_OR_RETURN(
       CommandResult run,
-      RunShellCommand(cmd, search_ends_first ? deadline_ : now + limit));
+      RunShellCommand(CommandFor(path, amp),
+                      search_ends_first ? deadline_ : now + limit));
   if (run.timed_out) {
     CompileVerdict v;
     v.unparsable =
@@ -166,32 +208,7 @@ absl::StatusOr<CompileVerdict> CompileOracle::CompileOne(
                            " s (--compile-timeout)");
     return v;
   }
-  const std::string& output = run.output;
-  const int status = run.wait_status;
-  // The last non-empty line the command printed, for messages.
-  std::string last_line;
-  for (absl::string_view line :
-       absl::StrSplit(output, '\n', absl::SkipWhitespace())) {
-    last_line = std::string(line);
-  }
-  if (WIFSIGNALED(status)) {
-    CompileVerdict v;
-    v.unparsable =
-        absl::StrCat("the compile command died of signal ", WTERMSIG(status),
-                     last_line.empty() ? "" : ": ", last_line);
-    return v;
-  }
-  const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-  if (exit_code == 126 || exit_code == 127) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--compile-cmd cannot be run (exit ", exit_code, "): ", last_line));
-  }
-  CompileVerdict v = ParseCompilerOutput(exit_code, output);
-  if (!v.fits && v.tile < 0 && !last_line.empty() &&
-      absl::StartsWith(v.unparsable, "the compile command failed")) {
-    absl::StrAppend(&v.unparsable, ": ", last_line);
-  }
-  return v;
+  return VerdictOf(run);
 }
 
 absl::StatusOr<std::vector<CompileVerdict>> CompileOracle::Compile(

@@ -4,11 +4,29 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/annotations.h"
+#include "graph/model_io.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
 
 namespace autoshard {
 namespace {
+
+// A candidate writer on the graph layer alone (the planner's goes through
+// WriteOutputs: sharder/compile_judge_test.cc): `model` with each node's
+// placement set, saved atomically.
+CandidateWriter PlacementWriter(const onnx::ModelProto& model) {
+  return [&model](const std::vector<int32_t>& ipu_of_node,
+                  const std::filesystem::path& path,
+                  const std::vector<std::filesystem::path>&) {
+    onnx::ModelProto candidate = model;
+    for (int i = 0; i < candidate.graph().node_size(); ++i) {
+      SetPlacement(ipu_of_node[i], ipu_of_node[i],
+                   candidate.mutable_graph()->mutable_node(i));
+    }
+    return SaveModel(candidate, path, "", {});
+  };
+}
 
 TEST(CompileOracleTest, ParsesTheOutOfMemoryMessage) {
   CompileVerdict v = ParseCompilerOutput(
@@ -69,7 +87,7 @@ TEST(CompileOracleTest, CandidatesCompiledOnFourThreadsKeepTheirOrder) {
   CompileOracle oracle(
       "echo \"Out of memory on tile 1: $(wc -c < {model}) bytes used\"; "
       "exit 1",
-      model, "", {}, /*jobs=*/4);
+      PlacementWriter(model), "", {}, /*jobs=*/4);
   auto verdicts = oracle.Compile(candidates, 0.6);
   ASSERT_TRUE(verdicts.ok()) << verdicts.status();
   ASSERT_EQ(verdicts->size(), 8u);

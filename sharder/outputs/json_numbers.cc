@@ -75,23 +75,40 @@ class Rewriter {
     return in_.substr(start, pos_ - start);
   }
 
-  void Object(const Descriptor* d) {
-    Expect('{');
+  // Comma-separated items between `open` and `close` ('{' '}' or '[' ']'),
+  // whitespace copied; `item()` reads each.
+  template <typename Item>
+  void Items(char open, char close, const Item& item) {
+    Expect(open);
     Space();
-    if (Peek() == '}') return Expect('}');
+    if (Peek() == close) return Expect(close);
     while (ok_) {
+      item();
+      Space();
+      if (Peek() != ',') return Expect(close);
+      Expect(',');
+      Space();
+    }
+  }
+
+  // An object's members: each key is copied, then `value(key)` (the key
+  // without its quotes) reads the member's value.
+  template <typename Value>
+  void Members(const Value& value) {
+    Items('{', '}', [&] {
       if (Peek() != '"') return void(ok_ = false);
-      std::string_view key = StringToken();
+      const std::string_view key = StringToken();
+      if (!ok_) return;  // the text ends inside the key
       out_ += key;
       Space();
       Expect(':');
       Space();
-      Field(FindField(d, key.substr(1, key.size() - 2)));
-      Space();
-      if (Peek() != ',') return Expect('}');
-      Expect(',');
-      Space();
-    }
+      value(key.substr(1, key.size() - 2));
+    });
+  }
+
+  void Object(const Descriptor* d) {
+    Members([&](std::string_view key) { Field(FindField(d, key)); });
   }
 
   static const FieldDescriptor* FindField(const Descriptor* d,
@@ -104,41 +121,14 @@ class Rewriter {
 
   void Field(const FieldDescriptor* f) {
     if (f != nullptr && f->is_map() && Peek() == '{') {
-      return Map(f->message_type()->map_value());
+      // A map's object: keys stay strings, values follow the value field.
+      const FieldDescriptor* value = f->message_type()->map_value();
+      return Members([&](std::string_view) { Value(value); });
     }
     if (f != nullptr && f->is_repeated() && Peek() == '[') {
-      Expect('[');
-      Space();
-      if (Peek() == ']') return Expect(']');
-      while (ok_) {
-        Value(f);
-        Space();
-        if (Peek() != ',') return Expect(']');
-        Expect(',');
-        Space();
-      }
-      return;
+      return Items('[', ']', [&] { Value(f); });
     }
     Value(f);
-  }
-
-  // A map's object: keys stay strings, values follow the value field.
-  void Map(const FieldDescriptor* value) {
-    Expect('{');
-    Space();
-    if (Peek() == '}') return Expect('}');
-    while (ok_) {
-      if (Peek() != '"') return void(ok_ = false);
-      out_ += StringToken();
-      Space();
-      Expect(':');
-      Space();
-      Value(value);
-      Space();
-      if (Peek() != ',') return Expect('}');
-      Expect(',');
-      Space();
-    }
   }
 
   // One value of field `f` (nullptr: a value no field describes).

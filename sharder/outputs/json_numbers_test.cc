@@ -61,6 +61,14 @@ TEST(NumericJsonTest, TextThatIsNotJsonComesBackUnchanged) {
   EXPECT_EQ(QuoteNumbersInStringFields("{\"inputs\": [",
                                        *proto::SplitManifest::descriptor()),
             "{\"inputs\": [");
+  // Text that ends inside a key (a truncated manifest.json in a --split-dir)
+  // threw std::out_of_range and aborted autoshard.
+  EXPECT_EQ(QuoteNumbersInStringFields("{\"format",
+                                       *proto::SplitManifest::descriptor()),
+            "{\"format");
+  EXPECT_EQ(QuoteNumbersInStringFields("{\"sources\": {\"a",
+                                       *proto::SplitManifest::descriptor()),
+            "{\"sources\": {\"a");
 }
 
 }  // namespace

@@ -123,7 +123,8 @@ absl::StatusOr<WrittenOutputs> WritePreparedOutputs(
     staged_split.emplace(std::move(staged));
   }
   RETURN_IF_ERROR(SaveModel(loaded.model, files.model, source_dir,
-                            loaded.external_files, check));
+                            loaded.external_files,
+                            files.check_model ? check : BeforeRename()));
   out.written.push_back(files.model);
   std::vector<std::pair<std::string, std::string>> texts;
   if (!files.plan.empty()) texts.emplace_back(files.plan, PlanJson(plan));

@@ -182,5 +182,58 @@ TEST(ApplyPlanTest, TakesThePlansNamesWithoutNamingAgain) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// With --compile-cmd the candidates take planning's names (ApplyPlan in the
+// candidate writer, sharder/compile_judge.h): one naming in all (before: a
+// second one on a copy for the compiler). `true` accepts the first
+// candidate; jobs 1 compiles it on this thread.
+TEST(StepCountsTest, ACompileCmdRunNamesOnce) {
+  LoadedModel loaded = SqueezeNet();
+  Options options;
+  options.num_ipus = 2;
+  options.strategy = "search";
+  options.compile_cmd = "true";
+  ThreadStepCounts() = StepCounts();
+  absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GE(plan->proto.search().candidates(), 1);
+  EXPECT_EQ(ThreadStepCounts().node_namings, 1);
+  EXPECT_EQ(ThreadStepCounts().dag_builds, 1);
+}
+
+// A Relu with an attribute ONNX does not define: the checker refuses it.
+constexpr char kUnknownAttributeModel[] = R"(
+  <ir_version: 8, opset_import: ["" : 13]>
+  g (float[2] x) => (float[2] y) {
+    y = Relu <foo = 1> (x)
+  })";
+
+// OutputFiles::check_model: the compile oracle's candidates skip the ONNX
+// checker. The model fails it; so does the input (no file at its path), so
+// the checked write warns, the unchecked one does not look.
+TEST(WriteOutputsTest, CheckModelFalseSkipsTheChecker) {
+  testing::TempDir dir;
+  LoadedModel loaded{testing::ParseModelText(kUnknownAttributeModel),
+                     dir.path() / "in.onnx",
+                     {}};
+  Options options;
+  options.num_ipus = 1;
+  absl::StatusOr<Plan> plan = PlanModel(loaded.model, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const bool check : {true, false}) {
+    OutputFiles files;
+    files.model = (dir.path() / "out.onnx").string();
+    files.check_model = check;
+    absl::StatusOr<WrittenOutputs> written =
+        WriteOutputs(*plan, files, &loaded, {}, "in.onnx");
+    ASSERT_TRUE(written.ok()) << written.status();
+    bool warned = false;
+    for (const std::string& w : written->warnings) {
+      warned =
+          warned || w.find("Unrecognized attribute: foo") != std::string::npos;
+    }
+    EXPECT_EQ(warned, check);
+  }
+}
+
 }  // namespace
 }  // namespace autoshard
