@@ -22,9 +22,17 @@ struct PlannedModel {
   std::shared_ptr<const onnx::ModelProto> model;
   Graph dag;
   // The per-stage interface types (InferTensorTypes of the model as given)
-  // when planning's ONNX inference ran on the model's own input shapes and
-  // succeeded; else empty, and the split infers them itself.
+  // from planning's one ONNX inference, on the model as declared when
+  // planning fixed free input dims and ONNX's inference threw; empty when
+  // --input-shape replaced a static dim, or ONNX's inference on static inputs
+  // threw (the split infers them itself then), or see `declared`.
   std::optional<InterfaceTypes> interface_types;
+  // Else, when planning fixed free input dims: the model as declared after
+  // the run's one ONNX inference, from which the split types its interfaces
+  // (InterfaceTypesOf, graph/shape_analysis.h; RecordedTypes of it before
+  // the inference in `declared_recorded`). Null otherwise.
+  std::shared_ptr<const onnx::ModelProto> declared;
+  TypeMap declared_recorded;
 };
 
 }  // namespace autoshard

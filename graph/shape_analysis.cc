@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/fixed_shapes.h"
 
 namespace autoshard {
 namespace {
@@ -37,6 +38,13 @@ std::string NegativeDims(const onnx::GraphProto& graph) {
   return first;
 }
 
+// Node i of `model`'s graph, for every i.
+std::vector<const onnx::NodeProto*> Twins(const onnx::ModelProto& model) {
+  std::vector<const onnx::NodeProto*> twin;
+  for (const auto& node : model.graph().node()) twin.push_back(&node);
+  return twin;
+}
+
 }  // namespace
 
 std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
@@ -68,21 +76,51 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
   return m;
 }
 
+InterfaceTypes InterfaceTypesOf(const onnx::ModelProto& inferred,
+                                const TypeMap& recorded, const Graph& graph) {
+  return TypesAfterInference(inferred, recorded, inferred.graph(), graph,
+                             Twins(inferred));
+}
+
 ModelShapes AnalyzeShapes(onnx::ModelProto* model, const std::string& hint,
-                          const Graph* interface_graph) {
+                          const Graph* interface_graph,
+                          onnx::ModelProto* declared) {
   ModelShapes out;
-  TypeMap recorded;
-  if (interface_graph != nullptr) recorded = RecordedTypes(*model);
-  if (absl::Status s = InferShapes(model); !s.ok()) {
-    out.warnings.push_back(
-        absl::StrCat(s.message(), "; using the shapes the file records"));
-  } else if (interface_graph != nullptr) {
-    // Before the propagation pass writes its shapes into value_info: the
-    // interfaces are typed from ONNX's inference and the rules alone.
-    std::vector<const onnx::NodeProto*> twin;
-    for (const auto& node : model->graph().node()) twin.push_back(&node);
-    out.interface_types = TypesAfterInference(
-        *model, recorded, model->graph(), *interface_graph, std::move(twin));
+  absl::Status inferred = absl::UnknownError("not inferred");
+  if (interface_graph != nullptr && declared != nullptr) {
+    // The one whole-model inference, on the model as declared: it types the
+    // interfaces, and planning's fixed shapes are derived from it.
+    const TypeMap recorded = RecordedTypes(*declared);
+    ShapeDataMap data;
+    if (absl::Status s = InferShapes(declared, &data); s.ok()) {
+      // The interfaces are typed when a split asks (InterfaceTypesOf).
+      out.declared_inferred = true;
+      out.declared_recorded = recorded;
+      inferred = InferFixedShapes(*declared, data, model);
+    } else {
+      // The split's retries without the failing node, from this failure:
+      // `model` is still `declared` as it was, but for its inputs.
+      onnx::ModelProto as_declared = *model;
+      *as_declared.mutable_graph()->mutable_input() = declared->graph().input();
+      out.interface_types =
+          InferTensorTypesAfterFailure(as_declared, *interface_graph, s);
+    }
+  }
+  if (!inferred.ok()) {
+    TypeMap recorded;
+    if (interface_graph != nullptr && declared == nullptr) {
+      recorded = RecordedTypes(*model);
+    }
+    inferred = InferShapes(model);
+    if (!inferred.ok()) {
+      out.warnings.push_back(absl::StrCat(
+          inferred.message(), "; using the shapes the file records"));
+    } else if (interface_graph != nullptr && declared == nullptr) {
+      // Before the propagation pass writes its shapes into value_info: the
+      // interfaces are typed from ONNX's inference and the rules alone.
+      out.interface_types =
+          InterfaceTypesOf(*model, recorded, *interface_graph);
+    }
   }
   if (std::string bad = NegativeDims(model->graph()); !bad.empty()) {
     out.warnings.push_back(absl::StrCat("shape inference gives negative dims (",

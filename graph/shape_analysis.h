@@ -4,9 +4,12 @@
 // Planning (sharder/prepare.h) calls AnalyzeShapes once, after the input
 // shapes are fixed; per-stage models type their interfaces with
 // InferTensorTypes (graph/tensor_types.h), whose fallback rules give the
-// element type and rank where both leave a tensor unknown. When planning's
-// inputs are the model's own, AnalyzeShapes computes those interface types
-// from its one ONNX inference too, so that a run infers once.
+// element type and rank where both leave a tensor unknown. AnalyzeShapes
+// computes those interface types from the run's one whole-model ONNX
+// inference too: on planning's inputs when they are the model's own; when
+// planning fixed free input dims, on the model as declared (the interfaces
+// keep `batch`), from which planning's fixed shapes are derived node by node
+// (graph/fixed_shapes.h) instead of a second inference.
 #ifndef AUTOSHARD_GRAPH_SHAPE_ANALYSIS_H_
 #define AUTOSHARD_GRAPH_SHAPE_ANALYSIS_H_
 
@@ -39,20 +42,39 @@ struct ModelShapes {
   // ONNX's inference failing (the file's shapes are used then) and negative
   // inferred dims, in that order, for the plan's warnings.
   std::vector<std::string> warnings;
-  // What InferTensorTypes(model, *interface_graph) would return, from the
-  // same inference, when AnalyzeShapes was given interface_graph and ONNX's
-  // inference succeeded (else empty: InferTensorTypes retries without the
-  // node it fails on, which planning does not).
+  // What InferTensorTypes(model as declared, *interface_graph) would return,
+  // from the same inference, when AnalyzeShapes was given interface_graph
+  // and either no `declared` and ONNX's inference succeeded, or `declared`
+  // and ONNX's inference on it threw (with InferTensorTypes's retries
+  // without the failing node); else empty (see declared_inferred).
   std::optional<InterfaceTypes> interface_types;
+  // True when `declared`'s inference succeeded: then InterfaceTypesOf(
+  // *declared, declared_recorded, *interface_graph) are the interface types
+  // (computed when a split asks, not by planning).
+  bool declared_inferred = false;
+  TypeMap declared_recorded;  // RecordedTypes(*declared) before its inference
 };
 
-// Runs ONNX's shape inference on `model` (writing its value_info), then the
-// propagation pass. `hint` ends the negative-dims warning (e.g. which
-// options would fix the inputs). `interface_graph`, when not null, is the
-// DAG of `model`'s graph: the per-stage interface types are computed too.
-// Never fails: what stays unknown is unknown.
+// The per-stage interface types from `inferred`, a model after ONNX's
+// inference, and `recorded`, RecordedTypes of it before that inference.
+// `graph` is built from its graph (or one with the same nodes).
+InterfaceTypes InterfaceTypesOf(const onnx::ModelProto& inferred,
+                                const TypeMap& recorded, const Graph& graph);
+
+// Gives `model` (planning's copy, its input dims fixed) the value_info
+// ONNX's shape inference writes, then runs the propagation pass. `hint` ends
+// the negative-dims warning (e.g. which options would fix the inputs).
+// `interface_graph`, when not null, is the DAG of `model`'s graph: the
+// per-stage interface types are computed too, from `model`'s inference when
+// `declared` is null (its inputs are the model's own), else from `declared`:
+// `model` before its free input dims were fixed (same nodes, value_info and
+// outputs), which is inferred in place, and `model`'s shapes are derived
+// from that inference (graph/fixed_shapes.h) instead of a second one; when
+// that cannot be done, `model` is inferred too. Never fails: what stays
+// unknown is unknown.
 ModelShapes AnalyzeShapes(onnx::ModelProto* model, const std::string& hint,
-                          const Graph* interface_graph = nullptr);
+                          const Graph* interface_graph = nullptr,
+                          onnx::ModelProto* declared = nullptr);
 
 }  // namespace autoshard
 

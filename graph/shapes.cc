@@ -342,18 +342,23 @@ absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
   return changes;
 }
 
-absl::Status InferShapes(onnx::ModelProto* model) {
-  ++ThreadStepCounts().onnx_inferences;
+onnx::ShapeInferenceOptions InferenceOptions() {
   onnx::ShapeInferenceOptions options;
   options.check_type = false;
   options.error_mode = 0;  // keep going past nodes it cannot infer
   options.enable_data_propagation = true;
+  return options;
+}
+
+absl::Status InferShapes(onnx::ModelProto* model, ShapeDataMap* data) {
+  ++ThreadStepCounts().onnx_inferences;
+  const onnx::ShapeInferenceOptions options = InferenceOptions();
   RETURN_IF_ERROR(CheckModelForOnnx(*model));
   // Note [Shape-15 reads its input's type unchecked] (graph/onnx_guard.cc).
   const std::vector<std::string> placeholders = AddShapeInputTypes(model);
   try {
     onnx::shape_inference::InferShapes(
-        *model, onnx::OpSchemaRegistry::Instance(), options);
+        *model, onnx::OpSchemaRegistry::Instance(), options, data);
   } catch (const std::exception& e) {
     RemoveEmptyShapeInputTypes(model, placeholders);
     return absl::InvalidArgumentError(

@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "graph/shape_options.h"
+#include "onnx/defs/shape_inference.h"
 #include "onnx/onnx_pb.h"
 
 namespace autoshard {
@@ -64,11 +66,21 @@ struct InputShapeChanges {
 absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
                                                    onnx::ModelProto* model);
 
+// The values ONNX's data propagation computes for small integer tensors
+// (Shape's output and the arithmetic on it), by tensor name: one dim per
+// element, a dim_param where the value is a symbol, neither where unknown.
+using ShapeDataMap = std::unordered_map<std::string, onnx::TensorShapeProto>;
+
+// The options InferShapes runs ONNX's inference with: no type check, past
+// the nodes it cannot infer, with data propagation.
+onnx::ShapeInferenceOptions InferenceOptions();
+
 // Runs ONNX's shape inference (with data propagation) on `model` in place.
 // ONNX exceptions become InvalidArgument naming the node where ONNX says.
 // A model whose IR version or opsets are newer than the library knows is
 // inferred as far as the library can; the caller reports what stays unknown.
-absl::Status InferShapes(onnx::ModelProto* model);
+// `data`, when not null, receives the propagated values.
+absl::Status InferShapes(onnx::ModelProto* model, ShapeDataMap* data = nullptr);
 
 // The TensorInfo of `type` (non_tensor for sequence, map and optional types).
 TensorInfo TensorInfoFromType(const onnx::TypeProto& type);

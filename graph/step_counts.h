@@ -11,9 +11,12 @@
 namespace autoshard {
 
 struct StepCounts {
-  int64_t node_namings = 0;      // AssignNodeNames (graph/naming.h)
-  int64_t dag_builds = 0;        // Graph::Build (graph/graph.h)
-  int64_t onnx_inferences = 0;   // InferShapes (graph/shapes.h), any model
+  int64_t node_namings = 0;     // AssignNodeNames (graph/naming.h)
+  int64_t dag_builds = 0;       // Graph::Build (graph/graph.h)
+  int64_t onnx_inferences = 0;  // InferShapes (graph/shapes.h), any model
+  // Nodes whose ONNX inference function ran on its own, outside a
+  // whole-model InferShapes (graph/fixed_shapes.h).
+  int64_t node_reinferences = 0;
   int64_t plan_evaluations = 0;  // EvaluatePlan (costmodel/plan_evaluation.h)
 };
 

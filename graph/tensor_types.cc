@@ -74,8 +74,14 @@ bool IsCompleteType(const onnx::TypeProto& type) {
   }
 }
 
-TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
-                         std::vector<std::string>* warnings) {
+namespace {
+
+// InferTensorTypes; `first`, when not null, is what InferShapes on
+// CopyWithoutLargeWeights(model) returned, so that it is not run again.
+InterfaceTypes InferWithRetries(const onnx::ModelProto& model,
+                                const Graph& graph, const absl::Status* first) {
+  InterfaceTypes out;
+  std::vector<std::string>* warnings = &out.warnings;
   std::unique_ptr<onnx::ModelProto> copy = CopyWithoutLargeWeights(model);
   // copy's node i is the model's node index[i] (failing nodes are dropped).
   std::vector<int> index(copy->graph().node_size());
@@ -83,7 +89,8 @@ TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
   onnx::ModelProto inferred;
   for (int attempt = 0;; ++attempt) {
     inferred = *copy;
-    absl::Status s = InferShapes(&inferred);
+    absl::Status s =
+        attempt == 0 && first != nullptr ? *first : InferShapes(&inferred);
     if (s.ok()) break;
     const std::string failing = FailingNodeName(s.message());
     auto* nodes = copy->mutable_graph()->mutable_node();
@@ -108,10 +115,26 @@ TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
   for (size_t i = 0; i < index.size(); ++i) {
     twin[index[i]] = &inferred.graph().node(static_cast<int>(i));
   }
-  InterfaceTypes out = TypesAfterInference(
+  InterfaceTypes typed = TypesAfterInference(
       model, RecordedTypes(model), inferred.graph(), graph, std::move(twin));
+  for (auto& w : typed.warnings) warnings->push_back(std::move(w));
+  out.types = std::move(typed.types);
+  return out;
+}
+
+}  // namespace
+
+TypeMap InferTensorTypes(const onnx::ModelProto& model, const Graph& graph,
+                         std::vector<std::string>* warnings) {
+  InterfaceTypes out = InferWithRetries(model, graph, nullptr);
   for (auto& w : out.warnings) warnings->push_back(std::move(w));
   return std::move(out.types);
+}
+
+InterfaceTypes InferTensorTypesAfterFailure(const onnx::ModelProto& model,
+                                            const Graph& graph,
+                                            const absl::Status& first) {
+  return InferWithRetries(model, graph, &first);
 }
 
 TypeMap RecordedTypes(const onnx::ModelProto& model) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "graph/graph.h"
 #include "onnx/onnx_pb.h"
 
@@ -47,6 +48,13 @@ struct InterfaceTypes {
   TypeMap types;
   std::vector<std::string> warnings;
 };
+
+// InferTensorTypes when the caller ran ONNX's inference on
+// CopyWithoutLargeWeights(model) (graph/shape_analysis.h) and it failed with
+// `first`: the retries without the failing node, not that first inference.
+InterfaceTypes InferTensorTypesAfterFailure(const onnx::ModelProto& model,
+                                            const Graph& graph,
+                                            const absl::Status& first);
 
 // InferTensorTypes in two steps, for a caller that runs ONNX's inference
 // itself (planning, graph/shape_analysis.h: one inference a run).

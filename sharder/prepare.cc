@@ -219,15 +219,28 @@ absl::StatusOr<TensorInfoMap> AnalyzePreparedShapes(
     const InputShapeChanges& changes, const Inputs& declared, Prepared* p) {
   const bool as_declared =
       InputsBytes(p->model->graph().input()) == InputsBytes(declared);
+  // The model as declared, when only free input dims were fixed (a replaced
+  // static dim drops the file's value_info: the split infers then). Its
+  // inference is the run's one; planning's shapes are derived from it.
+  std::unique_ptr<onnx::ModelProto> declared_model;
+  if (!as_declared && changes.overridden.empty()) {
+    declared_model = std::make_unique<onnx::ModelProto>(*p->model);
+    *declared_model->mutable_graph()->mutable_input() = declared;
+  }
   ModelShapes shapes =
       AnalyzeShapes(p->model.get(),
                     p->unresolved_dims.empty()
                         ? ""
                         : "; its unresolved input dims were taken as 1, set "
                           "them with --input-shape",
-                    as_declared ? &p->graph : nullptr);
+                    as_declared || declared_model ? &p->graph : nullptr,
+                    declared_model.get());
   for (auto& w : shapes.warnings) p->warnings.push_back(std::move(w));
   p->interface_types = std::move(shapes.interface_types);
+  if (shapes.declared_inferred) {
+    p->declared = std::move(declared_model);
+    p->declared_recorded = std::move(shapes.declared_recorded);
+  }
   if (!changes.overridden.empty()) {
     RETURN_IF_ERROR(CheckReshapeConstants(p->model->graph(), shapes.tensors));
   }
@@ -327,6 +340,8 @@ std::shared_ptr<const PlannedModel> TakePlannedModel(Prepared p) {
   planned->model = std::move(p.model);
   planned->dag = std::move(p.graph);
   planned->interface_types = std::move(p.interface_types);
+  planned->declared = std::move(p.declared);
+  planned->declared_recorded = std::move(p.declared_recorded);
   return planned;
 }
 

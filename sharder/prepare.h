@@ -48,9 +48,13 @@ struct Prepared {
   TensorInfoMap tensors;
   int64_t batch = 1;  // samples per step: the first input's first dim, else 1
   std::vector<std::string> warnings;
-  // The per-stage interface types from the same ONNX inference, when the
-  // inputs are the model's own (ModelShapes::interface_types).
+  // The per-stage interface types from the run's one ONNX inference
+  // (ModelShapes::interface_types), when it could type them.
   std::optional<InterfaceTypes> interface_types;
+  // The model as declared after that inference, when the interfaces are to
+  // be typed from it (PlannedModel::declared).
+  std::shared_ptr<const onnx::ModelProto> declared;
+  TypeMap declared_recorded;
 };
 
 // Names, shapes, builds and costs `model` per `options` (num_ipus and

@@ -10,6 +10,7 @@
 #include "graph/graph.h"
 #include "graph/model_io.h"
 #include "graph/planned_model.h"
+#include "graph/shape_analysis.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_types.h"
 #include "sharder/split/splitter.h"
@@ -244,9 +245,16 @@ absl::StatusOr<Split> SplitPlaced(const onnx::ModelProto& model,
   if (dag.num_nodes() == 0) {
     return absl::InvalidArgumentError("the model has no nodes to split");
   }
+  std::optional<InterfaceTypes> from_declared;
+  if (planned != nullptr && !planned->interface_types &&
+      planned->declared != nullptr) {
+    from_declared =
+        InterfaceTypesOf(*planned->declared, planned->declared_recorded, dag);
+  }
   const InterfaceTypes* types = planned != nullptr && planned->interface_types
                                     ? &*planned->interface_types
-                                    : nullptr;
+                                : from_declared ? &*from_declared
+                                                : nullptr;
   return Splitter(model, dag, placement, types).Run(model_dir);
 }
 
