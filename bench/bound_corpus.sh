@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 19's table: every model under a folder (default ../shared/models) onto
 # 2, 4, 8 and 16 IPUs with auto on ipu2 at batch 1: the bottleneck before and
-# after the ideal DP, the old and the certified bound, both gaps, seconds and
-# the reason of every certified gap above 10% (bench/bound_table.cc).
+# after the ideal DP and the moves between ideals, the old and the certified
+# bound, both gaps, seconds and the reason of every certified gap above 10%
+# (bench/bound_table.cc).
 # Usage: bench/bound_corpus.sh [MODELS_DIR] [IPU_COUNTS] [BOUND_SECONDS]
 #        [SEARCH_SECONDS]   (defaults: ../shared/models 2,4,8,16 10 60)
 set -euo pipefail

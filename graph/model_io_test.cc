@@ -2,6 +2,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -53,6 +57,16 @@ absl::Status LoadStatus(const onnx::ModelProto& m, const fs::path& path) {
   return LoadModel(path).status();
 }
 
+// Expects each model of `cases`, written at `path`, to fail to load with an
+// error that says its text.
+void ExpectLoadErrors(
+    const fs::path& path,
+    const std::vector<std::pair<onnx::ModelProto, std::string>>& cases) {
+  for (const auto& [model, text] : cases) {
+    EXPECT_THAT(LoadStatus(model, path).message(), HasSubstr(text));
+  }
+}
+
 TEST(ModelIoTest, MissingFileIsNotFound) {
   auto r = LoadModel("/nonexistent/model.onnx");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
@@ -86,23 +100,16 @@ TEST(ModelIoTest, ExternalDataPatternsOfTheCvesAreRefused) {
   WriteBytes(dir.path() / "outside.bin", std::string(64, '\0'));
   WriteBytes(dir.path() / "m" / "short.bin", std::string(32, '\0'));
   fs::create_symlink(dir.path() / "outside.bin", dir.path() / "m" / "link.bin");
-  const fs::path model = dir.path() / "m" / "m.onnx";
-  EXPECT_THAT(LoadStatus(ExternalModel("../outside.bin"), model).message(),
-              HasSubstr("'..'"));
-  EXPECT_THAT(
-      LoadStatus(ExternalModel((dir.path() / "outside.bin").string()), model)
-          .message(),
-      HasSubstr("absolute"));
-  EXPECT_THAT(LoadStatus(ExternalModel("link.bin"), model).message(),
-              HasSubstr("outside the model's folder"));
-  EXPECT_THAT(LoadStatus(ExternalModel("missing.bin"), model).message(),
-              HasSubstr("missing"));
-  // 64 bytes needed, the file has 32.
-  EXPECT_THAT(LoadStatus(ExternalModel("short.bin"), model).message(),
-              HasSubstr("needs bytes [0, 64)"));
-  EXPECT_THAT(
-      LoadStatus(WithExternalKey("short.bin", "evil", ""), model).message(),
-      HasSubstr("external data key 'evil' is not one of"));
+  ExpectLoadErrors(
+      dir.path() / "m" / "m.onnx",
+      {{ExternalModel("../outside.bin"), "'..'"},
+       {ExternalModel((dir.path() / "outside.bin").string()), "absolute"},
+       {ExternalModel("link.bin"), "outside the model's folder"},
+       {ExternalModel("missing.bin"), "missing"},
+       // 64 bytes needed, the file has 32.
+       {ExternalModel("short.bin"), "needs bytes [0, 64)"},
+       {WithExternalKey("short.bin", "evil", ""),
+        "external data key 'evil' is not one of"}});
 }
 
 TEST(ModelIoTest, EveryPlaceATensorCanLiveIsChecked) {
@@ -158,31 +165,41 @@ TEST(ModelIoTest, ExternalDataSizesAndKeysAreChecked) {
   negative.mutable_graph()->mutable_initializer(0)->set_dims(0, -4);
   EXPECT_THAT(LoadStatus(negative, model).message(),
               HasSubstr("negative dim -4"));
-  // length 32 < the tensor's 4 x 4 x 4 = 64 bytes.
-  EXPECT_THAT(
-      LoadStatus(WithExternalKey("w.bin", "length", "32"), model).message(),
-      HasSubstr("length 32 is shorter than the tensor's 64 bytes"));
-  EXPECT_THAT(LoadStatus(WithExternalKey("w.bin", "location", "w.bin"), model)
-                  .message(),
-              HasSubstr("'location' is repeated"));
-  EXPECT_THAT(
-      LoadStatus(WithExternalKey("w.bin", "basepath", "/"), model).message(),
-      HasSubstr("key 'basepath' is not one of"));
+  ExpectLoadErrors(model,
+                   {// length 32 < the tensor's 4 x 4 x 4 = 64 bytes.
+                    {WithExternalKey("w.bin", "length", "32"),
+                     "length 32 is shorter than the tensor's 64 bytes"},
+                    {WithExternalKey("w.bin", "location", "w.bin"),
+                     "'location' is repeated"},
+                    {WithExternalKey("w.bin", "basepath", "/"),
+                     "key 'basepath' is not one of"}});
+}
+
+// Folders `root`/in and `root`/out; `make_data` makes in/w.bin (64 bytes);
+// in/m.onnx, whose weight is in w.bin, is loaded and saved as out/s.onnx.
+// The loaded model.
+LoadedModel SaveFromInToOut(const fs::path& root,
+                            const std::function<void()>& make_data) {
+  fs::create_directory(root / "in");
+  fs::create_directory(root / "out");
+  make_data();
+  WriteBytes(root / "in" / "m.onnx",
+             ExternalModel("w.bin").SerializeAsString());
+  absl::StatusOr<LoadedModel> loaded = LoadModel(root / "in" / "m.onnx");
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  if (!loaded.ok()) return LoadedModel();
+  EXPECT_TRUE(SaveModel(loaded->model, root / "out" / "s.onnx", root / "in",
+                        loaded->external_files)
+                  .ok());
+  return *std::move(loaded);
 }
 
 TEST(ModelIoTest, SymlinkedDataInsideTheFolderIsLinkedAsTheRealFile) {
   TempDir dir;
-  fs::create_directory(dir.path() / "in");
-  fs::create_directory(dir.path() / "out");
-  WriteBytes(dir.path() / "in" / "real.bin", std::string(64, '\0'));
-  fs::create_symlink("real.bin", dir.path() / "in" / "w.bin");
-  WriteBytes(dir.path() / "in" / "m.onnx",
-             ExternalModel("w.bin").SerializeAsString());
-  auto loaded = LoadModel(dir.path() / "in" / "m.onnx");
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out" / "s.onnx",
-                        dir.path() / "in", loaded->external_files)
-                  .ok());
+  SaveFromInToOut(dir.path(), [&] {
+    WriteBytes(dir.path() / "in" / "real.bin", std::string(64, '\0'));
+    fs::create_symlink("real.bin", dir.path() / "in" / "w.bin");
+  });
   EXPECT_FALSE(fs::is_symlink(dir.path() / "out" / "w.bin"));
   EXPECT_TRUE(fs::equivalent(dir.path() / "in" / "real.bin",
                              dir.path() / "out" / "w.bin"));
@@ -191,31 +208,24 @@ TEST(ModelIoTest, SymlinkedDataInsideTheFolderIsLinkedAsTheRealFile) {
 
 TEST(ModelIoTest, SaveElsewhereLinksExternalDataAndNeverCopies) {
   TempDir dir;
-  fs::create_directory(dir.path() / "in");
-  fs::create_directory(dir.path() / "out");
-  WriteBytes(dir.path() / "in" / "w.bin", std::string(64, '\0'));
-  WriteBytes(dir.path() / "in" / "m.onnx",
-             ExternalModel("w.bin").SerializeAsString());
-  auto loaded = LoadModel(dir.path() / "in" / "m.onnx");
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out" / "s.onnx",
-                        dir.path() / "in", loaded->external_files)
-                  .ok());
+  const LoadedModel loaded = SaveFromInToOut(dir.path(), [&] {
+    WriteBytes(dir.path() / "in" / "w.bin", std::string(64, '\0'));
+  });
   EXPECT_TRUE(fs::equivalent(dir.path() / "in" / "w.bin",
                              dir.path() / "out" / "w.bin"));
   EXPECT_TRUE(LoadModel(dir.path() / "out" / "s.onnx").ok());
   // A different file already at the data's name is not overwritten.
   fs::create_directory(dir.path() / "out2");
   WriteBytes(dir.path() / "out2" / "w.bin", "other");
-  absl::Status s = SaveModel(loaded->model, dir.path() / "out2" / "s.onnx",
-                             dir.path() / "in", loaded->external_files);
+  absl::Status s = SaveModel(loaded.model, dir.path() / "out2" / "s.onnx",
+                             dir.path() / "in", loaded.external_files);
   EXPECT_THAT(s.message(), HasSubstr("not overwritten"));
   EXPECT_FALSE(fs::exists(dir.path() / "out2" / "s.onnx"));
   // A failed model write removes the links it made: the check before the
   // rename refuses, and out3 is left empty.
   fs::create_directory(dir.path() / "out3");
-  s = SaveModel(loaded->model, dir.path() / "out3" / "s.onnx",
-                dir.path() / "in", loaded->external_files,
+  s = SaveModel(loaded.model, dir.path() / "out3" / "s.onnx", dir.path() / "in",
+                loaded.external_files,
                 [](const fs::path&) { return absl::InternalError("refused"); });
   EXPECT_EQ(s.message(), "refused");
   EXPECT_TRUE(fs::is_empty(dir.path() / "out3"));

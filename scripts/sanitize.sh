@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers, with clang: every unit and CLI test with
 # ASan+UBSan (build-asan/, shared with scripts/fuzz.sh), then the
-# concurrency tests (LibraryTest: eight plans on eight threads; CompileOracle:
-# candidates on four threads) with TSan (build-tsan/, their own binary only).
+# concurrency tests (LibraryTest: eight plans on eight threads; CompileOracle
+# and CompileJudge: candidates on four threads, the latter written by the
+# library's WriteOutputs) with TSan (build-tsan/, their own binary only).
 # Left to scripts/test.sh: the install, README, onnxruntime and corpus tests
 # (they build or run other programs) and the Python module's (python3 is not
 # sanitized). Reports in third-party libraries are suppressed by name in

@@ -54,6 +54,34 @@ TEST(CompileJudgeTest, TheCandidateTakesThePlansNamesAndPlacement) {
   EXPECT_EQ(files, 1);
 }
 
+// Eight candidates written by the library's writer on four threads (the
+// TSan build runs this test too). The fake compiler (tests/fake_compiler.cc)
+// with FAKE_LIMIT=0 overflows tile 17 by 1,000 bytes per node on IPU 0, so
+// each verdict shows which candidate it came from: candidate c puts its
+// first c % 4 + 1 nodes on IPU 0, 700,000 + 1,000 x (c % 4 + 1) bytes.
+TEST(CompileJudgeTest, FourThreadsWriteEachTheirCandidate) {
+  const onnx::ModelProto model = testing::ParseModelText(
+      testing::kResidualModelText, /*name_nodes=*/false);
+  std::vector<std::vector<int32_t>> candidates;
+  for (int c = 0; c < 8; ++c) {
+    std::vector<int32_t> ipu(4, 1);
+    for (int node = 0; node <= c % 4; ++node) ipu[node] = 0;
+    candidates.push_back(ipu);
+  }
+  CompileOracle oracle(
+      "FAKE_LIMIT=0 " FAKE_COMPILER " {model}",
+      WriteCandidateOf(model, {"MatMul_0", "Relu_1", "Add_2", "MatMul_3"}), "",
+      {}, /*jobs=*/4);
+  absl::StatusOr<std::vector<CompileVerdict>> verdicts =
+      oracle.Compile(candidates, 0.6);
+  ASSERT_TRUE(verdicts.ok()) << verdicts.status();
+  ASSERT_EQ(verdicts->size(), 8u);
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ((*verdicts)[c].tile, 17) << c;
+    EXPECT_EQ((*verdicts)[c].bytes, 700000 + 1000 * (c % 4 + 1)) << c;
+  }
+}
+
 // Compiles one candidate (every node on IPU 0) of the residual model with a
 // weight stored in `data_file` of `source_dir`, with `true` as the compiler.
 absl::Status CompileWithDataFile(const fs::path& source_dir,

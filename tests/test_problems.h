@@ -79,6 +79,21 @@ inline void RefreshTensors(ShardingProblem* p) {
   FillProblemDefaults(p);
 }
 
+// Two branches between n0 and n5: n0 -> n1 -> n2 -> n5 and n0 -> n3 -> n4 ->
+// n5, taking 1, 2, 2, 2, 2, 1 s (toy chip: 1 GFLOP/s). n0's output is 5e8 B
+// (0.5 s over the 1 GB/s link), n1's and n3's 1e8 B (0.1 s), the others
+// 16 B (16 ns). With tiles of 1 GB everything fits; on 2 IPUs the best split
+// is {n0, n1, n3} | {n2, n4, n5}, 5.2 s, and the best slicing of the order
+// n0..n5 is {n0, n1, n2} | {n3, n4, n5}, 5.500000016 s.
+inline ShardingProblem TwoBranches() {
+  ShardingProblem p =
+      MakeTestProblem(6, {{0, 1}, {1, 2}, {2, 5}, {0, 3}, {3, 4}, {4, 5}},
+                      {0, 0, 0, 0, 0, 0}, {1e9, 2e9, 2e9, 2e9, 2e9, 1e9});
+  p.activation_bytes = {500000000, 100000000, 16, 100000000, 16, 16};
+  RefreshTensors(&p);
+  return p;
+}
+
 }  // namespace autoshard::testing
 
 #endif  // AUTOSHARD_TESTS_TEST_PROBLEMS_H_

@@ -29,6 +29,23 @@
 // bottleneck <= T; a bisection over T finds the largest T this rules out.
 // Ancestor and descendant times are exact for up to kCutBoundExactNodes
 // nodes (bit sets), else longest paths (smaller, so still valid).
+//
+// Note [Window cuts]
+// The forced sets know little of a wide graph (detection heads: each
+// class's branch has small ancestors and descendants), so the smallest cut
+// of a window's closure problem may belong to an ideal whose compute is far
+// outside the window (tv_ssdlite320 on 16 IPUs: 667 KB at 1,876 us for the
+// window [654, 657] us). When the plain DP leaves the plan more than 1%
+// above it, the windows of `window_groups` groups of buckets get a
+// Lagrangian bound: for nu >= 0, min over closures I of
+//   C(I) + nu (P(I) - hi)   (<= C(I) for every I with P(I) <= hi),
+// and for nu < 0 of C(I) + |nu| (lo - P(I)) (<= C(I) when P(I) >= lo), each
+// a max-flow with node weights nu x time (rounded down: smaller, still
+// valid) on the sink or source side. nu's sign is the side the plain cut's
+// ideal misses; it is widened from the forced set's bytes / the miss, then
+// bisected on which side the minimising ideal falls (the subgradient), and
+// the largest value is kept: at least the plain cut, and a lower bound on
+// the bytes of every ideal in the window. The DP then runs once more.
 #ifndef AUTOSHARD_SHARDER_BOUND_CUT_BOUND_H_
 #define AUTOSHARD_SHARDER_BOUND_CUT_BOUND_H_
 
@@ -36,10 +53,9 @@
 
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
+#include "sharder/strategies/closure_cuts.h"
 
 namespace autoshard {
-
-inline constexpr int32_t kCutBoundExactNodes = 8192;
 
 struct CutBoundOptions {
   // Arc scans of the max-flows at most (a deterministic budget); when spent,
@@ -47,6 +63,9 @@ struct CutBoundOptions {
   int64_t max_work = 400000000;
   // PopART's copies: buckets of equal compute the DP places boundaries in.
   int buckets = 1024;
+  // Note [Window cuts]: groups of buckets whose window cut is found (0:
+  // none), when the plain bound leaves the plan more than 1% above it.
+  int window_groups = 64;
   int bisection_steps = 14;  // through host: halvings of [cheap, upper_s]
   // Problems with more lattice nodes are not tried (the result says so).
   int32_t max_nodes = 20000;

@@ -220,6 +220,7 @@ class MipBuilder {
   }
 
   int t_col() const { return t_col_; }
+  double scale_s() const { return scale_s_; }
   int64_t num_columns() const { return static_cast<int64_t>(col_lb_.size()); }
   int64_t num_rows() const { return static_cast<int64_t>(row_lb_.size()); }
 
@@ -254,6 +255,19 @@ class MipBuilder {
   std::vector<bool> integer_;
   double row_constant_ = 0;
 };
+
+// Gives CBC the monotone split `ipu` (per node) as its first solution, its
+// T the split's bottleneck in the builder's scale, at least `known_t`.
+void SetIncumbent(const MipBuilder& builder, const DeviceModel& model,
+                  const std::vector<int32_t>& ipu, int num_ipus, double known_t,
+                  CbcModel* cbc) {
+  std::vector<double> s = builder.Solution(ipu);
+  const double t = model.EvaluatePerformance(ipu, num_ipus, 1).bottleneck_s /
+                   builder.scale_s();
+  s[builder.t_col()] = std::max(t, known_t);
+  cbc->setBestSolution(s.data(), static_cast<int>(s.size()), s[builder.t_col()],
+                       false);
+}
 
 }  // namespace
 
@@ -310,15 +324,8 @@ MipBoundResult MipBound(const ShardingProblem& problem,
       0.01, options.max_seconds - std::chrono::duration<double>(
                                       std::chrono::steady_clock::now() - start)
                                       .count()));
-  if (!incumbent_ipu.empty()) {
-    std::vector<double> s = builder.Solution(incumbent_ipu);
-    const double t =
-        model.EvaluatePerformance(incumbent_ipu, num_ipus, 1).bottleneck_s /
-        scale;
-    s[builder.t_col()] = std::max(t, known / scale);
-    cbc.setBestSolution(s.data(), static_cast<int>(s.size()),
-                        s[builder.t_col()], false);
-  }
+  if (!incumbent_ipu.empty())
+    SetIncumbent(builder, model, incumbent_ipu, num_ipus, known / scale, &cbc);
   cbc.setMaximumNodes(options.max_nodes);
   cbc.branchAndBound();
   result.stopped_by_clock = cbc.maximumSecondsReached();

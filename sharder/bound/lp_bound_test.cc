@@ -13,16 +13,13 @@ using ::autoshard::testing::BestMonotone;
 using ::autoshard::testing::MakeTestProblem;
 using ::autoshard::testing::RandomDag;
 using ::autoshard::testing::ToyChip;
+using ::autoshard::testing::TwoBranches;
 
-// The two-branch problem of ideal_dp_test.cc: n0 -> {n1 -> n2, n3 -> n4}
+// The two-branch problem (tests/test_problems.h): n0 -> {n1 -> n2, n3 -> n4}
 // -> n5, 1, 2, 2, 2, 2, 1 s; n0's output 0.5 s over the link, n1's and n3's
 // 0.1 s, the others 16 ns. The optimum is {0, 1, 3} | {2, 4, 5}: 5.2 s.
 TEST(MipBoundTest, CountsTheCopiesOfTheBestSplit) {
-  ShardingProblem p =
-      MakeTestProblem(6, {{0, 1}, {1, 2}, {2, 5}, {0, 3}, {3, 4}, {4, 5}},
-                      {0, 0, 0, 0, 0, 0}, {1e9, 2e9, 2e9, 2e9, 2e9, 1e9});
-  p.activation_bytes = {500000000, 100000000, 16, 100000000, 16, 16};
-  testing::RefreshTensors(&p);
+  ShardingProblem p = TwoBranches();
   DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
   const MipBoundResult r = MipBound(p, model, 2, {}, {});
   ASSERT_TRUE(r.solved) << r.note;

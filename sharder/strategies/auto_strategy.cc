@@ -1,5 +1,7 @@
 #include "sharder/strategies/auto_strategy.h"
 
+#include <algorithm>
+#include <chrono>
 #include <limits>
 #include <optional>
 #include <string>
@@ -8,8 +10,11 @@
 
 #include "graph/status_macros.h"
 #include "sharder/strategies/builtin.h"
+#include "sharder/strategies/closure_cuts.h"
 #include "sharder/strategies/coarsen.h"
 #include "sharder/strategies/ideal_dp.h"
+#include "sharder/strategies/ideal_moves.h"
+#include "sharder/strategies/optimal_strategy.h"
 #include "sharder/strategies/search_strategy.h"
 #include "sharder/strategies/subgraphs.h"
 
@@ -111,6 +116,72 @@ struct Candidate {
   double seconds = 0;
 };
 
+// The slicing DP (Note [Slicing DP]) on MinCutOrder's order
+// (sharder/strategies/closure_cuts.h, kMinCutOrderWindows windows), memory
+// judged, within `seconds_left`: a candidate "min-cut order" when its slicing
+// is faster than `best` (judged with memory by Evaluated), else nullopt.
+std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
+                                           const Candidate& best,
+                                           double seconds_left) {
+  const ShardingProblem& p = *c.problem;
+  if (c.num_ipus < 2 || !best.result.evaluation.fits ||
+      p.num_nodes() > kMaxNodeGranularity || seconds_left <= 0) {
+    return std::nullopt;
+  }
+  const auto t = std::chrono::steady_clock::now();
+  const DeviceModel model(p, c.device, c.precision);
+  SliceOrder order{"min-cut order", {}};
+  for (int32_t v : MinCutOrder(p, model, kMinCutOrderWindows))
+    order.units.push_back({v});
+  const SliceResult r = SliceOptimally(
+      p, model, order, c.num_ipus, /*ignore_memory=*/false,
+      t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(seconds_left)));
+  // Faster by more than rounding, else not worth judging.
+  if (!r.found ||
+      r.bottleneck_s >=
+          best.result.evaluation.performance.bottleneck_s * (1 - 1e-9)) {
+    return std::nullopt;
+  }
+  std::vector<int32_t> ipu(p.num_nodes(), 0);
+  for (size_t d = 0; d + 1 < r.cuts.size(); ++d)
+    for (int32_t u = r.cuts[d]; u < r.cuts[d + 1]; ++u)
+      ipu[order.units[u][0]] = static_cast<int32_t>(d);
+  return Candidate{"min-cut order",
+                   Evaluated(c, Assignment{ipu, ipu},
+                             c.device.available_memory_proportion()),
+                   SecondsSince(t)};
+}
+
+// Moves between ideals from the best candidate's split (Note [Ideal moves],
+// sharder/strategies/ideal_moves.h), within kIdealMovesSeconds: a candidate
+// "<its name>+moves" when they lower its bottleneck (judged with memory by
+// Evaluated), else nullopt.
+std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
+                               double seconds_left) {
+  const ShardingProblem& p = *c.problem;
+  const PlanEvaluation& e = from.result.evaluation;
+  if (c.num_ipus < 2 || !e.fits || p.num_nodes() > kMaxNodeGranularity ||
+      seconds_left <= 0) {
+    return std::nullopt;
+  }
+  const auto t = std::chrono::steady_clock::now();
+  const DeviceModel model(p, c.device, c.precision);
+  IdealMovesOptions options;
+  options.deadline =
+      t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(
+                  std::min(seconds_left, kIdealMovesSeconds)));
+  IdealMovesResult r = ImproveByIdealMoves(p, model, c.num_ipus,
+                                           from.result.assignment.ipu, options);
+  if (r.bottleneck_s >= e.performance.bottleneck_s * (1 - 1e-9))
+    return std::nullopt;
+  return Candidate{from.strategy + "+moves",
+                   Evaluated(c, Assignment{r.ipu, r.ipu},
+                             from.result.available_memory_proportion),
+                   SecondsSince(t)};
+}
+
 proto::StrategyResult CandidateProto(const Candidate& c, bool chosen) {
   proto::StrategyResult r;
   r.set_strategy(c.strategy);
@@ -173,6 +244,16 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   for (size_t i = 1; i < candidates.size(); ++i) {
     if (BetterResult(candidates[i].result, candidates[best].result)) best = i;
   }
+  // Each judged candidate is listed, and chosen when better.
+  auto consider = [&](std::optional<Candidate> found) {
+    if (!found) return;
+    candidates.push_back(std::move(*found));
+    if (BetterResult(candidates.back().result, candidates[best].result))
+      best = candidates.size() - 1;
+  };
+  consider(SlicedMinCutOrder(c, candidates[best],
+                             c.max_search_s - SecondsSince(c.start)));
+  consider(Moved(c, candidates[best], c.max_search_s - SecondsSince(c.start)));
   StrategyResult out = candidates[best].result;
   if (candidates[best].strategy != "search") {
     out.compiler_message.clear();

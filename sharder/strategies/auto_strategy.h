@@ -1,9 +1,13 @@
 // The `auto` strategy, the default (DESIGN.md §4.4): raw, search (more than
 // one IPU), optimal, and search moves from optimal's split when it fits
 // ("optimal+search": one node per subgraph, --optimal-perf style, at most
-// kPolishCandidates splits in kPolishSeconds); the best of them by
-// BetterResult. Never worse than raw. The plan lists every candidate's
-// figures (proto::StrategyResult) and which was chosen.
+// kPolishCandidates splits in kPolishSeconds), the ideal DP ("ideal",
+// sharder/strategies/ideal_dp.h); the best of them by BetterResult, then
+// the slicing of the min-cut order ("min-cut order", MinCutOrder in
+// sharder/strategies/closure_cuts.h) and moves between ideals from the best
+// ("<its name>+moves", sharder/strategies/ideal_moves.h), each kept when
+// better. Never worse than raw. The plan lists every
+// candidate's figures (proto::StrategyResult) and which was chosen.
 #ifndef AUTOSHARD_SHARDER_STRATEGIES_AUTO_STRATEGY_H_
 #define AUTOSHARD_SHARDER_STRATEGIES_AUTO_STRATEGY_H_
 
@@ -16,6 +20,11 @@ namespace autoshard {
 // The budget of auto's last step, search moves from optimal's split.
 inline constexpr int64_t kPolishCandidates = 2000;
 inline constexpr double kPolishSeconds = 3;
+// The budget of the moves between ideals from the best candidate.
+inline constexpr double kIdealMovesSeconds = 2;
+// The min-cut order's windows (tv_ssdlite320 on 16 IPUs: 16 windows gave
+// 241.9 us, 64 gave 239.8, 256 gave 239.9).
+inline constexpr int kMinCutOrderWindows = 64;
 
 // auto's order: a split that fits beats one that does not; then the smaller
 // bottleneck; on a tie the larger available memory proportion (the device's

@@ -17,21 +17,9 @@ using ::autoshard::testing::JudgeSplit;
 using ::autoshard::testing::MakeTestProblem;
 using ::autoshard::testing::RandomDag;
 using ::autoshard::testing::ToyChip;
+using ::autoshard::testing::TwoBranches;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Two branches between n0 and n5: n0 -> n1 -> n2 -> n5 and n0 -> n3 -> n4 ->
-// n5, taking 1, 2, 2, 2, 2, 1 s (toy chip: 1 GFLOP/s). n0's output is 5e8 B
-// (0.5 s over the 1 GB/s link), n1's and n3's 1e8 B (0.1 s), the others
-// 16 B (16 ns). Tiles of 1 GB: everything fits.
-ShardingProblem TwoBranches() {
-  ShardingProblem p =
-      MakeTestProblem(6, {{0, 1}, {1, 2}, {2, 5}, {0, 3}, {3, 4}, {4, 5}},
-                      {0, 0, 0, 0, 0, 0}, {1e9, 2e9, 2e9, 2e9, 2e9, 1e9});
-  p.activation_bytes = {500000000, 100000000, 16, 100000000, 16, 16};
-  testing::RefreshTensors(&p);
-  return p;
-}
 
 TEST(IdealLatticeTest, CountsTheIdealsOfTwoBranches) {
   ShardingProblem p = TwoBranches();

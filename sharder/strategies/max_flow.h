@@ -1,9 +1,10 @@
 // A maximum flow (Dinic's algorithm; Dinic 1970, as in Cormen et al.,
 // "Introduction to Algorithms", 3rd ed., problem 26-5 and §26.4), with
-// integer capacities: what the cut bound (sharder/bound/cut_bound.h) uses
-// to find the fewest bytes a stage boundary must carry.
-#ifndef AUTOSHARD_SHARDER_BOUND_MAX_FLOW_H_
-#define AUTOSHARD_SHARDER_BOUND_MAX_FLOW_H_
+// integer capacities: what the closure cuts (sharder/strategies/
+// closure_cuts.h) use to find the fewest bytes a stage boundary must carry,
+// for the cut bound (sharder/bound/cut_bound.h) and auto's min-cut order.
+#ifndef AUTOSHARD_SHARDER_STRATEGIES_MAX_FLOW_H_
+#define AUTOSHARD_SHARDER_STRATEGIES_MAX_FLOW_H_
 
 #include <cstdint>
 #include <vector>
@@ -23,6 +24,11 @@ class MaxFlow {
   // (a path of any length needs O(1) stack).
   int64_t Solve(int32_t source, int32_t sink, int64_t limit, int64_t* work);
 
+  // After a Solve that returned less than its limit: whether `v` is on the
+  // source side of a minimum cut (reached from the source over arcs with
+  // residual capacity: the smallest such side).
+  bool SourceSide(int32_t v) const { return level_[v] >= 0; }
+
  private:
   struct Arc {
     int32_t to, next;
@@ -38,4 +44,4 @@ class MaxFlow {
 
 }  // namespace autoshard
 
-#endif  // AUTOSHARD_SHARDER_BOUND_MAX_FLOW_H_
+#endif  // AUTOSHARD_SHARDER_STRATEGIES_MAX_FLOW_H_

@@ -1,4 +1,4 @@
-#include "sharder/bound/max_flow.h"
+#include "sharder/strategies/max_flow.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "sharder/bound/max_flow.h"
+#include "sharder/strategies/max_flow.h"
 
 #include <pthread.h>
 
@@ -19,6 +19,27 @@ TEST(MaxFlowTest, FindsTheSmallestCut) {
   int64_t work = 0;
   EXPECT_EQ(flow.Solve(0, 3, 100, &work), 5);
   EXPECT_GT(work, 0);
+  // Both of s's arcs are full (3 into a, 2 into b): the smallest source side
+  // is {s}.
+  EXPECT_TRUE(flow.SourceSide(0));
+  EXPECT_FALSE(flow.SourceSide(1));
+  EXPECT_FALSE(flow.SourceSide(2));
+  EXPECT_FALSE(flow.SourceSide(3));
+}
+
+// s -> a (5), a -> b (2), b -> t (4): 2 flows, a -> b is the cut, and the
+// source side is {s, a}.
+TEST(MaxFlowTest, TellsTheSourceSide) {
+  MaxFlow flow(4);  // s = 0, a = 1, b = 2, t = 3
+  flow.AddArc(0, 1, 5);
+  flow.AddArc(1, 2, 2);
+  flow.AddArc(2, 3, 4);
+  int64_t work = 0;
+  EXPECT_EQ(flow.Solve(0, 3, 100, &work), 2);
+  EXPECT_TRUE(flow.SourceSide(0));
+  EXPECT_TRUE(flow.SourceSide(1));
+  EXPECT_FALSE(flow.SourceSide(2));
+  EXPECT_FALSE(flow.SourceSide(3));
 }
 
 // The limit stops the flow early: 5 can flow, 4 is asked, and the answer is
