@@ -33,6 +33,28 @@ bool OnOneFileSystem(const fs::path& a, const fs::path& b) {
          sa.st_dev == sb.st_dev;
 }
 
+// Written elsewhere (`out`), external data is linked beside the output and
+// the output passes the checker where the input did; across file systems
+// (TMPDIR on another device) no link can be made, and the output is refused
+// with that reason (README, "External data").
+void ExpectSavedElsewhere(const onnx::ModelProto& annotated,
+                          const LoadedModel& loaded, const fs::path& input,
+                          const fs::path& out, bool input_passes_checker) {
+  const absl::Status saved =
+      SaveModel(annotated, out, input.parent_path(), loaded.external_files);
+  if (!loaded.external_files.empty() &&
+      !OnOneFileSystem(out.parent_path(), input.parent_path())) {
+    EXPECT_THAT(saved.message(),
+                ::testing::HasSubstr("write the output on the model's file "
+                                     "system"));
+    return;
+  }
+  ASSERT_TRUE(saved.ok()) << saved;
+  if (input_passes_checker) {
+    EXPECT_TRUE(CheckModelFile(out).ok()) << CheckModelFile(out);
+  }
+}
+
 std::vector<std::string> CorpusModels() {
   std::vector<std::string> models = {std::string(AUTOSHARD_SOURCE_DIR) +
                                      "/models/squeezenet1_1.onnx"};
@@ -107,24 +129,9 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
     }
     for (int d = 0; d < k; ++d)
       EXPECT_GT(seen[d], 0) << "IPU " << d << " is empty";
-    // Written elsewhere, external data is linked beside the output; across
-    // file systems (TMPDIR on another device) no link can be made, and the
-    // output is refused with that reason (README, "External data").
-    const fs::path out = out_dir.path() / ("k" + std::to_string(k) + ".onnx");
-    const absl::Status saved =
-        SaveModel(annotated, out, fs::path(GetParam()).parent_path(),
-                  loaded->external_files);
-    if (!loaded->external_files.empty() &&
-        !OnOneFileSystem(out_dir.path(), fs::path(GetParam()).parent_path())) {
-      EXPECT_THAT(saved.message(),
-                  ::testing::HasSubstr("write the output on the model's file "
-                                       "system"));
-    } else {
-      ASSERT_TRUE(saved.ok()) << saved;
-      if (input_passes_checker) {
-        EXPECT_TRUE(CheckModelFile(out).ok()) << CheckModelFile(out);
-      }
-    }
+    ExpectSavedElsewhere(annotated, *loaded, GetParam(),
+                         out_dir.path() / ("k" + std::to_string(k) + ".onnx"),
+                         input_passes_checker);
     auto points =
         ParseShardingConfigYaml(ShardingConfigYaml(plan->proto), "config");
     ASSERT_TRUE(points.ok()) << points.status();
