@@ -31,30 +31,27 @@ onnx::ModelProto Annotated(const char* text, const std::vector<int>& stages) {
   return m;
 }
 
+// What `field` gives for each of `items` (a repeated proto field), in order.
+template <typename Items, typename Field>
+std::vector<std::string> Each(const Items& items, Field field) {
+  std::vector<std::string> out;
+  for (const auto& item : items) out.push_back(field(item));
+  return out;
+}
 std::vector<std::string> NodeNames(const onnx::ModelProto& m) {
-  std::vector<std::string> names;
-  for (const auto& n : m.graph().node()) names.push_back(n.name());
-  return names;
+  return Each(m.graph().node(), [](const auto& n) { return n.name(); });
 }
 std::vector<std::string> InputNames(const onnx::ModelProto& m) {
-  std::vector<std::string> names;
-  for (const auto& vi : m.graph().input()) names.push_back(vi.name());
-  return names;
+  return Each(m.graph().input(), [](const auto& vi) { return vi.name(); });
 }
 std::vector<std::string> OutputNames(const onnx::ModelProto& m) {
-  std::vector<std::string> names;
-  for (const auto& vi : m.graph().output()) names.push_back(vi.name());
-  return names;
+  return Each(m.graph().output(), [](const auto& vi) { return vi.name(); });
 }
 std::vector<std::string> InitializerNames(const onnx::ModelProto& m) {
-  std::vector<std::string> names;
-  for (const auto& t : m.graph().initializer()) names.push_back(t.name());
-  return names;
+  return Each(m.graph().initializer(), [](const auto& t) { return t.name(); });
 }
 std::vector<std::string> Sources(const proto::SplitStage& stage) {
-  std::vector<std::string> sources;
-  for (const auto& in : stage.inputs()) sources.push_back(in.source());
-  return sources;
+  return Each(stage.inputs(), [](const auto& in) { return in.source(); });
 }
 
 // Writes the split to a fresh folder: every stage must pass the ONNX checker
