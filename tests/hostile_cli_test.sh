@@ -229,5 +229,14 @@ mkdir -p "$TMP/trunc_split"
 printf '{"format' >"$TMP/trunc_split/manifest.json"
 expect 2 "a truncated manifest.json in --split-dir" -- "$BIN" shard "$SQ" -n 2 -o "$TMP/trunc.onnx" --split-dir "$TMP/trunc_split"
 grep -q "neither empty nor an earlier split" "$TMP/err" && ok || { bad "the truncated manifest is refused"; cat "$TMP/err"; }
+# The same kind: a manifest.json ending inside a string value aborted
+# (exit 134), one with an array under a key the manifest does not have spun
+# forever (timeout: 124).
+for text in '{"format": "ab' '{"foo": [1]}'; do
+  rm -rf "$TMP/odd_split"; mkdir -p "$TMP/odd_split"
+  printf '%s' "$text" >"$TMP/odd_split/manifest.json"
+  expect 2 "manifest.json $text in --split-dir" -- timeout 60 "$BIN" shard "$SQ" -n 2 -o "$TMP/odd.onnx" --split-dir "$TMP/odd_split"
+  grep -q "neither empty nor an earlier split" "$TMP/err" && ok || { bad "manifest $text refused"; cat "$TMP/err"; }
+done
 
 finish

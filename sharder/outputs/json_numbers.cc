@@ -77,18 +77,28 @@ class Rewriter {
 
   // Comma-separated items between `open` and `close` ('{' '}' or '[' ']'),
   // whitespace copied; `item()` reads each.
+  // Deeper than kMaxDepth is refused (ok_ false) before the stack runs out,
+  // like protobuf's own JSON parser (its limit is 100).
   template <typename Item>
   void Items(char open, char close, const Item& item) {
+    if (++depth_ > kMaxDepth) return void(ok_ = false);
     Expect(open);
     Space();
-    if (Peek() == close) return Expect(close);
-    while (ok_) {
-      item();
-      Space();
-      if (Peek() != ',') return Expect(close);
-      Expect(',');
-      Space();
+    if (Peek() == close) {
+      Expect(close);
+    } else {
+      while (ok_) {
+        item();
+        Space();
+        if (Peek() != ',') {
+          Expect(close);
+          break;
+        }
+        Expect(',');
+        Space();
+      }
     }
+    --depth_;
   }
 
   // An object's members: each key is copied, then `value(key)` (the key
@@ -140,9 +150,13 @@ class Rewriter {
         d = nullptr;
       return Object(d);
     }
-    if (c == '[') return Field(nullptr);
+    // An array no repeated field describes (an unknown key's, or nested):
+    // its values copied. (Field(nullptr) here came back to this line without
+    // reading a character: autoshard spun forever on {"foo": [1]}.)
+    if (c == '[') return Items('[', ']', [&] { Value(nullptr); });
     if (c == '"') {
       std::string_view token = StringToken();
+      if (!ok_) return;  // the text ends inside the string
       std::string_view text = token.substr(1, token.size() - 2);
       out_ += to_numbers_ && Numeric(f) && IsInteger(text) ? text : token;
       return;
@@ -184,6 +198,8 @@ class Rewriter {
   bool to_numbers_;
   size_t pos_ = 0;
   bool ok_ = true;
+  static constexpr int kMaxDepth = 100;
+  int depth_ = 0;  // arrays and objects open at pos_
   std::string out_;
 };
 

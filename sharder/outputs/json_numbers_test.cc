@@ -71,5 +71,25 @@ TEST(NumericJsonTest, TextThatIsNotJsonComesBackUnchanged) {
             "{\"sources\": {\"a");
 }
 
+// The whole kind: text that ends inside a value, arrays no field describes
+// (an unknown key's: autoshard spun forever on it), nesting deeper than 100.
+TEST(NumericJsonTest, HostileManifestsComeBackUnchangedOrRewritten) {
+  const auto& manifest = *proto::SplitManifest::descriptor();
+  EXPECT_EQ(QuoteNumbersInStringFields("{\"format\": \"ab", manifest),
+            "{\"format\": \"ab");
+  EXPECT_EQ(QuoteNumbersInStringFields("{\"format\": \"a\\", manifest),
+            "{\"format\": \"a\\");
+  // An unknown key's array, nested too, is copied as it is: valid JSON.
+  EXPECT_EQ(
+      QuoteNumbersInStringFields("{\"foo\": [1, [2, \"x\"], {}]}", manifest),
+      "{\"foo\": [1, [2, \"x\"], {}]}");
+  // 100 nested arrays are read; 101 are refused (the text comes back).
+  const std::string ok =
+      "{\"foo\": " + std::string(99, '[') + std::string(99, ']') + "}";
+  EXPECT_EQ(QuoteNumbersInStringFields(ok, manifest), ok);
+  const std::string deep = "{\"foo\": " + std::string(200000, '[');
+  EXPECT_EQ(QuoteNumbersInStringFields(deep, manifest), deep);
+}
+
 }  // namespace
 }  // namespace autoshard
