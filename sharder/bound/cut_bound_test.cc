@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "sharder/bound/certify.h"
+#include "sharder/strategies/closure_cuts.h"
 #include "sharder/strategies/optimal_strategy.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
@@ -104,6 +105,30 @@ TEST(CutBoundTest, WindowCutsKnowTheBoundarysCompute) {
   const CutBoundResult r = CutBound(p, model, 2, 5.000000004, {});
   EXPECT_NEAR(r.bound_s, 3 + 0.4683e-6 - 6e-9, 2e-10);
   EXPECT_FALSE(r.out_of_work);
+}
+
+// The same fan with 1e12 B out of s and 1e9 B out of each p, and a window
+// [3, 5 s - 1.01 tolerances] that the plain least cut's ideal {s, p1..p4}
+// (5 s, 4e9 B) misses by 1.01 tolerances: the first multiplier, 1e12 B
+// over 6.06e-9 s, made int64 weights of 1.6e20 (undefined behaviour) before
+// |nu| was capped. The ideals inside the window hold s and 2 or 3 p's (3 or
+// 4 s): s's 1e12 B cross and 2e9 or 3e9 more, so the true least cut is
+// 1.002e12 B; the window cut lies between the plain cut and it.
+TEST(CutBoundTest, WindowCutOfAHugeTensorStaysInRange) {
+  ShardingProblem p = MakeTestProblem(
+      6, {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 5}, {2, 5}, {3, 5}, {4, 5}},
+      {0, 0, 0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9, 1e9, 1e9});
+  p.activation_bytes = {1000000000000, 1000000000, 1000000000,
+                        1000000000,    1000000000, 1};
+  testing::RefreshTensors(&p);
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  ClosureCuts cuts(p, model);
+  ASSERT_NEAR(cuts.tolerance_s(), 6e-9, 1e-15);
+  const double hi = 5 - 1.01 * cuts.tolerance_s();
+  const int64_t plain = cuts.MinCut(3, hi);
+  const double window = cuts.WindowCut(3, hi);
+  EXPECT_GE(window, static_cast<double>(plain));
+  EXPECT_LE(window, 1.002e12);
 }
 
 // Two branches between n0 and n5: n0 -> n1 -> n2 -> n5, n0 -> n3 -> n4 ->

@@ -179,6 +179,14 @@ class ClosureCuts {
   double Lagrangian(double nu, double lo, double hi,
                     const std::vector<int32_t>& in,
                     const std::vector<int32_t>& out, double* p_s) {
+    // |nu| capped so that the weights, their sum and the flow's infinite
+    // capacity stay below 2^61 (int64): any multiplier gives a valid bound,
+    // a capped one a weaker one. Uncapped, a cut of more than ~5.7e8 bytes
+    // with p0 a few tolerances off the window overflowed.
+    const double max_scale =
+        std::max(0.0, (0x1p61 - static_cast<double>(infinite_)) /
+                          std::max(total_s_, 1e-300));
+    nu = std::clamp(nu, -max_scale, max_scale);
     const double scale = std::abs(nu);
     std::vector<int64_t> weight(problem_.num_nodes(), 0);
     int64_t sum = 0;
