@@ -38,9 +38,12 @@ namespace autoshard {
 // of the same names, types and ranks whose every static dim is as declared.
 // Writes into `fixed` what InferShapes(fixed) would (value_info, untyped
 // outputs, If/Loop bodies), counting each node inferred on its own in
-// ThreadStepCounts().node_reinferences. The caller checks that the
-// value_info and outputs match (sharder/prepare.cc). Errors, after which
-// `fixed` is as given (the caller runs InferShapes on it instead):
+// ThreadStepCounts().node_reinferences. Equal to InferShapes(fixed) on the
+// corpus and the tests; not when the fixed dims contradict an op's rule at
+// a node that has no recorded output type: Add(float[batch], float[5]) at
+// batch 3 keeps the declared [5], where InferShapes leaves it unknown
+// (found by review; such a batch size cannot run either way). Errors, after
+// which `fixed` is as given (the caller runs InferShapes on it instead):
 // FailedPrecondition when the inputs do not match as above (an option
 // replaced a static dim); InvalidArgument when ONNX's inference on `fixed`
 // would throw (a node's inferred type conflicts with its recorded one, as
