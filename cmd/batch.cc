@@ -487,9 +487,12 @@ int ReportSummary(const ShardOptions& o, const proto::BatchSummary& summary,
   }
   if (!o.model.quiet && o.model.report == "text") {
     std::cout << absl::StrFormat(
-        "%s, %d failed, %d %s (outputs written), %.2f s\n", Plural(n, "model"),
+        "%s, %d failed, %d %s (%s), %.2f s\n", Plural(n, "model"),
         summary.failed(), summary.does_not_fit(),
         summary.does_not_fit() == 1 ? "does not fit" : "do not fit",
+        o.model.write_anyway || summary.does_not_fit() == 0
+            ? "outputs written"
+            : "no model written for them",
         summary.seconds());
   }
   if (!o.summary_path.empty()) {

@@ -29,7 +29,9 @@ namespace autoshard::cmd {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;  // a bug or an I/O failure
 inline constexpr int kExitBadInput = 2;  // bad usage, bad model or config
-inline constexpr int kExitNoFit = 3;  // outputs written, but an IPU overflows
+// The plan does not fit: the report and --plan written, the model only with
+// --write-anyway.
+inline constexpr int kExitNoFit = 3;
 // The exit codes as --help and README state them.
 // What -q means for every subcommand.
 inline constexpr char kQuietHelp[] =
@@ -38,7 +40,8 @@ inline constexpr char kQuietHelp[] =
 inline constexpr char kExitCodesHelp[] =
     "Exit codes: 0 ok; 1 internal error; 2 bad usage or input (missing or "
     "corrupt model, bad option, unwritable output); 3 the plan does not fit "
-    "(outputs written). With several models: the most serious of theirs "
+    "(the report, --plan and pictures written; the model only with "
+    "--write-anyway). With several models: the most serious of theirs "
     "(1, then 2, then 3).";
 
 // Where a command's text goes: results on `out` (stdout), warnings and
@@ -89,6 +92,8 @@ struct ModelOptions {
   bool verbose = false;
   std::string report = "text";        // --report text|json
   std::string plan_path;              // --plan OUT.json
+  bool write_anyway = false;      // --write-anyway: the model even when no fit
+  bool fix_input_shapes = false;  // shard --fix-input-shapes
   std::string html_path;              // --html OUT.html
   std::string graph_path;             // --graph OUT.svg|OUT.dot (shard, apply)
   std::string graph_detail = "auto";  // --graph-detail auto|nodes|runs

@@ -13,8 +13,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "costmodel/device_profile.h"
 #include "graph/output_guard.h"
 #include "graph/plural.h"
@@ -22,6 +24,7 @@
 #include "sharder/assumptions.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/outputs/write_outputs.h"
+#include "sharder/pod/poprt_flags.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;
@@ -140,6 +143,11 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
   if (!writes_outputs) return;
   sub->add_option("--plan", o->plan_path,
                   "also write the plan as JSON to this file");
+  sub->add_flag("--write-anyway", o->write_anyway,
+                "write the model, the sharding config and the split folder "
+                "even when the plan does not fit (else only the report, "
+                "--plan and the pictures are written; exit code 3 either "
+                "way)");
 }
 
 absl::StatusOr<Options> ToLibraryOptions(const ModelOptions& o) {
@@ -233,6 +241,71 @@ DeferTerminationSignals::~DeferTerminationSignals() {
   pthread_sigmask(SIG_SETMASK, &old_, nullptr);
 }
 
+namespace {
+
+// The files to write for `plan`: a plan that does not fit gets no model,
+// sharding config or split folder to compile unless --write-anyway.
+OutputFiles FilesToWrite(const ModelOptions& options, const Plan& plan,
+                         const std::string& output,
+                         const std::string& sharding_config_out,
+                         const std::string& split_dir) {
+  OutputFiles files;
+  files.plan = options.plan_path;
+  if (plan.proto.fits() || options.write_anyway) {
+    files.model = output;
+    files.sharding_config = sharding_config_out;
+    files.split_dir = split_dir;
+  }
+  for (const std::string* picture : {&options.html_path, &options.graph_path})
+    if (!picture->empty()) files.extra.emplace_back(*picture, "");
+  return files;
+}
+
+// The report (text or JSON) and the warnings, after the outputs were
+// written.
+void PrintReport(const ModelOptions& options, const Plan& plan,
+                 const WrittenOutputs& wrote) {
+  Console& console = CurrentConsole();
+  if (options.report == "json") {  // printed with -q too (kQuietHelp)
+    // The plan without its per-node placements (--plan has them).
+    proto::Plan summary = plan.proto;
+    summary.clear_nodes();
+    *console.out << ProtoJson(summary);
+    if (options.verbose) {
+      for (const auto& out : wrote.written)
+        *console.err << "autoshard: wrote " << out << "\n";
+    }
+  } else if (!options.quiet) {
+    *console.out << ReportText(plan.proto, /*all_ipus=*/options.verbose);
+    for (const auto& out : wrote.written)
+      *console.out << "wrote " << out << "\n";
+  }
+  if (!options.quiet) {
+    for (const auto& w : wrote.warnings) ReportWarning(w);
+  }
+}
+
+// A plan that does not fit: the error line (why, what would fit, what was
+// written) and exit code 3.
+int ReportNoFit(const ModelOptions& options, const proto::Plan& pp,
+                bool wrote_model) {
+  Console& console = CurrentConsole();
+  const std::string message = absl::StrCat(
+      options.model, ": the plan does not fit ", pp.device(), ": ",
+      pp.no_fit_reason().empty() ? pp.out_of_memory() : pp.no_fit_reason(),
+      pp.would_fit_size() > 0
+          ? absl::StrCat("; would fit: ", absl::StrJoin(pp.would_fit(), "; "))
+          : "",
+      wrote_model ? " (outputs written; exit code 3)"
+                  : " (no model written: --write-anyway writes it; exit "
+                    "code 3)");
+  *console.err << "autoshard: error: " << message << "\n";
+  if (console.error.empty()) console.error = message;
+  return kExitNoFit;
+}
+
+}  // namespace
+
 int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::string& output,
                  const std::string& sharding_config_out,
@@ -245,13 +318,21 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   console.fits = plan.proto.fits();
   console.bottleneck_s = plan.proto.performance().bottleneck_s();
   console.assumed = AssumedText(plan.proto.assumptions());
-  OutputFiles files;
-  files.model = output;
-  files.plan = options.plan_path;
-  files.sharding_config = sharding_config_out;
-  files.split_dir = split_dir;
-  for (const std::string* picture : {&options.html_path, &options.graph_path})
-    if (!picture->empty()) files.extra.emplace_back(*picture, "");
+  if (output.empty()) {
+    return ReportError(absl::InvalidArgumentError("an output path is empty"));
+  }
+  OutputFiles files =
+      FilesToWrite(options, plan, output, sharding_config_out, split_dir);
+  const bool write_model = !files.model.empty();
+  if (options.fix_input_shapes && write_model) {
+    if (absl::Status s =
+            pod::FixInputShapes({plan.proto.planned_inputs().begin(),
+                                 plan.proto.planned_inputs().end()},
+                                loaded->model.mutable_graph());
+        !s.ok()) {
+      return ReportError(s);
+    }
+  }
   std::vector<fs::path> input_paths(inputs.begin(), inputs.end());
   std::error_code ec;
   if (fs::is_regular_file(options.device, ec))
@@ -279,35 +360,13 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     wrote = WritePreparedOutputs(*prepared);
   }
   if (!wrote.ok()) return ReportError(wrote.status());
-  console.output = output;
+  MarkOutputsWritten();  // an interrupt from now on says so
+  if (write_model) console.output = output;
   ReportStep(options,
              absl::StrCat("wrote ", Plural(wrote->written.size(), "file")),
              write_start);
-  if (options.report == "json") {  // printed with -q too (kQuietHelp)
-    // The plan without its per-node placements (--plan has them).
-    proto::Plan summary = plan.proto;
-    summary.clear_nodes();
-    *console.out << ProtoJson(summary);
-    if (options.verbose) {
-      for (const auto& out : wrote->written)
-        *console.err << "autoshard: wrote " << out << "\n";
-    }
-  } else if (!options.quiet) {
-    *console.out << ReportText(plan.proto, /*all_ipus=*/options.verbose);
-    for (const auto& out : wrote->written)
-      *console.out << "wrote " << out << "\n";
-  }
-  if (!options.quiet) {
-    for (const auto& w : wrote->warnings) ReportWarning(w);
-  }
-  if (!plan.proto.fits()) {
-    const std::string message = absl::StrCat(
-        options.model, ": the plan does not fit ", plan.proto.device(), ": ",
-        plan.proto.out_of_memory(), " (outputs written; exit code 3)");
-    *console.err << "autoshard: error: " << message << "\n";
-    if (console.error.empty()) console.error = message;
-    return kExitNoFit;
-  }
+  PrintReport(options, plan, *wrote);
+  if (!plan.proto.fits()) return ReportNoFit(options, plan.proto, write_model);
   return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cmd/commands.h"
+#include "cmd/help.h"
 #include "costmodel/device_profile.h"
 #include "google/protobuf/text_format.h"
 #include "sharder/outputs/emit.h"
@@ -60,9 +61,8 @@ int RunDevices(const DevicesOptions& o) {
   p->clear_calibration();
   std::string text;
   google::protobuf::TextFormat::PrintToString(*p, &text);
-  std::cout << "# A DeviceProfile (schema: " AUTOSHARD_SHARE_DIR
-               "/device.proto), copied\n# from the built-in '"
-            << o.name
+  std::cout << "# A DeviceProfile (schema: " << SchemaDir()
+            << "/device.proto), copied\n# from the built-in '" << o.name
             << "' without its calibration. Edit it, then pass it as "
                "--device FILE.\n"
             << text;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -47,15 +48,27 @@ class HelpFormatter : public CLI::Formatter {
       absl::StrAppend(&out, WrapText(description, columns, 2), "\n");
     absl::StrAppend(&out, make_usage(app, name));
     absl::StrAppend(&out, Subcommands(app, columns));
-    std::vector<const CLI::Option*> required, others;
+    // Required first, then each group in the order of its first option
+    // ("Options", then SetAdvancedOptions' "Advanced options").
+    std::vector<const CLI::Option*> required;
+    std::vector<std::pair<std::string, std::vector<const CLI::Option*>>> groups;
     for (const CLI::Option* opt : app->get_options()) {
       if (opt->get_group().empty()) continue;  // hidden
-      (opt->get_required() ? required : others).push_back(opt);
+      if (opt->get_required()) {
+        required.push_back(opt);
+        continue;
+      }
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+        return g.first == opt->get_group();
+      });
+      if (it == groups.end())
+        it = groups.insert(groups.end(), {opt->get_group(), {}});
+      it->second.push_back(opt);
     }
     if (!required.empty())
       absl::StrAppend(&out, "\nRequired:\n", Rows(required, columns));
-    if (!others.empty())
-      absl::StrAppend(&out, "\nOptions:\n", Rows(others, columns));
+    for (const auto& [group, opts] : groups)
+      absl::StrAppend(&out, "\n", group, ":\n", Rows(opts, columns));
     const std::string footer = Without(app->get_footer(), exit_codes_);
     if (!footer.empty())
       absl::StrAppend(&out, "\n", WrapText(footer, columns, 4), "\n");
@@ -63,7 +76,8 @@ class HelpFormatter : public CLI::Formatter {
         &out, "\n",
         WrapText(absl::StrCat(exit_codes_,
                               "\nSchemas of the JSON and text-proto files "
-                              "(.proto): " AUTOSHARD_SHARE_DIR "/"),
+                              "(.proto): ",
+                              SchemaDir(), "/"),
                  columns, 2),
         "\n");
     return out;
@@ -217,6 +231,32 @@ std::string WrapText(const std::string& text, size_t columns, size_t hang) {
   return out;
 }
 
+std::string SchemaDir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed =
+        exe.parent_path().parent_path() / "share" / "autoshard";
+    if (fs::exists(installed / "plan.proto", ec)) return installed.string();
+  }
+  const fs::path source = fs::path(AUTOSHARD_SOURCE_DIR) / "proto";
+  if (fs::exists(source / "plan.proto", ec)) return source.string();
+  return AUTOSHARD_SHARE_DIR;
+}
+
+void SetAdvancedOptions(CLI::App* sub, const std::set<std::string>& common) {
+  for (CLI::Option* opt : sub->get_options()) {
+    if (opt->get_group().empty() || opt->get_required()) continue;
+    bool is_common = common.count(opt->get_name()) > 0;
+    for (const std::string& name : opt->get_lnames())
+      is_common |= common.count("--" + name) > 0;
+    for (const std::string& name : opt->get_snames())
+      is_common |= common.count("-" + name) > 0;
+    if (!is_common) opt->group(kAdvancedGroup);
+  }
+}
+
 void InstallHelpFormatter(CLI::App* app, const std::string& exit_codes) {
   app->formatter(std::make_shared<HelpFormatter>(exit_codes));
 }
@@ -259,6 +299,21 @@ std::vector<std::string> NormalizeArgs(const CLI::App& app,
   return out;
 }
 
+namespace {
+
+// True when --`name` of `sub` (or of `app`) takes a value (not a flag).
+bool TakesValue(const CLI::App& app, const CLI::App* sub,
+                const std::string& name) {
+  for (const CLI::App* a : {sub, &app}) {
+    if (a == nullptr) continue;
+    const CLI::Option* opt = a->get_option_no_throw("--" + name);
+    if (opt != nullptr) return opt->get_expected_min() > 0;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<std::string> UnknownNameError(
     const CLI::App& app, const std::vector<std::string>& args) {
   if (args.empty()) return std::nullopt;
@@ -271,11 +326,16 @@ std::optional<std::string> UnknownNameError(
         " (run 'autoshard help')");
   }
   const std::vector<std::string> names = LongNames(app, sub);
-  for (const std::string& arg : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
     if (arg == "--") break;
     if (!absl::StartsWith(arg, "--") || arg.size() == 2) continue;
     const std::string name = arg.substr(2, arg.find('=') - 2);
-    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      // "--mpi-global-args '--tag-output'": the value is not an option.
+      if (arg.find('=') == std::string::npos && TakesValue(app, sub, name)) ++i;
+      continue;
+    }
     const std::string near =
         Closest(absl::StrReplaceAll(name, {{"_", "-"}}), names);
     const std::string where =

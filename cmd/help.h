@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,18 @@ size_t HelpColumns();
 // `text` with each line longer than `columns` broken at spaces; the
 // continuation lines indented by the line's own indent plus `hang`.
 std::string WrapText(const std::string& text, size_t columns, size_t hang);
+
+// Where the .proto schemas are: <prefix>/share/autoshard beside the
+// installed executable (<prefix>/bin/autoshard), else the source tree's
+// proto/ (a build tree's executable), else the configured install folder.
+std::string SchemaDir();
+
+// The help's second section: options a first reading can skip.
+inline constexpr char kAdvancedGroup[] = "Advanced options";
+// Puts every optional option of `sub` whose long name ("--plan"), short
+// name ("-q") or positional name is not in `common` under kAdvancedGroup:
+// the help lists the common ones first (issue 32).
+void SetAdvancedOptions(CLI::App* sub, const std::set<std::string>& common);
 
 // Sets the help formatter of `app`; call before adding subcommands (they
 // inherit it). The exit-code paragraph `exit_codes` is removed from every

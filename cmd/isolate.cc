@@ -284,6 +284,8 @@ int ShardInChild(const std::string& model, const std::string& stem,
       "other models go on")));
 }
 
+bool InBatchChild() { return std::getenv(kChildEnv) != nullptr; }
+
 std::optional<int> ServeAsBatchChild(const ShardOptions& batch) {
   const char* value = ::getenv(kChildEnv);
   if (value == nullptr) return std::nullopt;

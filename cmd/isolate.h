@@ -96,6 +96,8 @@ int ShardInChild(const std::string& model, const std::string& stem,
 // time), sends the answer to the parent and returns the process's exit code.
 // std::nullopt in any other process.
 std::optional<int> ServeAsBatchChild(const ShardOptions& batch);
+// True in a batch's child process (AUTOSHARD_BATCH_CHILD set).
+bool InBatchChild();
 
 }  // namespace autoshard::cmd
 

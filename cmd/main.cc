@@ -11,6 +11,8 @@
 #include "cmd/commands.h"
 #include "cmd/devices_command.h"
 #include "cmd/help.h"
+#include "cmd/isolate.h"
+#include "cmd/progress.h"
 
 int main(int argc, char** argv) {
   using namespace autoshard::cmd;
@@ -18,6 +20,9 @@ int main(int argc, char** argv) {
   // reported, and its temporary file removed, instead of SIGXFSZ ending the
   // process with the temporary file in place.
   signal(SIGXFSZ, SIG_IGN);
+  // Ctrl-C says what was left as it was (a batch's child is stopped by its
+  // parent, which says it).
+  if (!InBatchChild()) InstallInterruptLine();
   CLI::App app(
       "autoshard: split an ONNX model over several IPUs so each part fits and "
       "the pipeline runs fast.\n" +

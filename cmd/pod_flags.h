@@ -43,8 +43,11 @@ struct LaunchCommandOptions {
   std::string partition;
   std::string vipu_server;
   std::vector<std::string> env;
+  std::vector<std::string> poprun_args;  // --poprun-arg ARG (repeatable)
+  std::string mpi_global_args;           // --mpi-global-args 'ARGS'
   std::string json_path;  // --json FILE: the launch file (proto/launch.proto)
   std::vector<std::string> program;
+  bool force = false;  // --force: launch a plan that does not fit
   bool quiet = false;
 };
 CLI::App* SetupLaunch(CLI::App& app, LaunchCommandOptions* options);

@@ -1,8 +1,10 @@
 #include "cmd/progress.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <climits>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "sharder/outputs/emit.h"
@@ -49,5 +51,45 @@ std::string SearchProgressText(int64_t candidates, int64_t max_candidates,
           : HumanBytesText(static_cast<double>(best_max_tile_bytes)),
       num_ipus > 0 ? absl::StrCat("; trying ", num_ipus, " IPUs") : "");
 }
+
+namespace {
+
+volatile sig_atomic_t outputs_written = 0;
+
+// Async-signal-safe: write(2) of fixed strings, then the default action.
+extern "C" void OnInterrupt(int sig) {
+  const char* name = sig == SIGINT    ? "SIGINT"
+                     : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGHUP  ? "SIGHUP"
+                                      : "SIGQUIT";
+  const char* what = outputs_written
+                         ? " after the outputs were written\n"
+                         : ": nothing written, every file as it was\n";
+  for (const char* part : {"\nautoshard: interrupted (", name, ")", what}) {
+    const ssize_t ignored = ::write(STDERR_FILENO, part, std::strlen(part));
+    (void)ignored;
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
+void InstallInterruptLine() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    struct sigaction current;
+    // A signal the caller ignores (nohup's SIGHUP) stays ignored.
+    if (sigaction(sig, nullptr, &current) == 0 &&
+        current.sa_handler == SIG_IGN) {
+      continue;
+    }
+    struct sigaction on = {};
+    on.sa_handler = OnInterrupt;
+    sigemptyset(&on.sa_mask);
+    sigaction(sig, &on, nullptr);
+  }
+}
+
+void MarkOutputsWritten() { outputs_written = 1; }
 
 }  // namespace autoshard::cmd

@@ -46,6 +46,18 @@ std::string SearchProgressText(int64_t candidates, int64_t max_candidates,
                                double seconds, double max_seconds,
                                int64_t best_max_tile_bytes, int num_ipus);
 
+// Ctrl-C (SIGINT), SIGTERM, SIGHUP and SIGQUIT in a run of one model: one
+// line on stderr saying what was left as it was ("autoshard: interrupted
+// (SIGINT): nothing written, every file as it was", or "... after the
+// outputs were written" once MarkOutputsWritten ran), after a newline that
+// ends an in-place progress line; then the signal's default action (exit
+// status 128 + the signal). Outputs are written with these signals deferred
+// (DeferTerminationSignals), so no file is ever half-written. Not for a
+// batch (cmd/batch.cc stops its models and exits itself) or its children.
+void InstallInterruptLine();
+// The run's outputs are written: an interrupt from now on says so.
+void MarkOutputsWritten();
+
 }  // namespace autoshard::cmd
 
 #endif  // AUTOSHARD_CMD_PROGRESS_H_

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
+#include "cmd/help.h"
 #include "cmd/model_command.h"
 #include "cmd/progress.h"
 #include "graph/output_guard.h"
@@ -49,9 +50,12 @@ void AddPlanningFlags(CLI::App* sub, Options* o) {
       "bound");
   sub->add_option(
       "--compile-cmd", o->compile_cmd,
-      "search: judge every candidate with a real compiler, e.g. "
-      "'my_compile.sh {model}' ({model}: the annotated candidate; the "
-      "command sees $AUTOSHARD_AVAILABLE_MEMORY_PROPORTION)");
+      "confirm the split with a real compiler, e.g. 'my_compile.sh "
+      "{model}' ({model}: the annotated candidate; the command sees "
+      "$AUTOSHARD_AVAILABLE_MEMORY_PROPORTION; exit 0 = fits): auto, "
+      "optimal and raw compile their chosen split, then auto's other "
+      "candidates in order until one compiles; search judges every "
+      "candidate it tries");
   sub->add_option("--compile-timeout", o->compile_timeout_s,
                   "search: seconds one --compile-cmd run may take before it "
                   "(its whole process group) is killed and its candidate "
@@ -87,6 +91,11 @@ void AddShardOutputFlags(CLI::App* sub, ShardOptions* o) {
                   "one model: also write one ONNX model per pipeline stage and "
                   "manifest.json into this folder (see 'autoshard split')")
       ->excludes("--out-dir");
+  sub->add_flag("--fix-input-shapes", o->model.fix_input_shapes,
+                "write the planned input dims (--batch-size, --input-shape, "
+                "--dim; a dim left symbolic as 1) into the output model's "
+                "inputs, as onnxsim's --overwrite-input-shape, so the "
+                "runtime compiles the problem that was planned");
   sub->add_option("--write-problem", o->write_problem,
                   "one model: also write the problem it solved (JSON, "
                   "share/autoshard/problem.proto) for 'autoshard solve'")
@@ -119,7 +128,11 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "<stem>.plan.json there (under its folder's path relative to the "
       "models' common folder when names clash), and one summary row "
       "(model, nodes, IPUs, fits, bottleneck, seconds, error) on stdout. A "
-      "failing model never stops the others.\n");
+      "failing model never stops the others.\n"
+      "Tiles: 'IPU 5 tile 589' is tile 589 of IPU 5 (0..tiles per IPU - 1), "
+      "in the report and the HTML page; 'Out of memory on tile 7949' and "
+      "'global tile 7949' count over the whole plan (IPU x tiles per IPU + "
+      "tile), as Poplar and calibrate's compiler lines do.\n");
   AddModelFlags(sub, &o->model, /*writes_outputs=*/true, &o->models);
   sub->add_option("-n,--num-ipus", o->num_ipus,
                   "number of IPUs, or auto: the smallest power of two (1, 2, "
@@ -128,6 +141,10 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
   AddPodFlags(sub, &o->pod, &o->model.library.max_ipus);
   AddPlanningFlags(sub, &o->model.library);
   AddShardOutputFlags(sub, o);
+  SetAdvancedOptions(
+      sub, {"--help", "--batch-size", "--precision", "--device", "--output",
+            "--plan", "--html", "--out-dir", "--total-ipus", "--compile-cmd",
+            "--report", "--quiet", "--verbose"});
   return sub;
 }
 

@@ -139,6 +139,11 @@ void OutputBackup::Restore() {
   for (auto it = kept_.rbegin(); it != kept_.rend(); ++it) {
     if (it->second.empty()) {
       fs::remove(it->first, ec);
+    } else if (fs::equivalent(it->second, it->first, ec)) {
+      // The write failed before its rename: the path still is the earlier
+      // file, and rename(2) between two links of one file does nothing and
+      // leaves the backup name behind.
+      fs::remove(it->second, ec);
     } else {
       fs::rename(it->second, it->first, ec);
     }

@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "sharder/autoshard.h"
 #include "sharder/inspect.h"
 #include "sharder/outputs/emit.h"
+#include "sharder/pod_planner.h"
 #include "sharder/split/split.h"
 #include "sharder/strategies/registry.h"
 
@@ -91,7 +93,29 @@ absl::Status Labelled(const Source& source, const absl::Status& status) {
 struct CallOptions {
   Options options;
   std::map<std::string, int64_t> dims;  // dim_param -> value
+  std::optional<pod::PodOptions> pod;   // total_ipus given
 };
+
+// total_ipus, batch_sizes, replica_grouping (stride, size) and shard_over
+// (0: the whole group) as PlanPod's options; none without total_ipus.
+std::optional<pod::PodOptions> ToPodOptions(const py::dict& d) {
+  int total = 0;
+  Set(d, "total_ipus", &total);
+  if (total == 0) return std::nullopt;
+  pod::PodOptions pod;
+  pod.total_ipus = total;
+  Set(d, "batch_sizes", &pod.batch_sizes);
+  if (d.contains("replica_grouping") && !d["replica_grouping"].is_none()) {
+    const auto g = d["replica_grouping"].cast<std::pair<int, int>>();
+    pod.grouping = pod::ReplicaGrouping{g.first, g.second};
+  }
+  if (d.contains("shard_over") && !d["shard_over"].is_none()) {
+    pod.sharded = true;
+    const int over = d["shard_over"].cast<int>();
+    if (over > 0) pod.shard_over = over;
+  }
+  return pod;
+}
 
 // Sets *out to d[key] when it is there and not None.
 template <typename T>
@@ -109,6 +133,8 @@ CallOptions ToOptions(const py::dict& d) {
   Set(d, "max_candidates", &o.max_candidates);
   Set(d, "max_search_seconds", &o.max_search_s);
   Set(d, "compile_cmd", &o.compile_cmd);
+  Set(d, "compile_timeout", &o.compile_timeout_s);
+  Set(d, "bound_seconds", &o.bound_s);
   Set(d, "jobs", &o.jobs);
   Set(d, "batch_size", &o.shapes.batch_size);
   Set(d, "input_shapes", &o.shapes.input_shapes);
@@ -121,6 +147,10 @@ CallOptions ToOptions(const py::dict& d) {
   Set(d, "available_memory_proportion", &o.available_memory_proportion);
   Set(d, "strict_names", &o.strict_names);
   if (absl::Status s = o.Validate(); !s.ok()) RaiseStatus(s);
+  call.pod = ToPodOptions(d);
+  if (call.pod) {
+    if (absl::Status s = call.pod->Validate(); !s.ok()) RaiseStatus(s);
+  }
   return call;
 }
 
@@ -221,7 +251,8 @@ Plan PlanPy(const std::string& data, bool is_path, const py::dict& options,
   absl::StatusOr<Plan> plan;
   {
     py::gil_scoped_release release;
-    plan = PlanModel(source.model, call.options);
+    plan = call.pod ? pod::PlanPod(source.model, call.options, *call.pod)
+                    : PlanModel(source.model, call.options);
   }
   relay.RaiseIfFailed();
   if (!plan.ok()) RaiseStatus(Labelled(source, plan.status()));
@@ -353,6 +384,20 @@ PYBIND11_MODULE(_autoshard, m) {
         py::arg("options"));
   m.def("split", &SplitPy, py::arg("path"), py::arg("out_dir"),
         py::arg("manifest_model"));
+  // The library's defaults (autoshard::Options, which `shard`'s flags bind
+  // to), so plan()'s keywords default to the same values.
+  m.def("option_defaults", [] {
+    const autoshard::Options o;
+    py::dict d;
+    d["max_ipus"] = o.max_ipus;
+    d["strategy"] = o.strategy;
+    d["max_candidates"] = o.max_candidates;
+    d["max_search_seconds"] = o.max_search_s;
+    d["bound_seconds"] = o.bound_s;
+    d["compile_timeout"] = o.compile_timeout_s;
+    d["jobs"] = o.jobs;
+    return d;
+  });
   m.def("builtin_devices", &autoshard::BuiltinDeviceNames);
   // The registry's names, as `shard --strategy` lists them.
   m.def("strategy_names", &autoshard::StrategyNames);

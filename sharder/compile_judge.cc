@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
 #include "sharder/outputs/write_outputs.h"
@@ -38,13 +40,18 @@ CandidateWriter WriteCandidateOf(const onnx::ModelProto& model,
 absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
     const onnx::ModelProto& model, const Prepared& p, const Options& options) {
   if (options.compile_cmd.empty()) return nullptr;
+  // The search's compiles share its deadline; the others' run after
+  // planning, each within the compile timeout only.
+  const auto deadline =
+      options.strategy != "search"
+          ? std::chrono::steady_clock::time_point::max()
+          : std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(options.max_search_s));
   return std::make_unique<CompileOracle>(
       options.compile_cmd, WriteCandidateOf(model, p.problem.names),
       options.model_dir, options.external_files, options.jobs,
-      options.compile_timeout_s,
-      std::chrono::steady_clock::now() +
-          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-              std::chrono::duration<double>(options.max_search_s)));
+      options.compile_timeout_s, deadline);
 }
 
 SearchOracle OracleOf(const CompileOracle* compiler) {
@@ -59,6 +66,70 @@ SearchOracle OracleOf(const CompileOracle* compiler) {
     }
     return out;
   };
+}
+
+namespace {
+
+// "auto's 'ideal' split: Out of memory on tile 5 (700000 bytes)".
+std::string Refusal(const std::string& name, const OracleVerdict& v) {
+  if (!v.message.empty()) return absl::StrCat(name, ": ", v.message);
+  if (v.tile >= 0) {
+    return absl::StrCat(name, ": out of memory on tile ", v.tile, " (", v.bytes,
+                        " bytes)");
+  }
+  return absl::StrCat(name, ": refused");
+}
+
+}  // namespace
+
+absl::StatusOr<StrategyResult> CompileInOrder(const StrategyContext& c,
+                                              StrategyResult r,
+                                              const SearchOracle& oracle,
+                                              const std::string& strategy) {
+  std::string first_name = strategy;  // auto: its chosen candidate's
+  for (const proto::StrategyResult& k : r.candidates)
+    if (k.chosen()) first_name = k.strategy();
+  std::vector<RunnerUp> order = {
+      {first_name, r.assignment, r.available_memory_proportion}};
+  for (RunnerUp& u : r.runners_up) order.push_back(std::move(u));
+  r.runners_up.clear();
+  std::vector<std::string> refused;
+  for (size_t i = 0; i < order.size(); ++i) {
+    ASSIGN_OR_RETURN(std::vector<OracleVerdict> verdicts,
+                     oracle({order[i].assignment.ipu},
+                            order[i].available_memory_proportion));
+    const OracleVerdict v = verdicts.empty() ? OracleVerdict{} : verdicts[0];
+    if (!v.fits) {
+      refused.push_back(Refusal(order[i].strategy, v));
+      continue;
+    }
+    if (i > 0) {
+      StrategyResult accepted = Evaluated(c, std::move(order[i].assignment),
+                                          order[i].available_memory_proportion);
+      accepted.search = std::move(r.search);
+      accepted.optimal = std::move(r.optimal);
+      accepted.warnings = std::move(r.warnings);
+      accepted.candidates = std::move(r.candidates);
+      for (proto::StrategyResult& k : accepted.candidates)
+        k.set_chosen(k.strategy() == order[i].strategy);
+      r = std::move(accepted);
+    }
+    r.compiler_fits = true;
+    if (!refused.empty()) {
+      r.warnings.push_back(absl::StrCat(
+          "the compile command refused ", refused.size(), " split",
+          refused.size() == 1 ? "" : "s", " before accepting ",
+          order[i].strategy, "'s: ", absl::StrJoin(refused, "; ")));
+    }
+    return r;
+  }
+  r.compiler_fits = false;
+  r.compiler_message = absl::StrCat(
+      order.size() == 1
+          ? std::string("it refused the split")
+          : absl::StrCat("it refused all ", order.size(), " candidate splits"),
+      " (", absl::StrJoin(refused, "; "), ")");
+  return r;
 }
 
 }  // namespace autoshard::internal

@@ -16,6 +16,7 @@
 #include "sharder/oracle/compile_oracle.h"
 #include "sharder/prepare.h"
 #include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/strategy.h"
 
 namespace autoshard::internal {
 
@@ -31,13 +32,25 @@ CandidateWriter WriteCandidateOf(const onnx::ModelProto& model,
                                  std::vector<std::string> node_names);
 
 // The compiler that judges the search's candidates (options.compile_cmd,
-// jobs, compile_timeout_s, the search's deadline from max_search_s), writing
-// `model` under p's names; null without a command.
+// jobs, compile_timeout_s; with search, its deadline from max_search_s),
+// writing `model` under p's names; null without a command.
 absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
     const onnx::ModelProto& model, const Prepared& p, const Options& options);
 
 // `compiler` as the search's oracle; null for a null compiler.
 SearchOracle OracleOf(const CompileOracle* compiler);
+
+// --compile-cmd with a strategy that plans without a compiler (auto,
+// optimal, raw): `oracle` compiles r's split, then r.runners_up in order,
+// one at a time, until it accepts one (`strategy` names r's split in
+// messages, or auto's chosen candidate). The result is the accepted split
+// (evaluated in `c`; auto's candidate list marks it chosen), else r; its
+// compiler_fits and compiler_message say what the compiler said, and a
+// warning lists the splits it refused. Errors: the compile command's.
+absl::StatusOr<StrategyResult> CompileInOrder(const StrategyContext& c,
+                                              StrategyResult r,
+                                              const SearchOracle& oracle,
+                                              const std::string& strategy);
 
 }  // namespace autoshard::internal
 

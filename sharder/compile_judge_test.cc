@@ -13,6 +13,7 @@
 #include "graph/model_io.h"
 #include "graph/step_counts.h"
 #include "gtest/gtest.h"
+#include "tests/test_problems.h"
 #include "tests/test_util.h"
 
 namespace autoshard::internal {
@@ -117,6 +118,62 @@ TEST(CompileJudgeTest, AMissingDataFileIsAnError) {
   EXPECT_TRUE(absl::StrContains(status.message(),
                                 "external data 'gone.bin' is missing"))
       << status;
+}
+
+// --compile-cmd with auto: the chosen split, then the runners-up in order;
+// the first the compiler accepts is the result, marked chosen.
+TEST(CompileJudgeTest, CompileInOrderTakesTheFirstAcceptedSplit) {
+  // Chain 0 -> 1 -> 2 of 1 GFLOP each on the toy chip (4 x 1000-byte tiles).
+  const ShardingProblem problem =
+      testing::MakeTestProblem(3, {{0, 1}, {1, 2}}, {0, 0, 0}, {1e9, 1e9, 1e9});
+  StrategyContext c;
+  c.problem = &problem;
+  c.device = testing::ToyChip();
+  c.num_ipus = 2;
+  StrategyResult r = Evaluated(c, Assignment{{0, 0, 1}, {0, 0, 1}}, 0.6);
+  r.candidates.resize(2);
+  r.candidates[0].set_strategy("optimal");
+  r.candidates[0].set_chosen(true);
+  r.candidates[1].set_strategy("raw");
+  r.runners_up = {{"raw", Assignment{{0, 1, 1}, {0, 1, 1}}, 0.6}};
+  std::vector<std::vector<int32_t>> compiled;
+  // Refuses {0, 0, 1} (tile 5, 1200 bytes), accepts the rest.
+  const SearchOracle oracle =
+      [&](const std::vector<std::vector<int32_t>>& splits,
+          double amp) -> absl::StatusOr<std::vector<OracleVerdict>> {
+    EXPECT_EQ(amp, 0.6);
+    std::vector<OracleVerdict> out;
+    for (const auto& s : splits) {
+      compiled.push_back(s);
+      out.push_back({s != std::vector<int32_t>{0, 0, 1}, 5, 1200, ""});
+    }
+    return out;
+  };
+  absl::StatusOr<StrategyResult> got = CompileInOrder(c, r, oracle, "auto");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(compiled,
+            (std::vector<std::vector<int32_t>>{{0, 0, 1}, {0, 1, 1}}));
+  EXPECT_EQ(got->assignment.ipu, (std::vector<int32_t>{0, 1, 1}));
+  EXPECT_EQ(got->compiler_fits, true);
+  EXPECT_FALSE(got->candidates[0].chosen());
+  EXPECT_TRUE(got->candidates[1].chosen());
+  ASSERT_EQ(got->warnings.size(), 1u);
+  EXPECT_EQ(got->warnings[0],
+            "the compile command refused 1 split before accepting raw's: "
+            "optimal: out of memory on tile 5 (1200 bytes)");
+  // Every split refused: r as it was, compiler_fits false, each named.
+  const SearchOracle none =
+      [](const std::vector<std::vector<int32_t>>& splits,
+         double) -> absl::StatusOr<std::vector<OracleVerdict>> {
+    return std::vector<OracleVerdict>(splits.size(),
+                                      OracleVerdict{false, -1, 0, "exit 1"});
+  };
+  got = CompileInOrder(c, r, none, "auto");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->assignment.ipu, (std::vector<int32_t>{0, 0, 1}));
+  EXPECT_EQ(got->compiler_fits, false);
+  EXPECT_EQ(got->compiler_message,
+            "it refused all 2 candidate splits (optimal: exit 1; raw: exit 1)");
 }
 
 }  // namespace

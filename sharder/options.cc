@@ -27,12 +27,10 @@ absl::Status Options::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("--jobs must be at least 1, got ", jobs));
   }
-  // Without a compile command --jobs counts nothing here (the CLI's batch
-  // mode reads it as models at once).
-  if (strategy != "search" && !compile_cmd.empty()) {
-    return absl::InvalidArgumentError(
-        "--compile-cmd and --jobs need --strategy search");
-  }
+  // --compile-cmd works with every strategy: search compiles its candidates
+  // as it goes, the others' splits are compiled afterwards, in order
+  // (sharder/compile_judge.h). Without a compile command --jobs counts
+  // nothing here (the CLI's batch mode reads it as models at once).
   if (strategy != "search" && strategy != "auto" && optimal_perf) {
     return absl::InvalidArgumentError(
         "--optimal-perf needs --strategy search or auto");

@@ -53,9 +53,12 @@ struct Options {
   // num_ipus == kAutoIpus: called with each IPU count before it is tried;
   // may be empty.
   std::function<void(int num_ipus)> trying_num_ipus;
-  // search: when not empty, a real compiler judges every candidate (PopRT's
-  // way; sharder/oracle/compile_oracle.h): run by /bin/sh with {model} replaced
-  // by the candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set.
+  // When not empty, a real compiler judges the split (sharder/oracle/
+  // compile_oracle.h): run by /bin/sh with {model} replaced by the
+  // candidate's path and AUTOSHARD_AVAILABLE_MEMORY_PROPORTION set. search
+  // judges every candidate with it (PopRT's way); the other strategies'
+  // chosen split is compiled, then auto's other candidates in order
+  // (sharder/compile_judge.h).
   std::string compile_cmd;
   int jobs = 1;  // candidates compiled at once (with compile_cmd), >= 1
   // Seconds one compile may take before its process group is killed (the

@@ -8,7 +8,10 @@
 #include "graph/status_macros.h"
 #include "sharder/assumptions.h"
 #include "sharder/bound/certify.h"
+#include "sharder/compile_judge.h"
 #include "sharder/plan.h"
+#include "sharder/pod/no_fit.h"
+#include "sharder/pod/poprt_flags.h"
 #include "sharder/problem_file.h"
 #include "sharder/strategies/registry.h"
 
@@ -46,6 +49,8 @@ void ApplyCompilerVerdict(const StrategyResult& r, proto::Plan* plan) {
                      plan->out_of_memory()));
     plan->set_fits(true);
     plan->clear_out_of_memory();
+    plan->clear_no_fit_reason();
+    plan->clear_would_fit();
   }
   if (!*r.compiler_fits && plan->fits()) {
     plan->set_fits(false);
@@ -112,6 +117,12 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   for (const auto& w : p.warnings) pp.add_warnings(w);
   for (const auto& w : warnings) pp.add_warnings(w);
   AddAssumptions(p, pp.mutable_assumptions());
+  for (proto::PlannedInput& in :
+       pod::PlannedInputs(p.model->graph(), p.tensors))
+    *pp.add_planned_inputs() = std::move(in);
+  pp.set_poprt_flags(
+      pod::PopRtFlags({pp.planned_inputs().begin(), pp.planned_inputs().end()},
+                      pp.precision(), proportion));
   proto::ModelSummary* s = pp.mutable_summary();
   s->set_num_nodes(n);
   s->set_total_flops(p.costs.total_flops);
@@ -130,6 +141,11 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
     const DeviceModel model(p.problem, device, options.precision);
     pp.set_out_of_memory(model.OutOfMemoryMessage(
         evaluation.fullest_ipu, evaluation.memory[evaluation.fullest_ipu]));
+    const pod::NoFit why = pod::ExplainNoFit(
+        p.problem, device, options.precision, p.costs.total_weight_bytes,
+        p.batch, a.num_ipus(), a.ipu, evaluation.fullest_ipu);
+    pp.set_no_fit_reason(why.reason);
+    for (const std::string& w : why.would_fit) pp.add_would_fit(w);
   }
   s->set_planning_s(SecondsSince(start));
   return plan;
@@ -161,8 +177,15 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
   context.max_search_s = options.max_search_s;
   context.start = start;
   context.progress = options.progress;
-  context.oracle = oracle;
+  // search judges its candidates with the compiler as it goes; the other
+  // strategies plan without it, and it judges their splits afterwards.
+  const bool search_judges = options.strategy == "search";
+  if (search_judges) context.oracle = oracle;
   ASSIGN_OR_RETURN(StrategyResult r, strategy->Run(context));
+  if (oracle && !search_judges) {
+    ASSIGN_OR_RETURN(r, CompileInOrder(context, std::move(r), oracle,
+                                       std::string(strategy->name())));
+  }
   RETURN_IF_ERROR(ValidateAssignment(p.problem, r.assignment));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
                    MinimalShardingPoints(p.problem, r.assignment));

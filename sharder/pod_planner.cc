@@ -52,9 +52,12 @@ void SetReplication(const PodOptions& pod, const proto::Plan& plan,
   r->set_total_ipus(pod.total_ipus);
   r->set_ipus_per_replica(plan.num_ipus());
   r->set_replicas(pod.total_ipus / plan.num_ipus());
-  r->set_replica_throughput_per_s(plan.performance().throughput_per_s());
-  r->set_pod_throughput_per_s(r->replicas() *
-                              plan.performance().throughput_per_s());
+  // A plan that does not fit has no throughput a script could pick.
+  if (plan.fits()) {
+    r->set_replica_throughput_per_s(plan.performance().throughput_per_s());
+    r->set_pod_throughput_per_s(r->replicas() *
+                                plan.performance().throughput_per_s());
+  }
   if (pod.grouping) {
     r->set_grouping_stride(pod.grouping->stride);
     r->set_grouping_size(pod.grouping->group_size);
@@ -136,8 +139,12 @@ bool RecordPlan(const Plan& plan, int b, proto::PodCandidate* c, PodSearch* s) {
   c->set_planned(true);
   c->set_fits(plan.proto.fits());
   c->set_bottleneck_s(plan.proto.performance().bottleneck_s());
-  c->set_pod_throughput_per_s(c->replicas() *
-                              plan.proto.performance().throughput_per_s());
+  // Only a fitting candidate has a POD throughput (0, left out of the
+  // JSON, otherwise): `jq max_by(.pod_throughput_per_s)` picks one that fits.
+  if (plan.proto.fits()) {
+    c->set_pod_throughput_per_s(c->replicas() *
+                                plan.proto.performance().throughput_per_s());
+  }
   const bool batch_fixed = b > 0 && plan.proto.batch_size() != b;
   if (batch_fixed) {
     c->set_note(

@@ -92,7 +92,9 @@ stderr_has "autoshard: error: $TMP/a.onnx: $TMP/blocked/a.sharded.onnx: is a fol
 # Exit codes: does not fit (3) alone; with a bad model, bad input (2) wins.
 printf 'base: "ipu2"\nbytes_per_tile: 15000\n' >"$TMP/tiny.textproto"
 expect 3 "nothing fits" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --device "$TMP/tiny.textproto" --out-dir "$TMP/tiny"
-[ -f "$TMP/tiny/a.sharded.onnx" ] && [ -f "$TMP/tiny/z.sharded.onnx" ] && ok || bad "outputs written when nothing fits"
+[ ! -e "$TMP/tiny/a.sharded.onnx" ] && [ ! -e "$TMP/tiny/z.sharded.onnx" ] && ok || bad "no model written when nothing fits"
+[ -f "$TMP/tiny/a.plan.json" ] && ok || bad "the plan is written when nothing fits"
+stdout_has "2 do not fit (no model written for them)" "the summary says no model was written"
 grep -qE "^$TMP/a.onnx +65 +2 +no .*does not fit" "$TMP/out" && ok || bad "row says it does not fit: $(cat "$TMP/out")"
 expect 2 "does not fit and corrupt" -- "$BIN" shard "$TMP/a.onnx" "$TMP/corrupt.onnx" -n 2 --device "$TMP/tiny.textproto" --out-dir "$TMP/tiny2"
 

@@ -129,12 +129,20 @@ op_overhead_s: 2e-6
 grain_bytes: 64
 EOT
 expect 3 "does not fit on a tiny chip" -- "$BIN" shard "$TMP/model.onnx" -n 2 --device "$TMP/tiny.textproto" -o "$TMP/tiny.onnx"
-stderr_has "Out of memory on tile" "does not fit on a tiny chip"
-[ -f "$TMP/tiny.onnx" ] && ok || bad "outputs written when the plan does not fit"
-grep -q "does not fit: Out of memory on tile" "$TMP/out" && ok || bad "report says what does not fit"
+# 16 tiles x 65,536 bytes = 1,048,576 an IPU; SqueezeNet's 4,941,984 bytes
+# of weights need ceil(4.71) = 5 IPUs: the reason says so, and what would fit.
+stderr_has "the plan does not fit tiny: the weights (4.94 MB) need at least 5 IPUs (an IPU holds 1.05 MB); the plan has 2; would fit: --num-ipus 5 or more" "the weights' reason"
+[ ! -e "$TMP/tiny.onnx" ] && ok || bad "no model written when the plan does not fit"
+stderr_has "(no model written: --write-anyway writes it; exit code 3)" "the error says no model was written"
+grep -q "^does not fit: " "$TMP/out" && ok || bad "report says why it does not fit"
+grep -q "^  fullest tile: Out of memory on tile" "$TMP/out" && ok || bad "report has the compiler-style line"
+grep -q "^would fit: " "$TMP/out" && ok || bad "report says what would fit"
+expect 3 "--write-anyway" -- "$BIN" shard "$TMP/model.onnx" -n 2 --device "$TMP/tiny.textproto" -o "$TMP/tiny.onnx" --write-anyway
+[ -f "$TMP/tiny.onnx" ] && ok || bad "--write-anyway writes the model that does not fit"
 expect 0 "fits on ipu21" -- "$BIN" shard "$TMP/model.onnx" -n 2 --device ipu21 --precision fp16 -o "$TMP/bow.onnx"
 grep -qE "^1 .* yes " "$TMP/out" && ok || bad "report says IPU 1 fits"
-grep -q "lower bound" "$TMP/out" && ok || bad "report has the lower bound"
+grep -q "^bound: no split is faster than .* (certified by .*; gap " "$TMP/out" && ok || bad "report has the best proven bound"
+lacks "$TMP/out" "cheap lower bound" "the cheap bound only with -v"
 expect 2 "unknown device" -- "$BIN" shard "$TMP/model.onnx" -n 2 --device ipu9 -o "$TMP/o15.onnx"
 stderr_has "neither a built-in profile" "unknown device"
 expect 2 "bad memory proportion" -- "$BIN" shard "$TMP/model.onnx" -n 2 --available-memory-proportion 2 -o "$TMP/o16.onnx"
@@ -204,6 +212,33 @@ if [ -n "$FAKE" ]; then
   TMPDIR="$TMP/no_such_dir" expect 2 "no temporary folder" -- "$BIN" shard "$TMP/model.onnx" -n 2 \
     --strategy search --compile-cmd "$FAKE {model}" -o "$TMP/notmp.onnx"
   stderr_has "check TMPDIR" "no temporary folder"
+  # --compile-cmd with auto (the default strategy) compiles auto's chosen
+  # split; when the compiler refuses it, the next candidate, best first. This
+  # compiler refuses its first compile and accepts the rest.
+  cat >"$TMP/cc_once.sh" <<'EOF'
+#!/bin/sh
+n=$(($(cat "$CC_COUNT" 2>/dev/null || echo 0) + 1))
+echo "$n" >"$CC_COUNT"
+[ "$n" -ge 2 ] && exit 0
+echo "Out of memory on tile 17: 700000 bytes used but tiles only have 638976 bytes of memory"
+exit 1
+EOF
+  chmod +x "$TMP/cc_once.sh"
+  expect 0 "auto without a compiler" -- "$BIN" shard "$TMP/model.onnx" -n 2 \
+    --batch-size 1 -o "$TMP/auto0.onnx" --plan "$TMP/auto0.json"
+  CC_COUNT=$TMP/cc_count expect 0 "auto with --compile-cmd" -- "$BIN" shard "$TMP/model.onnx" -n 2 \
+    --batch-size 1 --compile-cmd "$TMP/cc_once.sh {model}" -o "$TMP/auto-cc.onnx" --plan "$TMP/auto-cc.json"
+  [ "$(cat "$TMP/cc_count")" = 2 ] && ok || bad "two compiles: the chosen split, then the next"
+  stderr_has "the compile command refused 1 split before accepting" "the refused split is a warning"
+  stderr_has "out of memory on tile 17 (700000 bytes)" "the refusal says the compiler's tile"
+  chosen() { python3 -c 'import json,sys; print([c["strategy"] for c in json.load(open(sys.argv[1]))["candidates"] if c.get("chosen")])' "$1"; }
+  [ "$(chosen "$TMP/auto0.json")" != "$(chosen "$TMP/auto-cc.json")" ] && ok ||
+    bad "the plan is the next candidate's: $(chosen "$TMP/auto0.json") then $(chosen "$TMP/auto-cc.json")"
+  # A compiler that refuses every split: exit 3, the reason, no model.
+  expect 3 "optimal, its split refused" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 \
+    --strategy optimal --compile-cmd "false {model}" -o "$TMP/auto-none.onnx"
+  stderr_has "the compile command accepted no split: it refused the split (optimal: " "optimal: its one split compiled"
+  [ ! -e "$TMP/auto-none.onnx" ] && ok || bad "no model when the compiler refuses every split"
   # A compiler that accepts everything wins over the model (18,142-byte tiles
   # overflow in the model): exit 0, the disagreement is a warning.
   expect 0 "the compiler's word wins" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 \
@@ -243,11 +278,11 @@ fi
 # when broken (issue 19).
 expect 0 "write problem" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 2 \
   -o "$TMP/o20.onnx" --write-problem "$TMP/p.json" --plan "$TMP/p20.json"
-stdout_has "certified bound" "report has the certified bound"
+stdout_has "(certified by " "report has the certified bound"
 grep -q '"certified_bound_s"' "$TMP/p20.json" && ok || bad "plan has the certified bound"
 grep -q '"num_ipus": 2' "$TMP/p.json" && ok || bad "problem file has num_ipus"
 expect 0 "solve" -- "$BIN" solve "$TMP/p.json" --plan "$TMP/solved.json"
-stdout_has "certified gap" "solve prints the certified gap"
+stdout_has "(certified by " "solve prints the certified bound"
 grep -q '"strategy": "solve: ' "$TMP/solved.json" && ok || bad "solve writes a plan"
 expect 0 "solve 4 IPUs, bound off" -- "$BIN" solve "$TMP/p.json" --num-ipus 4 --bound-seconds 0
 stdout_has "by cheap" "bound off: the cheap bound"

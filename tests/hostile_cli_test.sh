@@ -102,8 +102,10 @@ kill_first="mkdir '$TMP/killed_once' 2>/dev/null && { tr '\\0' ' ' </proc/\$PPID
 expect 1 "batch where one model's process is killed" -- "$BIN" shard "$TMP/kbatch" -n 2 --out-dir "$TMP/kout" \
   --summary "$TMP/kout/s.csv" --jobs 2 --strategy search --max-candidates 2 --compile-cmd "$kill_first"
 [ "$(grep -c ',1,.*: crashed (SIGKILL) while sharding it' "$TMP/kout/s.csv")" -eq 1 ] && ok || { bad "one row says it was killed"; cat "$TMP/kout/s.csv"; }
-[ "$(grep -c 'sharded.onnx,65,2,false,.*,3,' "$TMP/kout/s.csv")" -eq 1 ] && ok || bad "the other model went on (exit 3)"
-[ "$(ls "$TMP/kout"/*.sharded.onnx | wc -l)" -eq 1 ] && ok || bad "only the other model wrote its outputs"
+[ "$(grep -c ',65,2,false,.*,3,' "$TMP/kout/s.csv")" -eq 1 ] && ok || { bad "the other model went on (exit 3)"; cat "$TMP/kout/s.csv"; }
+# It does not fit: its plan is written, its model not (--write-anyway).
+[ "$(ls "$TMP/kout"/*.plan.json | wc -l)" -eq 1 ] && ok || bad "only the other model wrote its plan"
+[ -z "$(ls "$TMP/kout"/*.sharded.onnx 2>/dev/null)" ] && ok || bad "no model written for a plan that does not fit"
 case "$(cat "$TMP/child_cmdline")" in
   "$BIN shard $TMP/kbatch -n 2 --out-dir $TMP/kout "*) ok ;;
   *) bad "the model ran in autoshard started again: $(cat "$TMP/child_cmdline")" ;;
@@ -136,6 +138,16 @@ code=$?
 [ "$code" -eq 1 ] && ok || bad "write past the size limit: exit $code, want 1"
 stderr_has "write failed" "the write error is reported"
 [ -z "$(ls -A "$TMP/fsz")" ] && ok || { bad "nothing left after EFBIG"; ls -A "$TMP/fsz"; }
+# The same over earlier outputs: the first write fails before its rename, so
+# each path still is its earlier file; no .autoshard_backup_* link is left
+# beside them (rename(2) between two links of one file does nothing).
+expect 0 "earlier outputs" -- "$BIN" shard "$SQ" -n 2 -o "$TMP/fsz/o.onnx" --plan "$TMP/fsz/p.json"
+earlier=$(cat "$TMP/fsz/o.onnx" "$TMP/fsz/p.json" | sha256sum)
+(ulimit -f 64 && "$BIN" shard "$SQ" -n 4 -o "$TMP/fsz/o.onnx" --plan "$TMP/fsz/p.json") >"$TMP/out" 2>"$TMP/err"
+code=$?
+[ "$code" -eq 1 ] && ok || bad "write over earlier outputs past the size limit: exit $code, want 1"
+[ "$(cat "$TMP/fsz/o.onnx" "$TMP/fsz/p.json" | sha256sum)" = "$earlier" ] && ok || bad "earlier outputs as they were"
+[ "$(ls -A "$TMP/fsz" | tr '\n' ' ')" = "o.onnx p.json " ] && ok || { bad "no backup left after EFBIG"; ls -A "$TMP/fsz"; }
 
 # --- Data loss and aliasing, with a model whose weights are external (w.bin).
 mkdir -p "$TMP/ext" "$TMP/out1"
@@ -208,7 +220,7 @@ expect 2 "--compile-timeout 0" -- "$BIN" shard "$SQ" -n 2 -o "$TMP/ct.onnx" --st
 # kill (SIGTERM) while a compile runs: the compile's group is killed and the
 # candidate folder removed before autoshard ends.
 env TMPDIR="$TMP/tmpdir" "$BIN" shard "$SQ" -n 2 -o "$TMP/ct.onnx" --strategy search \
-  --compile-cmd "echo \$\$ > '$TMP/compile.pid'; sleep 1000" >/dev/null 2>&1 &
+  --compile-cmd "echo \$\$ > '$TMP/compile.pid'; sleep 1000" >/dev/null 2>"$TMP/kill.err" &
 pid=$!
 for _ in $(seq 100); do [ -s "$TMP/compile.pid" ] && break; sleep 0.1; done
 kill -TERM "$pid"
@@ -216,6 +228,10 @@ wait "$pid"
 code=$?
 [ "$code" -eq 143 ] && ok || bad "killed autoshard ends by SIGTERM (exit $code, want 143)"
 [ -z "$(ls -A "$TMP/tmpdir")" ] && ok || bad "no candidate folder left after kill"
+# One line says what was left as it was.
+has "$TMP/kill.err" "autoshard: interrupted (SIGTERM): nothing written, every file as it was" "the interrupt line"
+[ "$(grep -c 'autoshard' "$TMP/kill.err")" -eq 1 ] && ok || { bad "one line on an interrupt"; cat "$TMP/kill.err"; }
+[ ! -e "$TMP/ct.onnx" ] && ok || bad "no model after an interrupt"
 if [ -s "$TMP/compile.pid" ]; then
   kill -0 "$(cat "$TMP/compile.pid")" 2>/dev/null && bad "the compile outlived autoshard" || ok
 else

@@ -21,6 +21,10 @@ named=$(for sub in "" shard apply inspect split calibrate launch solve devices; 
 [ -n "$named" ] && ok || bad "the help names no installed schema"
 for f in $named; do [ -f "$TMP/prefix/$f" ] && ok || bad "help names $f, not installed"; done
 [ -f "$TMP/prefix/share/autoshard/device.proto" ] && ok || bad "device.proto installed"
+# The help names the schemas where this installation put them, not the
+# configured prefix.
+"$TMP/prefix/bin/autoshard" help shard | tr -d '\n ' | grep -qF "$TMP/prefix/share/autoshard/" && ok ||
+  bad "help names the installed schema folder $TMP/prefix/share/autoshard/"
 # Only the public header and what it includes: no private header.
 [ ! -e "$inc/graph/graph.h" ] && [ ! -e "$inc/sharder/plan.h" ] && ok || bad "private headers installed"
 # The package and headers refer to nothing in the source or build tree (the

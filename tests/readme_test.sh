@@ -6,8 +6,11 @@
 # PYTHONPATH=BUILD_DIR/python, unless the line before it says
 # "<!-- not run by tests/readme_test.sh: REASON -->";
 # every ```cmake and ```cpp block must appear, line by line, in a file of
-# tests/install_client/ (which tests/install_test.sh builds); a block of any
-# other kind is an error, so no example escapes the test.
+# tests/install_client/ (which tests/install_test.sh builds); every ```output
+# block is what the sh block before it printed: each of its non-empty lines
+# appears in that block's output (stdout and stderr), so a figure the README
+# shows cannot drift; a block of any other kind is an error, so no example
+# escapes the test.
 # Usage: tests/readme_test.sh BUILD_DIR SOURCE_DIR. Prints "N passed, M failed".
 set -u
 BUILD=$(cd "$1" && pwd)
@@ -27,6 +30,7 @@ awk -v dir="$TMP/blocks" '
   NF { skip = ($0 ~ /^<!-- not run by tests\/readme_test.sh: /) }
 ' "$SRC/README.md"
 
+rm -f "$TMP/last_output"
 mkdir -p "$TMP/root/tests"
 ln -s "$BUILD" "$TMP/root/build"
 cp -r "$SRC/models" "$TMP/root/models"
@@ -39,11 +43,12 @@ for block in "$TMP"/blocks/*; do
   name=$(basename "$block")
   line=$(cat "$block.line")
   case "$name" in
-    *.sh.skip | *.python.skip) ok ;;
+    *.sh.skip | *.python.skip | *.output.skip) ok ;;
     *.sh | *.python)
       run=(bash -eo pipefail)
       [ "${name##*.}" = python ] && run=(env PYTHONPATH="$BUILD/python" "${AUTOSHARD_PYTHON:-/usr/bin/python3}")
       if (cd "$TMP/root" && "${run[@]}" "$block") >"$TMP/log" 2>&1; then
+        cp "$TMP/log" "$TMP/last_output"
         ok
         ran=$((ran + 1))
       else
@@ -60,7 +65,19 @@ for block in "$TMP"/blocks/*; do
       done
       [ "$found" -eq 1 ] && ok || bad "README.md:$line: this ${name#*.} block is not in tests/install_client/"
       ;;
-    *) bad "README.md:$line: a \`\`\` block without sh, python, cmake or cpp (or a not-run note)" ;;
+    *.output)
+      missing=0
+      while IFS= read -r want; do
+        want=$(printf '%s' "$want" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+        [ -z "$want" ] && continue
+        if ! grep -qF -- "$want" "$TMP/last_output" 2>/dev/null; then
+          missing=1
+          bad "README.md:$line: the block above did not print: $want"
+        fi
+      done <"$block"
+      [ "$missing" -eq 0 ] && ok
+      ;;
+    *) bad "README.md:$line: a \`\`\` block without sh, python, cmake, cpp or output (or a not-run note)" ;;
   esac
 done
 # The examples did run: the one-model, batch and library blocks at least.

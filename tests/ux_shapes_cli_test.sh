@@ -105,7 +105,7 @@ stdout_has "1 model, 0 failed, 0 do not fit (outputs written)" "1 model"
 cp "$TMP/symbolic.onnx" "$TMP/two/a.onnx"
 cp "$TMP/free.onnx" "$TMP/two/b.onnx"
 expect 3 "a batch that does not fit" -- "$BIN" shard "$TMP/two" -n 1 --device "$TMP/tiny.textproto" --out-dir "$TMP/two-out" --summary "$TMP/two.json"
-stdout_has "2 models, 0 failed, 2 do not fit (outputs written)" "does not fit is not failed"
+stdout_has "2 models, 0 failed, 2 do not fit (no model written for them)" "does not fit is not failed"
 json "$TMP/two.json" 'j["does_not_fit"] == 2 and j.get("failed", 0) == 0' && ok || bad "summary JSON: does_not_fit 2, failed 0"
 expect 0 "wrote 1 file" -- "$BIN" shard "$TMP/symbolic.onnx" -n 1 -o "$TMP/v.onnx" -v
 stderr_has "wrote 1 file " "-v: wrote 1 file"

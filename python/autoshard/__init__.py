@@ -8,8 +8,8 @@ stage, ``inspect`` costs a model without splitting it.
 A model is a path (``str`` or ``os.PathLike``; external data is read beside
 it), ``bytes``, or an ``onnx.ModelProto`` (serialized to bytes: the module
 never touches the caller's protobuf). Errors raise ``ValueError`` for a bad
-model, option or sharding config (the CLI's messages, which name its flags:
-``--batch-size`` is ``batch_size=``), ``FileNotFoundError`` for a missing
+model, option or sharding config (the CLI's messages; ``plan`` names its
+keywords, ``max_ipus``, where the CLI names its flags), ``FileNotFoundError`` for a missing
 file, ``PermissionError``, ``TypeError`` for an argument of the wrong type,
 and ``RuntimeError`` for an internal error. A plan that does not fit is
 returned with ``fits == False``, not raised. Planning releases the GIL, so
@@ -18,6 +18,7 @@ threads plan at once.
 
 import functools
 import os
+import re
 import tempfile
 import warnings
 from inspect import signature as _signature
@@ -28,7 +29,8 @@ from ._autoshard import InspectReport, Ipu, Memory, Plan
 
 __version__ = _autoshard.__version__
 __all__ = [
-    "AutoshardWarning", "DEVICES", "InspectReport", "Ipu", "Memory", "Plan",
+    "AutoshardWarning", "DEVICES", "InspectReport", "Ipu", "Memory",
+    "OPTION_DEFAULTS", "Plan",
     "apply", "evaluate", "inspect", "plan", "split",
 ]
 
@@ -134,17 +136,53 @@ def _takes_model_options(call):
     return with_options
 
 
+#: The library's defaults (autoshard::Options, which ``autoshard shard``'s
+#: flags bind to): plan()'s keywords default to the same values.
+OPTION_DEFAULTS = dict(_autoshard.option_defaults())
+
+
+def _keyword_errors(call):
+    """``call`` with the CLI flags (``--max-ipus``) its ValueErrors and
+    FileNotFoundErrors name renamed to its keywords (``max_ipus``): every
+    keyword of its signature, and the CLI's --input-shape and --dim."""
+    names = [p for p in _signature(call).parameters]
+    flags = {f"--{n.replace('_', '-')}": n for n in names}
+    flags.update({"--input-shape": "input_shapes", "--dim": "dims"})
+
+    @functools.wraps(call)
+    def renamed(*args, **kwargs):
+        try:
+            return call(*args, **kwargs)
+        except (ValueError, FileNotFoundError) as e:
+            message = str(e)
+            # Longest first: --max-search-seconds before --max-s...
+            for flag in sorted(flags, key=len, reverse=True):
+                message = re.sub(re.escape(flag) + r"(?![\w-])", flags[flag],
+                                 message)
+            if message == str(e):
+                raise
+            raise type(e)(message) from None
+    return renamed
+
+
+@_keyword_errors
 @_takes_model_options
 def plan(model: Any,
          num_ipus: Union[int, str] = 4,
          *,
-         strategy: str = "auto",
-         max_ipus: int = 64,
+         strategy: str = OPTION_DEFAULTS["strategy"],
+         max_ipus: int = OPTION_DEFAULTS["max_ipus"],
          optimal_perf: bool = False,
-         max_candidates: int = 100000,
-         max_search_seconds: float = 60.0,
+         max_candidates: int = OPTION_DEFAULTS["max_candidates"],
+         max_search_seconds: float = OPTION_DEFAULTS["max_search_seconds"],
+         bound_seconds: float = OPTION_DEFAULTS["bound_seconds"],
          compile_cmd: Optional[str] = None,
-         jobs: int = 1,
+         compile_timeout: float = OPTION_DEFAULTS["compile_timeout"],
+         jobs: int = OPTION_DEFAULTS["jobs"],
+         total_ipus: Optional[int] = None,
+         batch_sizes: Optional[Sequence[int]] = None,
+         replica_grouping: Optional[Tuple[int, int]] = None,
+         shard_over: Optional[Union[int, str]] = None,
          progress: Optional[Callable[[int, Optional[int]], Any]] = None,
          options: dict) -> Plan:
     """Plans a split of ``model`` over ``num_ipus`` IPUs (``autoshard shard``).
@@ -158,9 +196,17 @@ def plan(model: Any,
     whole input shapes (``{"input": [1, 3, 224, 224]}``). ``precision`` is
     ``"fp32"`` or ``"fp16"``; ``device`` a built-in profile (``DEVICES``) or
     a DeviceProfile text-proto file. ``max_search_seconds`` bounds the
-    search and the optimal DPs; ``compile_cmd`` lets a real compiler judge
-    each candidate of the search (``{model}`` is the candidate's path),
-    ``jobs`` of them at once.
+    search and the optimal DPs; ``bound_seconds`` the certified bound (0:
+    the cheap bound). ``compile_cmd`` lets a real compiler judge the split
+    (``{model}`` is the candidate's path): search compiles each candidate,
+    ``jobs`` at once; the other strategies compile their chosen split, then
+    auto's other candidates in order; ``compile_timeout`` bounds one compile.
+
+    A POD (``shard --total-ipus``): ``total_ipus`` IPUs, replicas of the
+    plan's pipeline; ``batch_sizes`` the micro-batches to try (the highest
+    POD throughput wins); ``replica_grouping`` ``(stride, size)``;
+    ``shard_over`` an int or ``"group"``. Defaults are the CLI's
+    (``OPTION_DEFAULTS``); errors name the keyword (``max_ipus``).
 
     ``progress(candidates, best_max_tile_bytes)`` is called about once a
     second by a search that runs longer than one (``best_max_tile_bytes`` is
@@ -187,6 +233,8 @@ def plan(model: Any,
         ("max_ipus", max_ipus, (int,), "an int"),
         ("max_candidates", max_candidates, (int,), "an int"),
         ("max_search_seconds", max_search_seconds, (int, float), "a number"),
+        ("bound_seconds", bound_seconds, (int, float), "a number"),
+        ("compile_timeout", compile_timeout, (int, float), "a number"),
         ("jobs", jobs, (int,), "an int"),
     ):
         _check(name, value, types, what)
@@ -205,11 +253,55 @@ def plan(model: Any,
         optimal_perf=bool(optimal_perf),
         max_candidates=max_candidates,
         max_search_seconds=float(max_search_seconds),
+        bound_seconds=float(bound_seconds),
         compile_cmd=compile_cmd or "",
+        compile_timeout=float(compile_timeout),
         # As the CLI: with one model, jobs counts compiles.
         jobs=jobs if compile_cmd else 1,
     )
+    options.update(_pod_options(total_ipus, batch_sizes, replica_grouping,
+                                shard_over))
     return _autoshard.plan(data, is_path, options, progress)
+
+
+def _pod_options(total_ipus, batch_sizes, replica_grouping,
+                 shard_over) -> dict:
+    """plan()'s POD keywords, checked as the CLI checks its POD flags."""
+    if total_ipus is None:
+        for name, value in (("batch_sizes", batch_sizes),
+                            ("replica_grouping", replica_grouping),
+                            ("shard_over", shard_over)):
+            if value is not None:
+                raise ValueError(f"{name} needs total_ipus")
+        return {}
+    _check("total_ipus", total_ipus, (int,), "an int")
+    sizes = None
+    if batch_sizes is not None:
+        sizes = sorted(set(batch_sizes))
+        for b in sizes:
+            _check("batch_sizes' items", b, (int,), "an int")
+    grouping = None
+    if replica_grouping is not None:
+        stride, size = replica_grouping
+        _check("replica_grouping's stride", stride, (int,), "an int")
+        _check("replica_grouping's size", size, (int,), "an int")
+        if stride < 1 or size < 1:
+            raise ValueError("replica_grouping (stride, size) must be at "
+                             f"least 1 each, got {replica_grouping}")
+        grouping = (stride, size)
+    over = None
+    if shard_over is not None:
+        if shard_over == "group":
+            over = 0
+        else:
+            _check("shard_over", shard_over, (int,), "an int or 'group'")
+            if shard_over < 1:
+                raise ValueError(
+                    f"shard_over must be at least 1 or 'group', got "
+                    f"{shard_over}")
+            over = shard_over
+    return {"total_ipus": total_ipus, "batch_sizes": sizes,
+            "replica_grouping": grouping, "shard_over": over}
 
 
 def _points(sharding_points: Any):

@@ -7,6 +7,8 @@ The bundled model is SqueezeNet 1.1: 65 nodes, input `input` of shape
 [batch, 3, 224, 224] (models/README.md).
 """
 
+import inspect
+import json
 import os
 import pathlib
 import re
@@ -135,8 +137,39 @@ def test_bad_options_raise_the_clis_messages(tmp_path, kwargs, flags):
     error = FileNotFoundError if kwargs.get("device") == "ipu9" else ValueError
     with pytest.raises(error) as e:
         autoshard.plan(MODEL, **kwargs)
+    # The CLI's message, naming plan()'s keywords where it names flags.
+    keywords = {"--input-shape": "input_shapes"}
+    for flag in sorted((f for f in flags if f.startswith("--")), key=len,
+                       reverse=True):
+        message = message.replace(
+            flag, keywords.get(flag, flag[2:].replace("-", "_")))
     assert str(e.value) == message
+    assert "--" not in str(e.value)
     assert not (tmp_path / "out.onnx").exists()
+
+
+def test_plan_defaults_are_the_clis():
+    defaults = inspect.signature(autoshard.plan).parameters
+    assert defaults["max_ipus"].default == 256  # shard --max-ipus' default
+    assert defaults["bound_seconds"].default == 10
+    assert defaults["max_search_seconds"].default == 60
+    assert autoshard.OPTION_DEFAULTS["max_ipus"] == 256
+    with pytest.raises(ValueError, match="^max_ipus must be from 1 to 1024, got 2048$"):
+        autoshard.plan(MODEL, "auto", max_ipus=2048)
+    with pytest.raises(ValueError, match="^replica_grouping needs total_ipus$"):
+        autoshard.plan(MODEL, 2, replica_grouping=(1, 2))
+
+
+def test_plan_for_a_pod_as_the_cli(tmp_path):
+    # 16 IPUs / 4 per replica = 4 replicas, as tests/pod_cli_test.sh.
+    plan = autoshard.plan(MODEL, 4, total_ipus=16, batch_size=1)
+    run = cli("shard", MODEL, "-n", "4", "--total-ipus", "16", "--batch-size",
+              "1", "-o", tmp_path / "a.onnx", "--plan", tmp_path / "a.json")
+    assert run.returncode == 0, run.stderr
+    cli_plan = json.loads((tmp_path / "a.json").read_text())
+    replication = json.loads(plan.to_json())["replication"]
+    assert replication["replicas"] == 4
+    assert replication == cli_plan["replication"]
 
 
 def test_plan_lists_the_dims_it_assumed():

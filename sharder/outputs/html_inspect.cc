@@ -27,11 +27,14 @@ std::string Header(const proto::InspectReport& r) {
       " MACs, weights ",
       html::Bytes("total_weight_bytes", r.total_weight_bytes()), " (",
       html::Figure("parameters", r.parameters(), absl::StrCat(r.parameters())),
-      " parameters)<br>fewest IPUs whose raw split fits: ",
+      " parameters)<br>fewest IPUs: ",
+      // As the text report (InspectText) says it.
       r.min_ipus() > 0
           ? html::Figure("min_ipus", static_cast<int64_t>(r.min_ipus()),
                          absl::StrCat(r.min_ipus()))
-          : std::string("none up to 64"),
+          : std::string("none fits"),
+      " (planned as shard --num-ipus auto plans: strategy ",
+      XmlEscape(r.min_ipus_strategy()), ")",
       "</p>\n<p class=\"note\">Memory is autoshard's tile-memory model of the "
       "device (",
       XmlEscape(r.device()), ", ", XmlEscape(r.precision()),

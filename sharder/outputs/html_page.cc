@@ -170,8 +170,17 @@ std::string TileChart(const std::vector<proto::IpuMemory>& memory,
     row.label = labels[i];
     row.values = {static_cast<double>(m.max_tile_bytes())};
     const double margin = tile - static_cast<double>(m.max_tile_bytes());
+    // The tile's index on its IPU, as the text report's "IPU 5 tile 589";
+    // the global one (Poplar's "Out of memory on tile 7949") beside it.
+    const int64_t on_ipu = device.tiles_per_ipu() > 0
+                               ? m.max_tile() % device.tiles_per_ipu()
+                               : m.max_tile();
     row.note = absl::StrCat(
-        "tile ", m.max_tile(), ": ",
+        "tile ", on_ipu,
+        on_ipu == m.max_tile()
+            ? ""
+            : absl::StrCat(" (global tile ", m.max_tile(), ")"),
+        ": ",
         margin >= 0 ? absl::StrCat("margin ", HumanBytesText(margin), " (",
                                    Percent(margin / tile * 100), ")")
                     : absl::StrCat("OVER by ", HumanBytesText(-margin)));

@@ -46,14 +46,23 @@ std::string Header(const proto::Plan& plan) {
       XmlEscape(plan.strategy()), "): ",
       plan.fits() ? "<span class=\"fits\">fits</span>"
                   : absl::StrCat("<span class=\"nofit\">does not fit: ",
-                                 XmlEscape(plan.out_of_memory()), "</span>"),
+                                 XmlEscape(plan.no_fit_reason().empty()
+                                               ? plan.out_of_memory()
+                                               : plan.no_fit_reason()),
+                                 "</span>"),
       "<br>bottleneck ",
       Seconds("performance.bottleneck_s", perf.bottleneck_s()), ", throughput ",
       Figure("performance.throughput_per_s", perf.throughput_per_s(),
              absl::StrFormat("%.1f", perf.throughput_per_s())),
       " samples/s, latency ",
-      Seconds("performance.latency_s", perf.latency_s()), ", lower bound ",
-      Seconds("performance.lower_bound_s", perf.lower_bound_s()), " (gap ",
+      Seconds("performance.latency_s", perf.latency_s()),
+      "<br>no split is faster than ",
+      Seconds("performance.certified_bound_s", perf.certified_bound_s()),
+      " (certified by ", XmlEscape(perf.bound_method()), "; gap ",
+      Figure("performance.certified_gap_percent", perf.certified_gap_percent(),
+             absl::StrFormat("%.1f%%", perf.certified_gap_percent())),
+      "; the cheap lower bound ",
+      Seconds("performance.lower_bound_s", perf.lower_bound_s()), ", gap ",
       Figure("performance.gap_percent", perf.gap_percent(),
              absl::StrFormat("%.1f%%", perf.gap_percent())),
       ")</p>\n<p class=\"note\">Memory and times are autoshard's tile-memory "
@@ -66,7 +75,7 @@ std::string StageChart(const proto::Plan& plan,
   BarChart chart;
   chart.id = "stage-chart";
   chart.title =
-      "Stage time per IPU, against the bottleneck and the lower bound";
+      "Stage time per IPU, against the bottleneck and the best proven bound";
   chart.format = HumanSeconds;
   chart.series = {{"compute", "#4e79a7"}, {"copies", "#bab0ac"}};
   for (const proto::IpuCost& ipu : plan.ipus()) {
@@ -83,8 +92,8 @@ std::string StageChart(const proto::Plan& plan,
       {perf.bottleneck_s(),
        absl::StrCat("bottleneck ", HumanSeconds(perf.bottleneck_s())),
        "#c0392b", ""},
-      {perf.lower_bound_s(),
-       absl::StrCat("lower bound ", HumanSeconds(perf.lower_bound_s())),
+      {perf.certified_bound_s(),
+       absl::StrCat("bound ", HumanSeconds(perf.certified_bound_s())),
        "#1a7f37", "4 3"}};
   return DrawBarChart(chart);
 }
@@ -204,7 +213,7 @@ std::string StrategyTables(const proto::Plan& plan) {
                       Seconds(p + "bottleneck_s", c.bottleneck_s()),
                       Bytes(p + "max_tile_bytes", c.max_tile_bytes()),
                       absl::StrFormat("%.2f", c.available_memory_proportion()),
-                      absl::StrFormat("%.3f s", c.seconds()),
+                      HumanSeconds(c.seconds()),  // not "0.000 s"
                       c.chosen() ? "chosen" : ""});
     }
     absl::StrAppend(

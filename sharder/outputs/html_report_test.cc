@@ -80,6 +80,24 @@ TEST(PlanHtmlTest, HasEveryChartAndTaggedFigures) {
   EXPECT_THAT(page, Not(HasSubstr("id=\"graph\"")));
 }
 
+TEST(PlanHtmlTest, StrategyTimesAndTheHeadlineBound) {
+  proto::Plan plan = TwoIpuPlan();
+  proto::StrategyResult* c = plan.add_candidates();
+  c->set_strategy("raw");
+  c->set_seconds(0.0002);  // 0.2 ms: "0.000 s" before
+  plan.mutable_performance()->set_certified_bound_s(1.75);
+  plan.mutable_performance()->set_bound_method("min-cut");
+  HtmlPageInputs in;
+  in.device = SmallDevice();
+  const std::string page = PlanHtml(plan, in);
+  EXPECT_THAT(page, HasSubstr("<td>200.000 us</td>"));
+  EXPECT_THAT(page, Not(HasSubstr("<td>0.000 s</td>")));
+  // The headline's bound is the best proven one, the cheap one after it.
+  EXPECT_THAT(page, HasSubstr("no split is faster than <span data-field="
+                              "\"performance.certified_bound_s\""));
+  EXPECT_THAT(page, HasSubstr("(certified by min-cut; gap "));
+}
+
 TEST(PlanHtmlTest, SmallIpusPutTheCapacityOffTheScale) {
   HtmlPageInputs in;
   in.device = SmallDevice();
@@ -123,6 +141,12 @@ TEST(InspectHtmlTest, ShowsOneIpuAndOpTypes) {
   // 1,200 bytes on a 1,000-byte tile.
   EXPECT_THAT(page, HasSubstr("OVER by 200 B"));
   EXPECT_THAT(page, HasSubstr("data-field=\"min_ipus\" data-value=\"2\""));
+  r.set_min_ipus(0);
+  r.set_min_ipus_strategy("auto");
+  // As the text report: no "up to 64" of its own.
+  EXPECT_THAT(InspectHtml(r, in),
+              HasSubstr("fewest IPUs: none fits (planned as shard --num-ipus "
+                        "auto plans: strategy auto)"));
 }
 
 }  // namespace

@@ -158,9 +158,27 @@ void AppendFitLines(const proto::Plan& plan, std::string* out) {
                   HumanBytesText(BytesPerTile(plan)), " (",
                   TileUsed(plan, m.max_tile_bytes()), " used)\n");
   if (plan.within_model_uncertainty()) {
-    absl::StrAppend(out,
-                    "an IPU's fullest tile is within the model's error band "
-                    "of capacity; confirm: --compile-cmd 'CMD {model}'\n");
+    absl::StrAppend(
+        out,
+        "an IPU's fullest tile is within the model's error band "
+        "of capacity; confirm: run this command again with --compile-cmd "
+        "'CMD {model}' (it compiles this split, then the next "
+        "candidates until one compiles)\n");
+  }
+}
+
+// Why the plan does not fit (sharder/pod/no_fit.h), the compiler-style
+// line, and what would fit.
+void AppendNoFitLines(const proto::Plan& plan, std::string* out) {
+  if (plan.no_fit_reason().empty()) {
+    absl::StrAppend(out, "does not fit: ", plan.out_of_memory(), "\n");
+  } else {
+    absl::StrAppend(out, "does not fit: ", plan.no_fit_reason(), "\n",
+                    "  fullest tile: ", plan.out_of_memory(), "\n");
+  }
+  if (plan.would_fit_size() > 0) {
+    absl::StrAppend(out, "would fit: ", absl::StrJoin(plan.would_fit(), "; "),
+                    "\n");
   }
 }
 
@@ -257,19 +275,25 @@ void AppendStrategyLines(const proto::Plan& plan, bool all_ipus,
   }
 }
 
-void AppendPipelineLines(const proto::Plan& plan, std::string* out) {
+// The pipeline's figures and the best proven bound (the certified one, at
+// least the cheap one); -v (`all`) adds the cheap bound.
+void AppendPipelineLines(const proto::Plan& plan, bool all, std::string* out) {
   const proto::Performance& perf = plan.performance();
   absl::StrAppendFormat(
       out, "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s\n",
       HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
       HumanSeconds(perf.latency_s()));
   absl::StrAppendFormat(
-      out,
-      "bounds: lower bound %s (gap %.1f%%), certified bound %s by %s "
-      "(certified gap %.1f%%)\n",
-      HumanSeconds(perf.lower_bound_s()), perf.gap_percent(),
+      out, "bound: no split is faster than %s (certified by %s; gap %.1f%%)\n",
       HumanSeconds(perf.certified_bound_s()), perf.bound_method(),
       perf.certified_gap_percent());
+  if (all) {
+    absl::StrAppendFormat(out,
+                          "  the cheap lower bound (Σ time / IPUs, the "
+                          "costliest node, pigeonhole): %s (gap %.1f%%)\n",
+                          HumanSeconds(perf.lower_bound_s()),
+                          perf.gap_percent());
+  }
 }
 
 }  // namespace
@@ -323,7 +347,7 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
   AppendCutLine(plan, &out);
   if (all_ipus) AppendMemoryByKind(plan, &out);
   absl::StrAppend(&out, "calibration: ", plan.calibration(), "\n");
-  AppendPipelineLines(plan, &out);
+  AppendPipelineLines(plan, all_ipus, &out);
   absl::StrAppend(&out,
                   "model weights: ", HumanBytesText(s.total_weight_bytes()),
                   "; a weight read on two IPUs is stored on both\n");
@@ -339,8 +363,12 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
                     absl::StrJoin(plan.num_ipus_skipped(), ", "), "\n");
   }
   absl::StrAppend(&out, pod::PodReportText(plan));
-  if (!plan.fits())
-    absl::StrAppend(&out, "does not fit: ", plan.out_of_memory(), "\n");
+  if (!plan.poprt_flags().empty()) {
+    absl::StrAppend(&out,
+                    "PopRT flags for the planned problem: ", plan.poprt_flags(),
+                    "\n");
+  }
+  if (!plan.fits()) AppendNoFitLines(plan, &out);
   absl::StrAppend(
       &out,
       "(memory and times: autoshard's models of the device, not the "

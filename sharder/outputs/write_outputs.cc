@@ -17,7 +17,8 @@ namespace {
 // Every file path of `files`, in the order they are checked and written
 // (the split folder apart).
 std::vector<std::string> FilePaths(const OutputFiles& files) {
-  std::vector<std::string> paths = {files.model};
+  std::vector<std::string> paths;
+  if (!files.model.empty()) paths.push_back(files.model);
   if (!files.plan.empty()) paths.push_back(files.plan);
   if (!files.sharding_config.empty()) paths.push_back(files.sharding_config);
   for (const auto& [path, content] : files.extra) paths.push_back(path);
@@ -64,11 +65,17 @@ absl::StatusOr<PreparedOutputs> PrepareOutputs(
   PreparedOutputs prepared;
   // Note [Outputs are all or nothing]: the data links SaveModel makes are
   // outputs too.
-  prepared.links =
-      PlannedDataLinks(files.model, source_dir, loaded->external_files);
+  if (!files.model.empty()) {
+    prepared.links =
+        PlannedDataLinks(files.model, source_dir, loaded->external_files);
+  }
   RETURN_IF_ERROR(CheckOutputPaths(outputs, input_paths));
   RETURN_IF_ERROR(
       CheckOutputAliases(outputs, input_paths, prepared.links, link_sources));
+  if (!files.split_dir.empty() && files.model.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(files.split_dir, ": a split folder needs the model"));
+  }
   if (!files.split_dir.empty()) {
     // Nothing written may land in the folder the split replaces.
     std::vector<fs::path> kept = input_paths;
@@ -122,10 +129,12 @@ absl::StatusOr<WrittenOutputs> WritePreparedOutputs(
                                 loaded.path, &split_warnings));
     staged_split.emplace(std::move(staged));
   }
-  RETURN_IF_ERROR(SaveModel(loaded.model, files.model, source_dir,
-                            loaded.external_files,
-                            files.check_model ? check : BeforeRename()));
-  out.written.push_back(files.model);
+  if (!files.model.empty()) {
+    RETURN_IF_ERROR(SaveModel(loaded.model, files.model, source_dir,
+                              loaded.external_files,
+                              files.check_model ? check : BeforeRename()));
+    out.written.push_back(files.model);
+  }
   std::vector<std::pair<std::string, std::string>> texts;
   if (!files.plan.empty()) texts.emplace_back(files.plan, PlanJson(plan));
   if (!files.sharding_config.empty()) {

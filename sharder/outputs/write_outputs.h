@@ -26,8 +26,8 @@
 
 namespace autoshard {
 
-// Where to write; an empty path: not asked for (the model is always
-// written).
+// Where to write; an empty path: not asked for (a split folder needs the
+// model: its manifest names it).
 struct OutputFiles {
   std::string model;            // the annotated model
   std::string plan;             // the plan JSON (PlanJson)

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "graph/plural.h"
 #include "graph/status_macros.h"
 #include "sharder/pod/replica_grouping.h"
 
@@ -37,8 +38,8 @@ absl::Status CheckName(const std::string& name, const std::string& what) {
   return absl::OkStatus();
 }
 
-// NAME or NAME=VALUE for mpirun's -x; poprun splits --mpi-local-args at
-// spaces, so VALUE holds no space or quote.
+// NAME or NAME=VALUE for mpirun's -x; VALUE is anything (it travels in
+// poprun's environment, Note [poprun command]) but a NUL.
 absl::Status CheckEnv(const std::string& entry) {
   const size_t eq = entry.find('=');
   const std::string name = entry.substr(0, eq);
@@ -48,19 +49,29 @@ absl::Status CheckEnv(const std::string& entry) {
       std::all_of(name.begin(), name.end(), [](char c) {
         return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
       });
-  const std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
-  const bool value_ok = value.find_first_of(" \t\n'\"\\") == std::string::npos;
-  if (!name_ok || !value_ok) {
+  if (!name_ok || entry.find('\0') != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--env '", entry,
-        "': expected NAME or NAME=VALUE (NAME of letters, digits and '_'; "
-        "VALUE without spaces or quotes)"));
+        "': expected NAME or NAME=VALUE (NAME of letters, digits and '_', "
+        "not starting with a digit)"));
   }
   return absl::OkStatus();
 }
 
-std::string Endpoint(const std::string& host) {
-  return absl::StrCat(host, ":", kEndpointPort);
+// Each --poprun-arg is one option: it starts with '-'.
+absl::Status CheckPoprunArg(const std::string& arg) {
+  if (arg.size() < 2 || arg[0] != '-') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--poprun-arg '", arg,
+        "': expected one poprun option, e.g. --poprun-arg=--num-ilds=2"));
+  }
+  return absl::OkStatus();
+}
+
+// "--flag" of "--flag=value" ("" without '=').
+std::string FlagOf(const std::string& arg) {
+  const size_t eq = arg.find('=');
+  return eq == std::string::npos ? "" : arg.substr(0, eq);
 }
 
 // The replica grouping the plan records, if any.
@@ -80,38 +91,55 @@ absl::Status CheckCounts(int total, int k, int processes) {
   const int replicas = total / k;
   if (replicas % processes != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the ", replicas, " replicas are not a multiple of the ", processes,
-        " processes (hosts x --nproc-per-host): each process runs the same "
-        "number of replicas"));
+        "the ", Plural(replicas, "replica is", "replicas are"),
+        " not a multiple of the ", Plural(processes, "process", "processes"),
+        " (hosts x --nproc-per-host): each process runs the same number of "
+        "replicas"));
   }
   return absl::OkStatus();
 }
 
+// Note [poprun command]'s argv of launch `l` with options `o`.
 void AddArgv(const proto::Launch& l, const LaunchOptions& o,
-             const std::vector<std::string>& endpoints, proto::Launch* out) {
+             proto::Launch* out) {
   auto add = [out](std::string a) { out->add_argv(std::move(a)); };
+  std::vector<std::string> names;  // the -x NAMEs
+  for (const std::string& e : o.env) {
+    names.push_back(e.substr(0, e.find('=')));
+    if (e.find('=') == std::string::npos) continue;
+    if (out->argv_size() == 0) add("env");
+    add(e);
+  }
   add("poprun");
-  add(absl::StrCat("--num-instances=", l.instances()));
-  add(absl::StrCat("--num-replicas=", l.replicas()));
-  add(absl::StrCat("--ipus-per-replica=", l.ipus_per_replica()));
-  add(absl::StrCat("--host=", absl::StrJoin(o.hosts, ",")));
-  add(absl::StrCat("--vipu-partition=", o.partition));
+  std::set<std::string> replaced;
+  for (const std::string& a : o.poprun_args)
+    if (!FlagOf(a).empty()) replaced.insert(FlagOf(a));
+  auto fixed = [&](std::string a) {
+    if (!replaced.count(FlagOf(a))) add(std::move(a));
+  };
+  fixed(absl::StrCat("--num-instances=", l.instances()));
+  fixed(absl::StrCat("--num-replicas=", l.replicas()));
+  fixed(absl::StrCat("--ipus-per-replica=", l.ipus_per_replica()));
+  fixed(absl::StrCat("--host=", absl::StrJoin(o.hosts, ",")));
+  fixed(absl::StrCat("--vipu-partition=", o.partition));
   if (!o.vipu_server.empty())
-    add(absl::StrCat("--vipu-server-host=", o.vipu_server));
-  add("--update-partition=no");
-  add(absl::StrCat("--vipu-server-timeout=", kVipuServerTimeoutS));
-  add("--print-topology=yes");
-  add("--numa-aware=yes");
-  std::string global = absl::StrCat(
-      "--mpi-local-args=-x AUTOSHARD_NUM_INSTANCES=", l.instances(),
-      " -x AUTOSHARD_ENDPOINTS=", absl::StrJoin(endpoints, ","));
-  for (const std::string& e : o.env) absl::StrAppend(&global, " -x ", e);
-  add(global);
-  for (const proto::LaunchInstance& i : l.instance_table()) {
-    add(absl::StrCat("--instance-mpi-local-args=", i.rank(),
-                     ":-x AUTOSHARD_INSTANCE_ID=", i.rank(),
-                     " -x AUTOSHARD_CURRENT_ENDPOINT=", i.endpoint(),
-                     " -x AUTOSHARD_RANK_IN_HOST=", i.rank_in_host()));
+    fixed(absl::StrCat("--vipu-server-host=", o.vipu_server));
+  // One IPU-Link domain is a POD64: a larger partition spans several.
+  if (l.total_ipus() > kIpusPerIld)
+    fixed(absl::StrCat("--num-ilds=",
+                       (l.total_ipus() + kIpusPerIld - 1) / kIpusPerIld));
+  fixed("--update-partition=no");
+  fixed(absl::StrCat("--vipu-server-timeout=", kVipuServerTimeoutS));
+  fixed("--print-topology=yes");
+  fixed("--numa-aware=yes");
+  for (const std::string& a : o.poprun_args) add(a);
+  if (!o.mpi_global_args.empty())
+    add(absl::StrCat("--mpi-global-args=", o.mpi_global_args));
+  if (!names.empty()) {
+    std::string local = "--mpi-local-args=";
+    for (size_t i = 0; i < names.size(); ++i)
+      absl::StrAppend(&local, i > 0 ? " " : "", "-x ", names[i]);
+    add(local);
   }
   for (const std::string& a : o.program) add(a);
 }
@@ -150,6 +178,13 @@ absl::StatusOr<proto::Launch> BuildLaunch(const proto::Plan& plan,
   if (!o.vipu_server.empty())
     RETURN_IF_ERROR(CheckName(o.vipu_server, "--vipu-server"));
   for (const std::string& e : o.env) RETURN_IF_ERROR(CheckEnv(e));
+  for (const std::string& a : o.poprun_args) RETURN_IF_ERROR(CheckPoprunArg(a));
+  if (o.program.empty()) {
+    return absl::InvalidArgumentError(
+        "no program: give the program each instance runs after --, e.g. "
+        "autoshard launch plan.json --hosts a --partition p -- python3 "
+        "run.py");
+  }
   const int k = plan.num_ipus();
   const int total =
       plan.has_replication() ? plan.replication().total_ipus() : k;
@@ -170,14 +205,11 @@ absl::StatusOr<proto::Launch> BuildLaunch(const proto::Plan& plan,
   l.set_processes_per_host(o.processes_per_host);
   l.set_partition(o.partition);
   l.set_vipu_server(o.vipu_server);
-  std::vector<std::string> endpoints;
-  for (const std::string& h : o.hosts) endpoints.push_back(Endpoint(h));
   const int per_instance = replicas / processes;
   for (int i = 0; i < processes; ++i) {
     proto::LaunchInstance* in = l.add_instance_table();
     in->set_rank(i);
     in->set_host(o.hosts[i / o.processes_per_host]);
-    in->set_endpoint(endpoints[i / o.processes_per_host]);
     in->set_rank_in_host(i % o.processes_per_host);
     for (int r = i * per_instance; r < (i + 1) * per_instance; ++r)
       in->add_replicas(r);
@@ -193,7 +225,7 @@ absl::StatusOr<proto::Launch> BuildLaunch(const proto::Plan& plan,
     }
     r->set_group(row.group);
   }
-  AddArgv(l, o, endpoints, &l);
+  AddArgv(l, o, &l);
   l.set_shell_line(ShellLine({l.argv().begin(), l.argv().end()}));
   return l;
 }
@@ -224,10 +256,12 @@ std::string ShellLine(const std::vector<std::string>& argv) {
 
 std::string LaunchText(const proto::Launch& l) {
   std::string out = absl::StrFormat(
-      "POD: %d IPUs = %d replicas x %d IPUs per replica; %d instances "
-      "(%d hosts x %d processes), %d replicas each\n",
-      l.total_ipus(), l.replicas(), l.ipus_per_replica(), l.instances(),
-      l.hosts_size(), l.processes_per_host(), l.replicas() / l.instances());
+      "POD: %d IPUs = %s x %s; %s (%s x %s), %s each\n", l.total_ipus(),
+      Plural(l.replicas(), "replica"),
+      Plural(l.ipus_per_replica(), "IPU per replica", "IPUs per replica"),
+      Plural(l.instances(), "instance"), Plural(l.hosts_size(), "host"),
+      Plural(l.processes_per_host(), "process", "processes"),
+      Plural(l.replicas() / l.instances(), "replica"));
   absl::StrAppend(&out, "shell:\n", l.shell_line(), "\nargv:\n");
   for (const std::string& a : l.argv()) absl::StrAppend(&out, "  ", a, "\n");
   // Pipeline stage s of a replica runs on its s-th IPU.

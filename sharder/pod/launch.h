@@ -1,25 +1,41 @@
-// The poprun command that runs a plan's replicas over a POD (DESIGN.md §7),
-// as PaddlePaddle's IPU launch controller builds it (seed 002): hosts and
-// processes per host give the instances; the plan gives IPUs per replica
-// and replicas; a V-IPU partition and server say where the IPUs are.
+// The poprun command that runs a plan's replicas over a POD (DESIGN.md §7):
+// hosts and processes per host give the instances; the plan gives IPUs per
+// replica and replicas; a V-IPU partition and server say where the IPUs
+// are. The shape follows PaddlePaddle's IPU launch controller (seed 002),
+// without its PaddlePaddle-only conventions (endpoints on port 8090).
 //
 // Note [poprun command]
 // With P = hosts x processes per host instances, R replicas and k IPUs per
-// replica (R x k = the POD's IPUs):
+// replica (R x k = N, the POD's IPUs):
+//   [env NAME=VALUE ...]                 (each --env NAME=VALUE)
 //   poprun --num-instances=P --num-replicas=R --ipus-per-replica=k
 //          --host=H1,H2 --vipu-partition=NAME [--vipu-server-host=S]
-//          --update-partition=no --vipu-server-timeout=120
+//          [--num-ilds=ceil(N / 64)]     (when N > 64)
+//          --update-partition=no --vipu-server-timeout=300
 //          --print-topology=yes --numa-aware=yes
-//          --mpi-local-args=-x AUTOSHARD_NUM_INSTANCES=P
-//                           -x AUTOSHARD_ENDPOINTS=H1:8090,H2:8090 [-x ENV]
-//          --instance-mpi-local-args=i:-x AUTOSHARD_INSTANCE_ID=i
-//              -x AUTOSHARD_CURRENT_ENDPOINT=Hj:8090 -x AUTOSHARD_RANK_IN_HOST=
-//              i % processes per host        (one per instance i)
+//          [--poprun-arg ARG ...]        (an ARG --flag=... replaces the
+//                                         default of that flag above)
+//          [--mpi-global-args=ARGS]      (as given)
+//          [--mpi-local-args=-x NAME ...] (one per --env)
 //          PROGRAM ARGS...
+// The flags' meaning and values, from Graphcore's PopRun user guide and
+// graphcore/examples' launch scripts (as the lead looked them up, issue 32):
+// an IPU-Link domain (ILD) is a POD64, and partitions of more IPUs are
+// launched with --num-ilds (POD128: 2, POD256: 4); --update-partition=no is
+// poprun's default, said outright (autoshard never resizes a partition);
+// --vipu-server-timeout is 120 s by default, the examples use 300 to 600 at
+// POD scale, autoshard 300. The program learns its instance and replicas
+// from popdist (popdist.getInstanceIndex(), getNumInstances(),
+// getReplicaIndexOffset(), getNumLocalReplicas()), which reads what poprun
+// passes: autoshard adds no variables of its own. poprun splits
+// --mpi-local-args at spaces, so a value never goes there: NAME=VALUE is
+// set in poprun's environment (the env prefix, quoted for the shell) and
+// mpirun's "-x NAME" exports it to every instance, whatever its characters
+// (JSON for POPLAR_ENGINE_OPTIONS).
 // Instance i runs on host i / processes per host and holds replicas
 // i x R/P .. (i+1) x R/P - 1; replica r uses the POD's IPUs r x k .. r x k +
 // k - 1, pipeline stage s on IPU r x k + s. The reference launcher's checks
-// hold: the POD's IPUs % k == 0 and R % P == 0.
+// hold: N % k == 0 and R % P == 0.
 #ifndef AUTOSHARD_SHARDER_POD_LAUNCH_H_
 #define AUTOSHARD_SHARDER_POD_LAUNCH_H_
 
@@ -32,10 +48,10 @@
 
 namespace autoshard::pod {
 
-// The port of each instance's endpoint (the reference launcher's).
-inline constexpr int kEndpointPort = 8090;
-// Seconds poprun waits for the V-IPU server (the reference launcher's).
-inline constexpr int kVipuServerTimeoutS = 120;
+// Seconds poprun waits for the V-IPU server (Note [poprun command]).
+inline constexpr int kVipuServerTimeoutS = 300;
+// IPUs of one IPU-Link domain, a POD64 (Note [poprun command]).
+inline constexpr int kIpusPerIld = 64;
 
 struct LaunchOptions {
   std::vector<std::string> hosts;  // at least one; see ParseHosts
@@ -43,9 +59,13 @@ struct LaunchOptions {
   std::string partition;           // V-IPU partition, [A-Za-z0-9_.-]+
   std::string vipu_server;         // host name or address; empty: omitted
   // Passed to every instance with mpirun's -x: NAME (its value in the
-  // launching shell) or NAME=VALUE (no spaces or quotes in VALUE).
+  // launching shell) or NAME=VALUE (any VALUE; Note [poprun command]).
   std::vector<std::string> env;
-  std::vector<std::string> program;  // PROGRAM ARGS...; may be empty
+  // Further poprun options, each one argument starting with '-'; one of
+  // the form --flag=... replaces the default of that flag.
+  std::vector<std::string> poprun_args;
+  std::string mpi_global_args;       // poprun's --mpi-global-args; may be ""
+  std::vector<std::string> program;  // PROGRAM ARGS...; at least one
 };
 
 // "a,b" -> {"a", "b"} (spaces dropped). Errors (InvalidArgument): no host,
@@ -59,8 +79,8 @@ absl::StatusOr<std::vector<std::string>> ParseHosts(const std::string& hosts);
 // per Note [poprun command]. `plan_path` is recorded as the plan's name.
 // Errors (InvalidArgument, one line naming the rule): the POD's IPUs not a
 // multiple of the IPUs per replica, replicas not a multiple of the
-// processes, fewer replicas than processes, bad hosts, partition, server
-// or environment entries.
+// processes, fewer replicas than processes, bad hosts, partition, server,
+// environment entries or poprun arguments, no program.
 absl::StatusOr<proto::Launch> BuildLaunch(const proto::Plan& plan,
                                           const std::string& plan_path,
                                           const LaunchOptions& options);

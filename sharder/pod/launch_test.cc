@@ -1,5 +1,6 @@
 #include "sharder/pod/launch.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,24 +41,13 @@ TEST(LaunchTest, PoprunCommandForSixteenIpus) {
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_THAT(
       l->argv(),
-      ElementsAre(
-          "poprun", "--num-instances=4", "--num-replicas=4",
-          "--ipus-per-replica=4", "--host=pod-a,pod-b", "--vipu-partition=p16",
-          "--vipu-server-host=vipu.local", "--update-partition=no",
-          "--vipu-server-timeout=120", "--print-topology=yes",
-          "--numa-aware=yes",
-          "--mpi-local-args=-x AUTOSHARD_NUM_INSTANCES=4 -x "
-          "AUTOSHARD_ENDPOINTS=pod-a:8090,pod-b:8090",
-          // Instance i on host i / 2, rank in host i % 2.
-          "--instance-mpi-local-args=0:-x AUTOSHARD_INSTANCE_ID=0 -x "
-          "AUTOSHARD_CURRENT_ENDPOINT=pod-a:8090 -x AUTOSHARD_RANK_IN_HOST=0",
-          "--instance-mpi-local-args=1:-x AUTOSHARD_INSTANCE_ID=1 -x "
-          "AUTOSHARD_CURRENT_ENDPOINT=pod-a:8090 -x AUTOSHARD_RANK_IN_HOST=1",
-          "--instance-mpi-local-args=2:-x AUTOSHARD_INSTANCE_ID=2 -x "
-          "AUTOSHARD_CURRENT_ENDPOINT=pod-b:8090 -x AUTOSHARD_RANK_IN_HOST=0",
-          "--instance-mpi-local-args=3:-x AUTOSHARD_INSTANCE_ID=3 -x "
-          "AUTOSHARD_CURRENT_ENDPOINT=pod-b:8090 -x AUTOSHARD_RANK_IN_HOST=1",
-          "python3", "run.py", "--name", "it's"));
+      ElementsAre("poprun", "--num-instances=4", "--num-replicas=4",
+                  "--ipus-per-replica=4", "--host=pod-a,pod-b",
+                  "--vipu-partition=p16", "--vipu-server-host=vipu.local",
+                  "--update-partition=no", "--vipu-server-timeout=300",
+                  "--print-topology=yes", "--numa-aware=yes",
+                  // No variables of autoshard's: the program asks popdist.
+                  "python3", "run.py", "--name", "it's"));
   ASSERT_EQ(l->replica_table_size(), 4);
   const proto::LaunchReplica& r2 = l->replica_table(2);
   EXPECT_EQ(r2.instance(), 2);
@@ -67,8 +57,7 @@ TEST(LaunchTest, PoprunCommandForSixteenIpus) {
   EXPECT_THAT(l->instance_table(3).replicas(), ElementsAre(3));
   // The shell line quotes what the shell would split or expand.
   EXPECT_THAT(l->shell_line(),
-              HasSubstr("'--mpi-local-args=-x AUTOSHARD_NUM_INSTANCES=4 -x "
-                        "AUTOSHARD_ENDPOINTS=pod-a:8090,pod-b:8090' "));
+              ::testing::StartsWith("poprun --num-instances=4 "));
   EXPECT_THAT(l->shell_line(), HasSubstr(" python3 run.py --name 'it'\\''s'"));
 }
 
@@ -99,7 +88,7 @@ TEST(LaunchTest, RefusesCountsTheLauncherRefuses) {
   proto::Plan one;
   one.set_num_ipus(2);
   EXPECT_THAT(BuildLaunch(one, "p", TwoHosts(1)).status().message(),
-              HasSubstr("the 1 replicas are not a multiple of the 2"));
+              HasSubstr("the 1 replica is not a multiple of the 2 processes"));
   LaunchOptions o = TwoHosts(1);
   o.partition = "";
   EXPECT_THAT(BuildLaunch(PodPlan(1, 2), "p", o).status().message(),
@@ -107,12 +96,68 @@ TEST(LaunchTest, RefusesCountsTheLauncherRefuses) {
   o = TwoHosts(1);
   o.env = {"A B=1"};
   EXPECT_FALSE(BuildLaunch(PodPlan(1, 2), "p", o).ok());
-  o.env = {"POPLAR_ENGINE_OPTIONS={\"a\":1}"};
+  o.env = {"1X=1"};
   EXPECT_FALSE(BuildLaunch(PodPlan(1, 2), "p", o).ok());
-  o.env = {"PATH", "X=1"};
-  ASSERT_TRUE(BuildLaunch(PodPlan(1, 2), "p", o).ok());
-  EXPECT_THAT(BuildLaunch(PodPlan(1, 2), "p", o)->argv(11),
-              HasSubstr(":8090 -x PATH -x X=1"));
+  o.env.clear();
+  o.poprun_args = {"num-ilds=2"};
+  EXPECT_THAT(BuildLaunch(PodPlan(1, 2), "p", o).status().message(),
+              HasSubstr("expected one poprun option"));
+  o = TwoHosts(1);
+  o.program.clear();
+  EXPECT_THAT(BuildLaunch(PodPlan(1, 2), "p", o).status().message(),
+              HasSubstr("no program"));
+}
+
+TEST(LaunchTest, AnyEnvironmentValueTravelsInPoprunsEnvironment) {
+  LaunchOptions o = TwoHosts(1);
+  o.env = {"PATH", "POPLAR_ENGINE_OPTIONS={\"a\": \"it's\"}", "X=1"};
+  absl::StatusOr<proto::Launch> l = BuildLaunch(PodPlan(1, 2), "p", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  // env NAME=VALUE ... poprun ...; mpirun's -x NAME for each.
+  EXPECT_THAT(
+      std::vector<std::string>(l->argv().begin(), l->argv().begin() + 4),
+      ElementsAre("env", "POPLAR_ENGINE_OPTIONS={\"a\": \"it's\"}", "X=1",
+                  "poprun"));
+  EXPECT_THAT(l->argv(),
+              ::testing::Contains(
+                  "--mpi-local-args=-x PATH -x POPLAR_ENGINE_OPTIONS -x X"));
+  EXPECT_THAT(l->shell_line(),
+              ::testing::StartsWith(
+                  "env 'POPLAR_ENGINE_OPTIONS={\"a\": \"it'\\''s\"}' X=1 "
+                  "poprun "));
+}
+
+TEST(LaunchTest, PoprunArgumentsPassThroughAndReplaceDefaults) {
+  LaunchOptions o = TwoHosts(1);
+  o.poprun_args = {"--num-ilds=2", "--update-partition=yes"};
+  o.mpi_global_args = "--tag-output --allow-run-as-root";
+  absl::StatusOr<proto::Launch> l = BuildLaunch(PodPlan(1, 2), "p", o);
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::vector<std::string> argv(l->argv().begin(), l->argv().end());
+  EXPECT_THAT(argv,
+              ::testing::Not(::testing::Contains("--update-partition=no")));
+  // After the defaults, in order: the user's poprun options, then the MPI
+  // global arguments, then the local ones.
+  const auto at = std::find(argv.begin(), argv.end(), "--num-ilds=2");
+  ASSERT_NE(at, argv.end());
+  EXPECT_EQ(*(at - 1), "--numa-aware=yes");
+  EXPECT_EQ(*(at + 1), "--update-partition=yes");
+  EXPECT_EQ(*(at + 2), "--mpi-global-args=--tag-output --allow-run-as-root");
+}
+
+TEST(LaunchTest, MoreThanAPod64SpansIpuLinkDomains) {
+  auto has_ilds = [](int total) -> std::string {
+    LaunchOptions o = TwoHosts(1);
+    absl::StatusOr<proto::Launch> l = BuildLaunch(PodPlan(2, total), "p", o);
+    EXPECT_TRUE(l.ok()) << l.status();
+    for (const std::string& a : l->argv())
+      if (a.rfind("--num-ilds=", 0) == 0) return a;
+    return "";
+  };
+  EXPECT_EQ(has_ilds(64), "");  // one POD64: poprun's default
+  EXPECT_EQ(has_ilds(128), "--num-ilds=2");
+  EXPECT_EQ(has_ilds(256), "--num-ilds=4");
+  EXPECT_EQ(has_ilds(192), "--num-ilds=3");
 }
 
 TEST(LaunchTest, ParsesHosts) {

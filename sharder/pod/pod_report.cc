@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "graph/plural.h"
 
 namespace autoshard::pod {
 
@@ -24,11 +25,14 @@ std::string PodReportText(const proto::Plan& plan) {
   if (!plan.has_replication()) return "";
   const proto::Replication& r = plan.replication();
   std::string out = absl::StrFormat(
-      "POD: %d IPUs = %d replicas x %d IPUs per replica, micro-batch %d; "
-      "POD throughput %.1f samples/s (%d x %.1f)\n",
-      r.total_ipus(), r.replicas(), r.ipus_per_replica(),
-      std::max(plan.batch_size(), 1), r.pod_throughput_per_s(), r.replicas(),
-      r.replica_throughput_per_s());
+      "POD: %d IPUs = %s x %s, micro-batch %d; %s\n", r.total_ipus(),
+      Plural(r.replicas(), "replica"),
+      Plural(r.ipus_per_replica(), "IPU per replica", "IPUs per replica"),
+      std::max(plan.batch_size(), 1),
+      plan.fits() ? absl::StrFormat("POD throughput %.1f samples/s (%d x %.1f)",
+                                    r.pod_throughput_per_s(), r.replicas(),
+                                    r.replica_throughput_per_s())
+                  : std::string("no POD throughput (the plan does not fit)"));
   // One line per micro-batch: each IPU count's POD throughput.
   absl::StrAppend(&out, "POD tried (IPUs per replica: POD samples/s):\n");
   for (int i = 0; i < r.tried_size();) {

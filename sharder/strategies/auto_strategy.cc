@@ -194,6 +194,32 @@ proto::StrategyResult CandidateProto(const Candidate& c, bool chosen) {
   return r;
 }
 
+// The candidates but `best`, best first by BetterResult, each split once
+// (and not `best`'s).
+std::vector<RunnerUp> RunnersUp(const std::vector<Candidate>& candidates,
+                                size_t best) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < candidates.size(); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return BetterResult(candidates[a].result, candidates[b].result);
+  });
+  std::vector<RunnerUp> out;
+  std::vector<const std::vector<int32_t>*> seen = {
+      &candidates[best].result.assignment.ipu};
+  for (size_t i : order) {
+    const StrategyResult& r = candidates[i].result;
+    if (std::any_of(seen.begin(), seen.end(), [&](const auto* ipu) {
+          return *ipu == r.assignment.ipu;
+        })) {
+      continue;
+    }
+    seen.push_back(&r.assignment.ipu);
+    out.push_back(
+        {candidates[i].strategy, r.assignment, r.available_memory_proportion});
+  }
+  return out;
+}
+
 class Auto : public Strategy {
  public:
   absl::string_view name() const override { return "auto"; }
@@ -266,6 +292,7 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   for (size_t i = 0; i < candidates.size(); ++i) {
     out.candidates.push_back(CandidateProto(candidates[i], i == best));
   }
+  out.runners_up = RunnersUp(candidates, best);
   return out;
 }
 

@@ -49,6 +49,15 @@ struct StrategyContext {
   SearchOracle oracle;
 };
 
+// A split a strategy found besides the one it chose: the next ones a
+// compile command tries when the chosen split fails (--compile-cmd with
+// auto or optimal, sharder/compile_judge.h).
+struct RunnerUp {
+  std::string strategy;  // auto's candidate name ("optimal", "ideal", ...)
+  Assignment assignment;
+  double available_memory_proportion = 0;
+};
+
 // What a strategy returns: the split and its evaluation.
 struct StrategyResult {
   Assignment assignment;
@@ -65,6 +74,8 @@ struct StrategyResult {
   std::optional<bool> compiler_fits;
   std::string compiler_message;
   std::vector<std::string> warnings;  // for the plan, in order
+  // auto: the other candidates' distinct splits, best first (BetterResult).
+  std::vector<RunnerUp> runners_up;
 };
 
 class Strategy {
