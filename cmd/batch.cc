@@ -280,10 +280,13 @@ class SignalThread {
 // The batch's flags checked once, so bad ones are one error, not one per
 // model (every model runs with these options).
 absl::Status CheckBatchFlags(const ShardOptions& o) {
-  if (o.out_dir.empty()) {
+  if (o.out_dir.empty() &&
+      (!o.output.empty() || !o.sharding_config.empty() ||
+       !o.model.plan_path.empty() || !o.split_dir.empty())) {
     return absl::InvalidArgumentError(
-        "several models (or a folder) need --out-dir DIR for their outputs "
-        "(-o, --sharding-config and --plan name one model's files)");
+        "several models (or a folder) write their files into --out-dir DIR "
+        "(-o, --sharding-config, --plan and --split-dir name one model's "
+        "files); without --out-dir only the summary rows are printed");
   }
   if (absl::StatusOr<Options> options = ShardLibraryOptions(o); !options.ok())
     return options.status();
@@ -321,7 +324,9 @@ class BatchInputs {
 };
 
 // DIR/<name> without the extension: the stem of a model's outputs.
+// Empty without --out-dir: the batch writes no model files.
 std::string OutputStem(const ShardOptions& o, const BatchModel& m) {
+  if (o.out_dir.empty()) return "";
   return (fs::path(o.out_dir) / WithoutExtension(m.name)).string();
 }
 
@@ -345,6 +350,7 @@ absl::Status CheckBatchOutputs(const ShardOptions& o,
     }
   }
   for (BatchModel& m : *models) {
+    if (o.out_dir.empty()) break;  // no model files written
     for (const char* ext : {".sharded.onnx", ".sharding.yaml", ".plan.json"}) {
       const std::string out = OutputStem(o, m) + ext;
       if (!o.summary_path.empty() &&
@@ -490,9 +496,9 @@ int ReportSummary(const ShardOptions& o, const proto::BatchSummary& summary,
         "%s, %d failed, %d %s (%s), %.2f s\n", Plural(n, "model"),
         summary.failed(), summary.does_not_fit(),
         summary.does_not_fit() == 1 ? "does not fit" : "do not fit",
-        o.model.write_anyway || summary.does_not_fit() == 0
-            ? "outputs written"
-            : "no model written for them",
+        o.out_dir.empty()                                   ? "no --out-dir"
+        : o.model.write_anyway || summary.does_not_fit() == 0 ? "outputs written"
+                                                              : "no model written for them",
         summary.seconds());
   }
   if (!o.summary_path.empty()) {
@@ -516,7 +522,7 @@ int RunShardBatch(const ShardOptions& o) {
   // In a model's own process (Note [One child process per batch model]).
   if (std::optional<int> code = ServeAsBatchChild(o)) return *code;
   CreatedFolders created;  // removed at the end if nothing was written there
-  if (!created.Make(o.out_dir)) {
+  if (!o.out_dir.empty() && !created.Make(o.out_dir)) {
     return ReportError(absl::InvalidArgumentError(
         absl::StrCat("--out-dir ", o.out_dir, ": cannot make the folder")));
   }

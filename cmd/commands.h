@@ -48,6 +48,8 @@ inline constexpr char kExitCodesHelp[] =
 // errors on `err` (stderr). Batch mode gives each model's run its own
 // Console with buffers, printed in order when the model is done, and reads
 // the figures of its summary row from it.
+class ProgressLine;  // cmd/progress.h
+
 struct Console {
   std::ostream* out = &std::cout;
   std::ostream* err = &std::cerr;
@@ -56,6 +58,9 @@ struct Console {
   // When set, held while writing the outputs of a model with external data
   // (cmd/isolate.h: batch models run in processes of their own).
   ProcessWriteLock* write_lock = nullptr;
+  // The run's progress line (loading, planning, writing; issue 27 point 4)
+  // when shown: a shard of one model, not -q, not in a batch.
+  ProgressLine* progress = nullptr;
   // Filled as the run goes, for a batch's summary row:
   std::string error;     // the first error reported
   bool planned = false;  // the figures below are set
@@ -203,7 +208,11 @@ int ReportError(const absl::Status& status);
 // first).
 void ReportWarning(const std::string& message);
 // LoadModel(options.model), with --verbose reporting it (ReportStep).
-absl::StatusOr<LoadedModel> LoadModelReported(const ModelOptions& options);
+// With `stream_weights`, large inline weights stay in the file (Note
+// [Weights stay in the file]): for commands that write the model only
+// through SaveModel.
+absl::StatusOr<LoadedModel> LoadModelReported(const ModelOptions& options,
+                                              bool stream_weights = false);
 // With --verbose, prints "autoshard: <what> in S s" (S since `start`) on
 // stderr.
 void ReportStep(const ModelOptions& options, const std::string& what,
@@ -213,7 +222,8 @@ void ReportStep(const ModelOptions& options, const std::string& what,
 // WriteOutputs, sharder/outputs/write_outputs.h), then the report on stdout
 // and warnings on stderr. Never
 // overwrites the model, its external data or any of `inputs`; checks every
-// output path first.
+// output path first. An empty `output`: no annotated model (shard without
+// -o).
 int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                  const std::string& output,
                  const std::string& sharding_config_out,

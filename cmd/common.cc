@@ -177,6 +177,7 @@ absl::StatusOr<Options> ValidatedOptions(const ModelOptions& o) {
 
 int ReportError(const absl::Status& status) {
   Console& console = CurrentConsole();
+  if (console.progress != nullptr) console.progress->Done();
   // In a batch, say which model (unless the message starts with it).
   const bool named = console.label.empty() ||
                      absl::StartsWith(status.message(), console.label);
@@ -201,9 +202,20 @@ void ReportWarning(const std::string& message) {
                << "\n";
 }
 
-absl::StatusOr<LoadedModel> LoadModelReported(const ModelOptions& options) {
+absl::StatusOr<LoadedModel> LoadModelReported(const ModelOptions& options,
+                                              bool stream_weights) {
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<LoadedModel> loaded = LoadModel(options.model);
+  Console& console = CurrentConsole();
+  int64_t shown = -1;
+  auto progress = [&](int64_t done, int64_t total) {
+    if (console.progress == nullptr || done - shown < total / 100) return;
+    shown = done;
+    console.progress->Update(absl::StrCat("loading ", options.model, ": ",
+                                          HumanBytesText(static_cast<double>(done)), " of ",
+                                          HumanBytesText(static_cast<double>(total))));
+  };
+  absl::StatusOr<LoadedModel> loaded =
+      LoadModel(options.model, stream_weights, progress);
   if (loaded.ok()) {
     ReportStep(options,
                absl::StrCat("loaded ", options.model, " (",
@@ -217,6 +229,7 @@ void ReportStep(const ModelOptions& options, const std::string& what,
                 std::chrono::steady_clock::time_point start) {
   if (!options.verbose) return;
   Console& console = CurrentConsole();
+  if (console.progress != nullptr) console.progress->Done();
   *console.err << "autoshard: "
                << (console.label.empty() ? "" : console.label + ": ") << what
                << " in "
@@ -288,7 +301,7 @@ void PrintReport(const ModelOptions& options, const Plan& plan,
 // A plan that does not fit: the error line (why, what would fit, what was
 // written) and exit code 3.
 int ReportNoFit(const ModelOptions& options, const proto::Plan& pp,
-                bool wrote_model) {
+                bool wrote_model, bool model_asked) {
   Console& console = CurrentConsole();
   const std::string message = absl::StrCat(
       options.model, ": the plan does not fit ", pp.device(), ": ",
@@ -296,9 +309,10 @@ int ReportNoFit(const ModelOptions& options, const proto::Plan& pp,
       pp.would_fit_size() > 0
           ? absl::StrCat("; would fit: ", absl::StrJoin(pp.would_fit(), "; "))
           : "",
-      wrote_model ? " (outputs written; exit code 3)"
-                  : " (no model written: --write-anyway writes it; exit "
-                    "code 3)");
+      wrote_model    ? " (outputs written; exit code 3)"
+      : model_asked  ? " (no model written: --write-anyway writes it; exit "
+                       "code 3)"
+                     : " (exit code 3)");
   *console.err << "autoshard: error: " << message << "\n";
   if (console.error.empty()) console.error = message;
   return kExitNoFit;
@@ -318,9 +332,7 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   console.fits = plan.proto.fits();
   console.bottleneck_s = plan.proto.performance().bottleneck_s();
   console.assumed = AssumedText(plan.proto.assumptions());
-  if (output.empty()) {
-    return ReportError(absl::InvalidArgumentError("an output path is empty"));
-  }
+  // An empty `output`: no annotated model asked for (shard without -o).
   OutputFiles files =
       FilesToWrite(options, plan, output, sharding_config_out, split_dir);
   const bool write_model = !files.model.empty();
@@ -349,6 +361,14 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   // Everything is computed; now write, each file atomically (Note [Outputs
   // are all or nothing]). In a batch, models with external data write one
   // at a time: two may link the same data file.
+  if (console.progress != nullptr) {
+    prepared->files.write_progress = [&console, &output](int64_t done,
+                                                         int64_t total) {
+      console.progress->Update(absl::StrCat("writing ", output, ": ",
+                                            HumanBytesText(static_cast<double>(done)), " of ",
+                                            HumanBytesText(static_cast<double>(total))));
+    };
+  }
   std::unique_lock<ProcessWriteLock> one_writer;
   if (console.write_lock != nullptr && !loaded->external_files.empty()) {
     one_writer = std::unique_lock<ProcessWriteLock>(*console.write_lock);
@@ -359,6 +379,7 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
     DeferTerminationSignals defer_signals;
     wrote = WritePreparedOutputs(*prepared);
   }
+  if (console.progress != nullptr) console.progress->Done();
   if (!wrote.ok()) return ReportError(wrote.status());
   MarkOutputsWritten();  // an interrupt from now on says so
   if (write_model) console.output = output;
@@ -366,7 +387,12 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
              absl::StrCat("wrote ", Plural(wrote->written.size(), "file")),
              write_start);
   PrintReport(options, plan, *wrote);
-  if (!plan.proto.fits()) return ReportNoFit(options, plan.proto, write_model);
+  if (output.empty() && plan.proto.fits() && !options.quiet &&
+      options.report == "text") {
+    *console.out << "no annotated model written (-o FILE writes it)\n";
+  }
+  if (!plan.proto.fits())
+    return ReportNoFit(options, plan.proto, write_model, !output.empty());
   return kExitOk;
 }
 

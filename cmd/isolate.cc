@@ -239,7 +239,8 @@ int ShardInChild(const std::string& model, const std::string& stem,
   }
   proto::BatchRow request;
   request.set_model(model);
-  request.set_output(absl::StrCat(stem, kModelSuffix));
+  // An empty stem (a batch without --out-dir): nothing is written.
+  if (!stem.empty()) request.set_output(absl::StrCat(stem, kModelSuffix));
   const pid_t pid =
       SpawnChild(request.SerializeAsString(), fds[1], write_lock->fd());
   ::close(fds[1]);
@@ -314,12 +315,15 @@ std::optional<int> ServeAsBatchChild(const ShardOptions& batch) {
   one.model.model = request.model();
   const std::string stem(absl::StripSuffix(request.output(), kModelSuffix));
   one.output = request.output();
-  one.sharding_config = stem + ".sharding.yaml";
-  one.model.plan_path = stem + ".plan.json";
+  if (!stem.empty()) {
+    one.sharding_config = stem + ".sharding.yaml";
+    one.model.plan_path = stem + ".plan.json";
+  }
   int code = kExitInternal;
   {
     CreatedFolders model_folders;
-    model_folders.Make(std::filesystem::path(stem).parent_path());
+    if (!stem.empty())
+      model_folders.Make(std::filesystem::path(stem).parent_path());
     try {
       code = ShardOneModel(one);
     } catch (const std::exception& e) {

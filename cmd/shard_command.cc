@@ -18,11 +18,6 @@
 
 namespace autoshard::cmd {
 
-std::string DefaultOutputPath(const std::string& model) {
-  std::filesystem::path p(model);
-  return (p.parent_path() / (p.stem().string() + ".sharded.onnx")).string();
-}
-
 namespace {
 
 // shard's planning flags, bound into the library's options.
@@ -72,25 +67,28 @@ void AddPlanningFlags(CLI::App* sub, Options* o) {
 void AddShardOutputFlags(CLI::App* sub, ShardOptions* o) {
   o->output_option = sub->add_option(
       "-o,--output", o->output,
-      "annotated model (default: MODEL's folder, <stem>.sharded.onnx)");
+      "write the annotated model to this file (only then: without -o or "
+      "--out-dir no model is written, only what is asked: the report, "
+      "--plan, --sharding-config, --html)");
   CLI::Option* config =
       sub->add_option("--sharding-config", o->sharding_config,
                       "also write the PopRT manual-sharding YAML to this file");
   sub->add_option("--out-dir", o->out_dir,
                   "write <stem>.sharded.onnx, <stem>.sharding.yaml and "
                   "<stem>.plan.json for each model into this folder (made if "
-                  "missing); needed for several models")
+                  "missing); several models write nothing without it")
       ->excludes(o->output_option)
       ->excludes(config)
       ->excludes(sub->get_option("--plan"));
   sub->add_option("--summary", o->summary_path,
                   "several models: also write the summary rows to this file, "
-                  "as JSON (.json) or CSV (.csv)")
-      ->needs("--out-dir");
+                  "as JSON (.json) or CSV (.csv)");
   sub->add_option("--split-dir", o->split_dir,
                   "one model: also write one ONNX model per pipeline stage and "
-                  "manifest.json into this folder (see 'autoshard split')")
-      ->excludes("--out-dir");
+                  "manifest.json into this folder (see 'autoshard split'); "
+                  "needs -o, which the manifest names")
+      ->excludes("--out-dir")
+      ->needs(o->output_option);
   sub->add_flag("--fix-input-shapes", o->model.fix_input_shapes,
                 "write the planned input dims (--batch-size, --input-shape, "
                 "--dim; a dim left symbolic as 1) into the output model's "
@@ -111,7 +109,7 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
                          "__ipu_number and __pipeline_stage");
   sub->footer(
       "Examples:\n"
-      "  autoshard shard model.onnx --num-ipus 4\n"
+      "  autoshard shard model.onnx --num-ipus 4 -o model.sharded.onnx\n"
       "  autoshard shard model.onnx --num-ipus auto --strategy optimal\n"
       "  autoshard shard model.onnx --num-ipus 2 -o out.onnx --sharding-config "
       "s.yaml "
@@ -119,15 +117,18 @@ CLI::App* SetupShard(CLI::App& app, ShardOptions* o) {
       "  autoshard shard model.onnx --num-ipus 4 --batch-size 8 --precision "
       "fp16\n"
       "  autoshard shard model.onnx --num-ipus 2 --report json > "
-      "summary.json\n"
+      "summary.json  (writes no file)\n"
       "  autoshard shard models/ more/a.onnx --num-ipus 2 --out-dir out "
       "--jobs 2 --summary out/summary.csv\n"
+      "Only what is asked is written: the annotated model with -o or "
+      "--out-dir, the plan with --plan, and so on; without them shard plans, "
+      "reports and reads no weight bytes.\n"
       "Several models, or a folder (every *.onnx below it, in path order, "
-      "except *.sharded.onnx and files in --out-dir), need --out-dir: each "
-      "model gets <stem>.sharded.onnx, <stem>.sharding.yaml and "
-      "<stem>.plan.json there (under its folder's path relative to the "
-      "models' common folder when names clash), and one summary row "
-      "(model, nodes, IPUs, fits, bottleneck, seconds, error) on stdout. A "
+      "except *.sharded.onnx and files in --out-dir), print one summary row "
+      "(model, nodes, IPUs, fits, bottleneck, seconds, error) on stdout; "
+      "with --out-dir each model also gets <stem>.sharded.onnx, "
+      "<stem>.sharding.yaml and <stem>.plan.json there (under its folder's "
+      "path relative to the models' common folder when names clash). A "
       "failing model never stops the others.\n"
       "Tiles: 'IPU 5 tile 589' is tile 589 of IPU 5 (0..tiles per IPU - 1), "
       "in the report and the HTML page; 'Out of memory on tile 7949' and "
@@ -158,6 +159,10 @@ int RunShard(const ShardOptions& o) {
     }
     return RunShardBatch(o);
   }
+  if (o.output_option != nullptr && o.output_option->count() > 0 &&
+      o.output.empty()) {
+    return ReportError(absl::InvalidArgumentError("-o: the output path is empty"));
+  }
   ShardOptions one = o;
   one.model.model = o.models[0];
   CreatedFolders created;  // removed again if the run writes nothing there
@@ -173,8 +178,6 @@ int RunShard(const ShardOptions& o) {
     one.output = stem + ".sharded.onnx";
     one.sharding_config = stem + ".sharding.yaml";
     one.model.plan_path = stem + ".plan.json";
-  } else if (o.output_option == nullptr || o.output_option->count() == 0) {
-    one.output = DefaultOutputPath(one.model.model);
   }
   return ShardOneModel(one);
 }
@@ -204,6 +207,12 @@ int ShardOneModel(const ShardOptions& o) {
   absl::StatusOr<std::optional<pod::PodOptions>> pod;
   // cmd/progress.h: in place on a terminal, else a line every few seconds.
   ProgressLine progress(&std::cerr, StderrIsTerminal());
+  // Loading, planning and writing show on it too (issue 27 point 4).
+  struct Shown {
+    Console& console;
+    ~Shown() { console.progress = nullptr; }
+  } shown{console};
+  if (!o.model.quiet && console.show_progress) console.progress = &progress;
   std::atomic<int> trying_ipus{0};
   const auto search_start = std::chrono::steady_clock::now();
   ModelCommand<Plan> shard;
@@ -225,10 +234,12 @@ int ShardOneModel(const ShardOptions& o) {
             max_s, best, trying_ipus.load()));
       };
       options.trying_num_ipus = [&](int k) { trying_ipus = k; };
+      progress.Update(absl::StrCat("planning ", o.model.model, ": shapes and costs of ",
+                                   loaded.model.graph().node_size(), " nodes"));
     }
     auto plan = *pod ? pod::PlanPod(loaded.model, options, **pod)
                      : PlanModel(loaded.model, options);
-    progress.Done();
+    if (!plan.ok()) progress.Done();
     return plan;
   };
   shard.step = [](const Plan& plan) {

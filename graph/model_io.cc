@@ -22,6 +22,8 @@
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
 #include "onnx/checker.h"
+// Last: it defines MAP_TYPE, a name in ONNX's defs/parser.h.
+#include <sys/mman.h>
 
 namespace autoshard {
 namespace fs = std::filesystem;
@@ -244,13 +246,84 @@ absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
   return model;
 }
 
-absl::StatusOr<LoadedModel> LoadModel(const fs::path& path) {
+namespace {
+
+// Sets each streamed initializer's data_location (EXTERNAL marks it).
+void MarkStreamed(const StreamedWeights& streamed,
+                  onnx::TensorProto::DataLocation location,
+                  onnx::ModelProto* model) {
+  for (const StreamedTensor& s : streamed.tensors) {
+    model->mutable_graph()->mutable_initializer(s.initializer)
+        ->set_data_location(location);
+  }
+}
+
+// The model at `path` (a regular file), its large inline weights left in
+// the file (Note [Weights stay in the file]).
+absl::StatusOr<LoadedModel> LoadStreaming(
+    const fs::path& path,
+    const std::function<void(int64_t, int64_t)>& progress) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return PathError(path, absl::StrCat("cannot open: ", std::strerror(errno)));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return PathError(path, "cannot stat");
+  }
+  LoadedModel loaded;
+  loaded.path = path;
+  loaded.streamed.file = path;
+  loaded.streamed.file_bytes = st.st_size;
+  loaded.streamed.file_mtime_ns =
+      st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+  if (st.st_size > INT_MAX) {
+    ::close(fd);
+    return PathError(path,
+                     "larger than 2 GB: protobuf cannot parse it; save the "
+                     "weights as external data");
+  }
+  void* map = st.st_size == 0 ? nullptr
+                              : ::mmap(nullptr, st.st_size, PROT_READ,
+                                       MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED)
+    return PathError(path, absl::StrCat("cannot map: ", std::strerror(errno)));
+  // Only the structure's pages are read (Note [Weights stay in the file]).
+  if (map != nullptr) ::madvise(map, st.st_size, MADV_RANDOM);
+  absl::StatusOr<StreamedModel> parsed = ParseModelStreaming(
+      absl::string_view(static_cast<const char*>(map), st.st_size),
+      path.string(), progress);
+  if (map != nullptr) ::munmap(map, st.st_size);
+  if (!parsed.ok()) return parsed.status();
+  loaded.model = std::move(parsed->model);
+  loaded.streamed.tensors = std::move(parsed->tensors);
+  return loaded;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedModel> LoadModel(
+    const fs::path& path, bool stream_weights,
+    const std::function<void(int64_t, int64_t)>& progress) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     return absl::NotFoundError(absl::StrCat(path.string(), ": no such file"));
   }
   if (!fs::is_regular_file(path, ec))
     return PathError(path, "not a regular file");
+  fs::path dir =
+      path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (stream_weights) {
+    ASSIGN_OR_RETURN(LoadedModel loaded, LoadStreaming(path, progress));
+    // Streamed tensors are inline data, not references to check.
+    MarkStreamed(loaded.streamed, onnx::TensorProto::DEFAULT, &loaded.model);
+    auto files = CheckExternalData(loaded.model, dir);
+    MarkStreamed(loaded.streamed, onnx::TensorProto::EXTERNAL, &loaded.model);
+    if (!files.ok()) return PathError(path, files.status().message());
+    loaded.external_files = *std::move(files);
+    return loaded;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return PathError(path, absl::StrCat("cannot open: ", std::strerror(errno)));
@@ -265,8 +338,6 @@ absl::StatusOr<LoadedModel> LoadModel(const fs::path& path) {
   LoadedModel loaded;
   loaded.path = path;
   ASSIGN_OR_RETURN(loaded.model, ParseModelBytes(bytes, path.string()));
-  fs::path dir =
-      path.parent_path().empty() ? fs::path(".") : path.parent_path();
   auto files = CheckExternalData(loaded.model, dir);
   if (!files.ok()) return PathError(path, files.status().message());
   loaded.external_files = *std::move(files);
@@ -299,6 +370,28 @@ absl::StatusOr<std::vector<std::string>> CheckExternalData(
 
 absl::Status WriteFileAtomically(const fs::path& path, absl::string_view bytes,
                                  const BeforeRename& before_rename) {
+  return WriteFileAtomicallyWith(
+      path,
+      [&](int fd) -> absl::Status {
+        size_t done = 0;
+        while (done < bytes.size()) {
+          ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) {
+            return absl::InternalError(
+                absl::StrCat(path.string(), ": write failed at byte ", done,
+                             ": ", std::strerror(n < 0 ? errno : ENOSPC)));
+          }
+          done += static_cast<size_t>(n);
+        }
+        return absl::OkStatus();
+      },
+      before_rename);
+}
+
+absl::Status WriteFileAtomicallyWith(
+    const fs::path& path, const std::function<absl::Status(int fd)>& write,
+    const BeforeRename& before_rename) {
   fs::path dir =
       path.parent_path().empty() ? fs::path(".") : path.parent_path();
   // A short hidden name beside the target (so the rename stays in one file
@@ -323,18 +416,10 @@ absl::Status WriteFileAtomically(const fs::path& path, absl::string_view bytes,
         absl::StrCat(path.string(), ": cannot write in '", dir.string(),
                      "': ", std::strerror(errno)));
   }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string reason = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return absl::InternalError(
-          absl::StrCat(path.string(), ": write failed: ", reason));
-    }
-    done += static_cast<size_t>(n);
+  if (absl::Status s = write(fd); !s.ok()) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     ::unlink(tmp.c_str());
@@ -358,7 +443,9 @@ absl::Status WriteFileAtomically(const fs::path& path, absl::string_view bytes,
 absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
                        const fs::path& source_dir,
                        const std::vector<std::string>& external_files,
-                       const BeforeRename& before_rename) {
+                       const BeforeRename& before_rename,
+                       const StreamedWeights& streamed,
+                       const WriteProgress& progress) {
   std::error_code ec;
   fs::path out_dir =
       path.parent_path().empty() ? fs::path(".") : path.parent_path();
@@ -408,6 +495,17 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
       made.push_back(dst);
     }
   }
+  if (!streamed.empty()) {
+    absl::Status s = WriteFileAtomicallyWith(
+        path,
+        [&](int fd) {
+          return WriteStreamedModel(model, streamed, fd, path.string(),
+                                    progress);
+        },
+        before_rename);
+    if (!s.ok()) undo();
+    return s;
+  }
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
     undo();
@@ -420,7 +518,16 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
 }
 
 absl::Status CheckModelFile(const fs::path& path) {
+  // Inline weights are not read (a model with external data is small).
+  absl::StatusOr<LoadedModel> streamed = LoadModel(path, true);
+  const bool placeholders = streamed.ok() && !streamed->streamed.empty() &&
+                            streamed->external_files.empty();
   try {
+    if (placeholders) {
+      onnx::checker::check_model(WithPlaceholderData(
+          streamed->model, streamed->streamed.tensors));
+      return absl::OkStatus();
+    }
     onnx::checker::check_model(path.string());
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("ONNX checker: ", e.what()));

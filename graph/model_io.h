@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/model_io_stream.h"
 #include "onnx/onnx_pb.h"
 
 namespace autoshard {
@@ -25,14 +26,25 @@ struct LoadedModel {
   // External-data files the model refers to, relative to path's folder,
   // sorted and unique.
   std::vector<std::string> external_files;
+  // The initializers whose raw_data stayed in `path` (LoadModel with
+  // stream_weights; Note [Weights stay in the file]): empty when every byte
+  // is in `model`.
+  StreamedWeights streamed;
 };
 
 // Reads and checks `path`. Errors (each message starts with the path):
 // NotFound for a missing file; InvalidArgument for a folder, a file that is
 // not an ONNX model (does not parse, or has no graph), and for external data
 // that is missing, leaves the model's folder, or is shorter than its
-// offset + length or than the tensor's size.
-absl::StatusOr<LoadedModel> LoadModel(const std::filesystem::path& path);
+// offset + length or than the tensor's size. With `stream_weights`, large
+// inline weights stay in the file (Note [Weights stay in the file]): the
+// model reads as if they were external data of unknown values, and
+// SaveModel copies them from the file; a file that is not well-formed
+// protobuf is refused with the byte where it goes wrong.
+// `progress` (streaming only) sees (bytes read, file size).
+absl::StatusOr<LoadedModel> LoadModel(
+    const std::filesystem::path& path, bool stream_weights = false,
+    const std::function<void(int64_t, int64_t)>& progress = nullptr);
 
 // Parses serialized ModelProto bytes. `what` names the source in errors.
 absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
@@ -55,6 +67,13 @@ absl::Status WriteFileAtomically(const std::filesystem::path& path,
                                  absl::string_view bytes,
                                  const BeforeRename& before_rename = nullptr);
 
+// As WriteFileAtomically, the content written by `write` into the open
+// temporary file (an error from it stops the write; nothing is left).
+absl::Status WriteFileAtomicallyWith(
+    const std::filesystem::path& path,
+    const std::function<absl::Status(int fd)>& write,
+    const BeforeRename& before_rename = nullptr);
+
 // Writes `model` to `path` atomically. When the model has external data
 // (`external_files`, relative to `source_dir`) and `path` is in another
 // folder, each data file is hard-linked into path's folder under the same
@@ -64,15 +83,22 @@ absl::Status WriteFileAtomically(const std::filesystem::path& path,
 // hard link across file systems. On any error the links this call made are
 // removed and nothing is left at `path`. `before_rename` sees the complete file
 // in its final folder (so external references resolve), e.g. to run
-// CheckModelFile.
+// CheckModelFile. `streamed`: the weights LoadModel left in the input file,
+// copied from it (WriteStreamedModel: the same bytes as if `model` held
+// them); `progress` sees the bytes written.
 absl::Status SaveModel(const onnx::ModelProto& model,
                        const std::filesystem::path& path,
                        const std::filesystem::path& source_dir,
                        const std::vector<std::string>& external_files,
-                       const BeforeRename& before_rename = nullptr);
+                       const BeforeRename& before_rename = nullptr,
+                       const StreamedWeights& streamed = {},
+                       const WriteProgress& progress = nullptr);
 
 // Runs the ONNX checker on the model file at `path` (external data resolved
-// beside it; only its existence is checked). Checker failures become
+// beside it; only its existence is checked). A file with inline weights is
+// checked without reading them (LoadModel with stream_weights, then
+// WithPlaceholderData: the checker reads no raw_data length). Checker
+// failures become
 // InvalidArgument with the checker's message. Note that ONNX 1.12's checker
 // refuses models newer than it knows (IR > 8, opsets > 17; DESIGN.md §8).
 absl::Status CheckModelFile(const std::filesystem::path& path);

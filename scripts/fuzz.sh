@@ -9,12 +9,12 @@
 # build-asan/findings/TARGET/ (add it to tests/fuzz_regressions/ with the
 # fix). FUZZ_SECONDS=0 replays the findings and runs each seed once, without
 # fuzzing: deterministic, as CI runs it. Usage: scripts/fuzz.sh [TARGET...]
-# (default: all five)
+# (default: all six)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(fuzz_model fuzz_shapes fuzz_sharding_config fuzz_device fuzz_compiler_output)
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_model fuzz_shapes fuzz_model_stream fuzz_sharding_config fuzz_device fuzz_compiler_output)
 scripts/sanitize_build.sh "${targets[@]}" fuzz_text_to_model
 # Seed models from ONNX text, for the two model targets.
 seeds=build-asan/seeds/model
@@ -27,7 +27,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 failed=0
 for t in "${targets[@]}"; do
   case $t in
-    fuzz_model | fuzz_shapes) dict=fuzz/dict/onnx.dict; from=("$seeds") ;;
+    fuzz_model | fuzz_shapes | fuzz_model_stream) dict=fuzz/dict/onnx.dict; from=("$seeds") ;;
     fuzz_sharding_config) dict=fuzz/dict/yaml.dict; from=(fuzz/corpus/$t) ;;
     fuzz_device) dict=fuzz/dict/device.dict; from=(fuzz/corpus/$t) ;;
     *) dict=fuzz/dict/compiler.dict; from=(fuzz/corpus/$t) ;;

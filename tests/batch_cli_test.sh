@@ -116,9 +116,16 @@ expect 0 "same stem, other extension" -- timeout 120 "$BIN" shard "$TMP/twin.onn
 (trap '' HUP; "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/nohup" -q & pid=$!; sleep 0.2; kill -HUP $pid 2>/dev/null; wait $pid) && ok || bad "batch under an ignored SIGHUP"
 
 # Usage errors: one line, exit 2, nothing written.
-expect 2 "several models without --out-dir" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2
-stderr_has "need --out-dir" "several models without --out-dir"
-expect 2 "a folder without --out-dir" -- "$BIN" shard "$TMP/a" -n 2
+# Without --out-dir a batch plans and prints its rows, writing nothing
+# (issue 27 point 1).
+mkdir "$TMP/nowrite" && cp "$TMP/a.onnx" "$TMP/z.onnx" "$TMP/nowrite/"
+expect 0 "several models without --out-dir" -- "$BIN" shard "$TMP/nowrite/a.onnx" "$TMP/nowrite/z.onnx" -n 2
+[ "$(ls "$TMP/nowrite" | tr '\n' ' ')" = "a.onnx z.onnx " ] && ok || bad "a batch without --out-dir wrote: $(ls "$TMP/nowrite")"
+stdout_has "2 models, 0 failed, 0 do not fit (no --out-dir)" "the batch's last line says nothing was written"
+expect 0 "a folder without --out-dir" -- "$BIN" shard "$TMP/nowrite" -n 2 --report json
+[ "$(ls "$TMP/nowrite" | tr '\n' ' ')" = "a.onnx z.onnx " ] && ok || bad "a folder without --out-dir wrote: $(ls "$TMP/nowrite")"
+expect 2 "--plan with several models" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --plan "$TMP/p.json"
+stderr_has "write their files into --out-dir DIR" "--plan with several models"
 expect 2 "-o with several models" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 -o "$TMP/x.onnx"
 expect 2 "-o with --out-dir" -- "$BIN" shard "$TMP/a.onnx" -n 2 -o "$TMP/x.onnx" --out-dir "$TMP/u1"
 expect 2 "--summary of another kind" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/u2" --summary "$TMP/u2/s.txt"
@@ -137,7 +144,9 @@ stderr_has "$TMP/a/a.sharded.onnx: is an input" "an output is an input"
 stdout_has "3 models, 1 failed" "an output is an input fails one model"
 cmp -s "$TMP/a/other.onnx" "$SRC/models/squeezenet1_1.onnx" && ok || bad "the input is intact"
 rm "$TMP/a/a.onnx" "$TMP/a/a.sharded.onnx" "$TMP/a/other.sharded.onnx" "$TMP/a/"*.yaml "$TMP/a/"*.json
-expect 2 "--summary without --out-dir" -- "$BIN" shard "$TMP/a.onnx" -n 2 --summary "$TMP/s.csv"
+# --summary without --out-dir: the rows, and no model file (issue 27).
+expect 0 "--summary without --out-dir" -- "$BIN" shard "$TMP/a.onnx" -n 2 --summary "$TMP/s.csv"
+[ "$(wc -l <"$TMP/s.csv")" -eq 2 ] && [ ! -e "$TMP/a.sharded.onnx" ] && ok || bad "--summary without --out-dir: the rows only"
 expect 2 "--jobs 0" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 2 --out-dir "$TMP/u3" --jobs 0
 expect 2 "a bad option is one error" -- "$BIN" shard "$TMP/a.onnx" "$TMP/z.onnx" -n 0 --out-dir "$TMP/u4"
 [ "$(wc -l <"$TMP/err")" -eq 1 ] && ok || bad "a bad option is one line: $(cat "$TMP/err")"

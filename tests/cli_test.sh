@@ -15,7 +15,8 @@ before=$(sha256sum "$TMP/model.onnx")
 # The main job: 4 IPUs, all outputs.
 expect 0 "shard 4 IPUs" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 4 \
   --sharding-config "$TMP/s.yaml" --plan "$TMP/plan.json"
-[ -f "$TMP/model.sharded.onnx" ] && ok || bad "default output name"
+[ ! -e "$TMP/model.sharded.onnx" ] && ok || bad "no model written without -o (issue 27)"
+stdout_has "no annotated model written (-o FILE writes it)" "the report says no model was written"
 [ -s "$TMP/s.yaml" ] && ok || bad "sharding config written"
 grep -q '"num_ipus": 4' "$TMP/plan.json" && ok || bad "plan JSON has num_ipus 4"
 grep -qE '^3 +[0-9]+' "$TMP/out" && ok || bad "report has a row for IPU 3"
@@ -27,6 +28,11 @@ stdout_has "assumed: batch=1 (not the model's own; set with --dim NAME=VALUE)" "
 /usr/bin/python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["assumptions"]; sys.exit(0 if [(x["tensor"], x["dim"], x["dim_name"], x["value"]) for x in a] == [("input", 0, "batch", 1)] else 1)' "$TMP/plan.json" && ok || bad "plan JSON lists input[0] 'batch' = 1 as assumed"
 expect 0 "--report json" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o "$TMP/q.onnx" --report json
 stdout_has '"dim_name": "batch"' "--report json lists the assumption"
+# Plan without writing (issue 27 point 1): --report json alone writes no file.
+mkdir "$TMP/plan_only" && cp "$MODEL" "$TMP/plan_only/m.onnx"
+(cd "$TMP/plan_only" && "$BIN" shard m.onnx -n 2 --report json -q >"$TMP/out" 2>"$TMP/err") && ok || bad "--report json alone"
+[ "$(ls "$TMP/plan_only")" = "m.onnx" ] && ok || bad "--report json alone wrote: $(ls "$TMP/plan_only")"
+grep -q '"num_ipus": 2' "$TMP/out" && ok || bad "--report json alone printed the plan"
 expect 0 "--dim batch=8" -- "$BIN" shard "$TMP/model.onnx" -n 2 --dim batch=8 -o "$TMP/dim8.onnx"
 stdout_has "batch: 8" "--dim batch=8 sets the batch"
 lacks "$TMP/out" "assumed:" "--dim leaves nothing assumed"

@@ -255,4 +255,52 @@ for text in '{"format": "ab' '{"foo": [1]}'; do
   grep -q "neither empty nor an earlier split" "$TMP/err" && ok || { bad "manifest $text refused"; cat "$TMP/err"; }
 done
 
+# --- The streaming reader and writer (issue 27, Note [Weights stay in the
+# file]): a model whose 128 kB weight stays in the file, and broken copies
+# of it. Each is refused naming the file and the byte, exit 2, nothing
+# written, the input unchanged.
+mkdir -p "$TMP/stream"
+/usr/bin/python3 - "$TMP/stream" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper, TensorProto as T
+d = sys.argv[1]
+w = numpy_helper.from_array(np.arange(128 * 256, dtype=np.float32).reshape(128, 256), "w")
+g = h.make_graph([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                 [h.make_tensor_value_info("x", T.FLOAT, [1, 128])],
+                 [h.make_tensor_value_info("y", T.FLOAT, [1, 256])], [w])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+good = m.SerializeToString()
+open(d + "/m.onnx", "wb").write(good)
+open(d + "/cut.onnx", "wb").write(good[:len(good) // 2])        # ends inside w's data
+gfield = good[good.index(b"\x3a"):]                               # graph is the last field
+open(d + "/twice.onnx", "wb").write(good + gfield)              # the graph field twice
+# graph { initializer { name: "w" raw_data: length 1000, 3 bytes } }
+t = b"\x42\x01w\x4a\xe8\x07abc"
+gr = b"\x2a" + bytes([len(t)]) + t
+open(d + "/past.onnx", "wb").write(b"\x08\x08\x3a" + bytes([len(gr)]) + gr)
+open(d + "/tag.onnx", "wb").write(good[:1])                      # ends inside a field
+PY
+stream_before=$(sha256sum "$TMP/stream/"*.onnx)
+mkdir -p "$TMP/stream/out"
+expect 0 "a model whose weight stays in the file" -- "$BIN" shard "$TMP/stream/m.onnx" -n 1 -o "$TMP/stream/out/o.onnx"
+/usr/bin/python3 -c 'import onnx, onnx.numpy_helper, sys; m = onnx.load(sys.argv[1]); onnx.checker.check_model(m); w = onnx.numpy_helper.to_array(m.graph.initializer[0]); sys.exit(0 if w[127, 255] == 128 * 256 - 1 and w.shape == (128, 256) and m.graph.node[0].attribute[0].name == "__ipu_number" else 1)' "$TMP/stream/out/o.onnx" && ok || bad "the streamed output holds the weight and the annotations, and passes the checker"
+for c in "cut:past the end (" "twice:a second graph field at byte " "past:a length prefix of 1000 bytes past the end (3 left) at byte 9" "tag:cut off by the end at byte 0"; do
+  name=${c%%:*}
+  expect 2 "$name.onnx refused" -- "$BIN" shard "$TMP/stream/$name.onnx" -n 1 -o "$TMP/stream/out/$name.out.onnx"
+  stderr_has "$TMP/stream/$name.onnx: not an ONNX model (" "$name.onnx: the file named"
+  stderr_has "${c#*:}" "$name.onnx: the reason and the byte"
+  [ ! -e "$TMP/stream/out/$name.out.onnx" ] && ok || bad "$name.onnx: nothing written"
+done
+[ "$(sha256sum "$TMP/stream/"*.onnx)" = "$stream_before" ] && ok || bad "the inputs are unchanged"
+# A full disk while the weights are copied: refused naming the output and the
+# byte, nothing left, the input unchanged.
+(ulimit -f 64 && "$BIN" shard "$TMP/stream/m.onnx" -n 1 -o "$TMP/stream/out/full.onnx") >"$TMP/out" 2>"$TMP/err"
+code=$?
+[ "$code" -eq 1 ] && ok || bad "a full disk while copying weights: exit $code, want 1"
+stderr_has "$TMP/stream/out/full.onnx: write failed at byte " "the full disk names the output and the byte"
+[ "$(ls -A "$TMP/stream/out")" = "o.onnx" ] && ok || { bad "nothing left after a full disk"; ls -A "$TMP/stream/out"; }
+[ "$(sha256sum "$TMP/stream/"*.onnx)" = "$stream_before" ] && ok || bad "the input unchanged after a full disk"
+nothing_left "streaming"
+
 finish

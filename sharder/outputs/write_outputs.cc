@@ -84,6 +84,8 @@ absl::StatusOr<PreparedOutputs> PrepareOutputs(
   }
   RETURN_IF_ERROR(ApplyPlan(plan, &loaded->model));
   if (!files.split_dir.empty()) {
+    // The stage models hold the weights they use.
+    RETURN_IF_ERROR(ReadStreamedWeights(&loaded->model, &loaded->streamed));
     ASSIGN_OR_RETURN(prepared.split, MakeSplit(plan, files, *loaded, label));
   }
   prepared.plan = &plan;
@@ -132,7 +134,8 @@ absl::StatusOr<WrittenOutputs> WritePreparedOutputs(
   if (!files.model.empty()) {
     RETURN_IF_ERROR(SaveModel(loaded.model, files.model, source_dir,
                               loaded.external_files,
-                              files.check_model ? check : BeforeRename()));
+                              files.check_model ? check : BeforeRename(),
+                              loaded.streamed, files.write_progress));
     out.written.push_back(files.model);
   }
   std::vector<std::pair<std::string, std::string>> texts;

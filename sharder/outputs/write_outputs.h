@@ -44,6 +44,8 @@ struct OutputFiles {
   // so its verdict is the real output's; it cost 0.3-0.7 s per candidate of
   // seg_isnet_quant_uint8.onnx (44 MB).
   bool check_model = true;
+  // Sees (bytes written, bytes in all) as the annotated model is written.
+  WriteProgress write_progress;
 };
 
 // Everything checked and computed, nothing written yet.
