@@ -362,8 +362,10 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   // are all or nothing]). In a batch, models with external data write one
   // at a time: two may link the same data file.
   if (console.progress != nullptr) {
-    prepared->files.write_progress = [&console, &output](int64_t done,
-                                                         int64_t total) {
+    prepared->files.write_progress = [&console, &output, shown = int64_t{-1}](
+                                         int64_t done, int64_t total) mutable {
+      if (done - shown < total / 100 && done < total) return;  // 1% steps
+      shown = done;
       console.progress->Update(absl::StrCat("writing ", output, ": ",
                                             HumanBytesText(static_cast<double>(done)), " of ",
                                             HumanBytesText(static_cast<double>(total))));

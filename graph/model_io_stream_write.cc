@@ -225,6 +225,9 @@ absl::Status CopyRange(int in, int out, int64_t offset, int64_t size,
       return absl::FailedPreconditionError(absl::StrCat(
           what, ": the input ended at byte ", offset, " while copying"));
     }
+    // Start the disk writes now, so the fsync before the rename waits for
+    // less (it took 0.59 s of 2.2 s for a 992 MB model otherwise).
+    ::sync_file_range(out, at, n, SYNC_FILE_RANGE_WRITE);
     offset += n;
     size -= n;
     at += n;

@@ -89,6 +89,18 @@ jq -e .model "$TMP/out" >/dev/null && ok || bad "inspect -q still prints the JSO
 # Off a terminal the progress never rewrites a line in place.
 expect 0 "search off a terminal" -- "$BIN" shard "$TMP/model.onnx" -n 2 --strategy search -o "$TMP/g.onnx"
 grep -q $'\r' "$TMP/err" && bad "a carriage return off a terminal" || ok
+# On a terminal (script(1) gives a pty) one line rewritten in place shows
+# every long step: loading (bytes), planning, writing (bytes) (issue 27
+# point 4); -q shows none.
+if command -v script >/dev/null; then
+  script -qc "'$BIN' shard '$TMP/model.onnx' -n 2 -o '$TMP/p.onnx'" /dev/null | tr '\r' '\n' >"$TMP/pty"
+  has "$TMP/pty" "loading $TMP/model.onnx: " "progress: loading"
+  has "$TMP/pty" "of 4.96 MB" "progress: bytes of the file"
+  has "$TMP/pty" "planning $TMP/model.onnx: shapes and costs of 65 nodes" "progress: planning"
+  has "$TMP/pty" "writing $TMP/p.onnx: 4.96 MB of 4.96 MB" "progress: writing"
+  script -qc "'$BIN' shard '$TMP/model.onnx' -n 2 -o '$TMP/p.onnx' -q" /dev/null >"$TMP/pty"
+  [ ! -s "$TMP/pty" ] && ok || bad "-q shows no progress: $(cat "$TMP/pty")"
+fi
 # A warning that two models of a batch share is printed once, counted.
 mkdir -p "$TMP/batch"
 cp "$TMP/model.onnx" "$TMP/batch/a.onnx"

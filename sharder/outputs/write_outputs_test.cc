@@ -219,6 +219,7 @@ TEST(WriteOutputsTest, CheckModelFalseSkipsTheChecker) {
   testing::TempDir dir;
   LoadedModel loaded{testing::ParseModelText(kUnknownAttributeModel),
                      dir.path() / "in.onnx",
+                     {},
                      {}};
   Options options;
   options.num_ipus = 1;
