@@ -29,7 +29,6 @@ using google::protobuf::internal::WireFormatLite;
 constexpr int kModelGraph = 7;
 constexpr int kGraphInitializer = 5;
 constexpr int kTensorRawData = 9;
-constexpr int kTensorDataLocation = 14;
 
 // As model_io.cc's limit: bodies nest three messages a level.
 constexpr int kRecursionLimit = 3 * kMaxGraphNesting + 20;
@@ -143,7 +142,6 @@ absl::Status ParseInitializer(absl::string_view file, int64_t begin,
     } else if (!w.SkipField()) {
       return WireError(what, w, "an initializer");
     }
-    if (w.field() == kTensorDataLocation) streamed->had_data_location = true;
     absl::StrAppend(&kept, w.FieldBytes());
   }
   if (!w.error().empty()) return WireError(what, w, "an initializer");
@@ -162,6 +160,9 @@ absl::Status ParseInitializer(absl::string_view file, int64_t begin,
     streamed->size = 0;
     return absl::OkStatus();
   }
+  // As protobuf reads it: a value outside the enum is an unknown field, not
+  // a data_location (found by fuzz_model_stream).
+  streamed->had_data_location = t->has_data_location();
   streamed->data_location = t->data_location();
   return absl::OkStatus();
 }

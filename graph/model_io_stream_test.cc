@@ -114,6 +114,24 @@ TEST(ModelIoStreamTest, SaveIsByteIdenticalToTheWholeModelsBytes) {
   EXPECT_TRUE(CheckModelFile(dir.path() / "out.onnx").ok());
 }
 
+// A data_location outside the enum is an unknown field to protobuf, not a
+// data_location: written back as it came (found by fuzz_model_stream).
+TEST(ModelIoStreamTest, AnUnknownDataLocationValueStaysUnknown) {
+  TempDir dir;
+  onnx::ModelProto m = TwoWeights();
+  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
+  w->GetReflection()->MutableUnknownFields(w)->AddVarint(14, 31);
+  WriteBytes(dir.path() / "m.onnx", m.SerializeAsString());
+  auto loaded = LoadModel(dir.path() / "m.onnx", true);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->streamed.tensors.size(), 1u);
+  EXPECT_FALSE(loaded->streamed.tensors[0].had_data_location);
+  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out.onnx", dir.path(),
+                        {}, nullptr, loaded->streamed)
+                  .ok());
+  EXPECT_EQ(ReadBytes(dir.path() / "out.onnx"), m.SerializeAsString());
+}
+
 // A model changed on disk between reading and writing is not written from.
 TEST(ModelIoStreamTest, AChangedInputIsRefused) {
   TempDir dir;

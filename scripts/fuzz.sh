@@ -27,7 +27,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 failed=0
 for t in "${targets[@]}"; do
   case $t in
-    fuzz_model | fuzz_shapes | fuzz_model_stream) dict=fuzz/dict/onnx.dict; from=("$seeds") ;;
+    fuzz_model | fuzz_shapes) dict=fuzz/dict/onnx.dict; from=("$seeds") ;;
+    fuzz_model_stream) dict=fuzz/dict/onnx.dict; from=("$seeds" fuzz/corpus/$t) ;;
     fuzz_sharding_config) dict=fuzz/dict/yaml.dict; from=(fuzz/corpus/$t) ;;
     fuzz_device) dict=fuzz/dict/device.dict; from=(fuzz/corpus/$t) ;;
     *) dict=fuzz/dict/compiler.dict; from=(fuzz/corpus/$t) ;;
