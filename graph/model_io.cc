@@ -337,7 +337,16 @@ absl::StatusOr<LoadedModel> LoadModel(
   }
   LoadedModel loaded;
   loaded.path = path;
-  ASSIGN_OR_RETURN(loaded.model, ParseModelBytes(bytes, path.string()));
+  absl::StatusOr<onnx::ModelProto> parsed =
+      ParseModelBytes(bytes, path.string());
+  if (!parsed.ok()) {
+    // The streaming reader's reason names the byte; the same message as
+    // with stream_weights.
+    absl::StatusOr<StreamedModel> walked =
+        ParseModelStreaming(bytes, path.string());
+    return walked.ok() ? parsed.status() : walked.status();
+  }
+  loaded.model = *std::move(parsed);
   auto files = CheckExternalData(loaded.model, dir);
   if (!files.ok()) return PathError(path, files.status().message());
   loaded.external_files = *std::move(files);
