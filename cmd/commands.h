@@ -100,7 +100,7 @@ struct ModelOptions {
   bool write_anyway = false;      // --write-anyway: the model even when no fit
   bool fix_input_shapes = false;  // shard --fix-input-shapes
   std::string html_path;              // --html OUT.html
-  std::string graph_path;             // --graph OUT.svg|OUT.dot (shard, apply)
+  std::string graph_path;             // --graph OUT.svg|.png|.pdf|.dot
   std::string graph_detail = "auto";  // --graph-detail auto|nodes|runs
   std::string command_line;           // the process's arguments, for the page
 };

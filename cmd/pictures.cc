@@ -22,8 +22,10 @@ void AddPictureFlags(CLI::App* sub, ModelOptions* o, bool graph) {
               "on one IPU and FLOPs by op type, as charts");
   if (!graph) return;
   sub->add_option("--graph", o->graph_path,
-                  "also write the graph coloured by IPU: FILE.svg (laid out "
-                  "by Graphviz's dot) or FILE.dot");
+                  "also write the graph coloured by IPU, one cluster per IPU "
+                  "in pipeline order, cut edges named by tensor and bytes: "
+                  "FILE.svg, FILE.png or FILE.pdf (laid out by Graphviz's "
+                  "dot) or FILE.dot");
   sub->add_option("--graph-detail", o->graph_detail,
                   "auto (default: every node up to 300 nodes, else runs of "
                   "nodes with their counts), nodes, or runs")

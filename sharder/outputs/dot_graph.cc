@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/graph.h"
@@ -31,13 +34,6 @@ std::string DotEscape(absl::string_view text) {
   return out;
 }
 
-// `text`, cut to `max` characters with "..." in the middle.
-std::string Shorten(const std::string& text, size_t max = 40) {
-  if (text.size() <= max) return text;
-  return text.substr(0, max / 2 - 2) + "..." +
-         text.substr(text.size() - (max / 2 - 1));
-}
-
 // `colour` (#rrggbb) mixed with white: 0 keeps it, 1 is white.
 std::string Lighten(const std::string& colour, double white) {
   int rgb[3];
@@ -60,13 +56,14 @@ struct Boxes {
   std::vector<int32_t> box_of;
 };
 
-Boxes NodeBoxes(const PlanGraph& g) {
+Boxes NodeBoxes(const PlanGraph& g, const std::string& prefix) {
   Boxes b;
   for (size_t i = 0; i < g.names.size(); ++i) {
     b.box_of.push_back(static_cast<int32_t>(i));
-    b.boxes.push_back({absl::StrCat("n", i),
-                       absl::StrCat(Shorten(g.names[i]), "\n", g.op_types[i]),
-                       g.ipu[i]});
+    b.boxes.push_back(
+        {absl::StrCat("n", i),
+         absl::StrCat(ShortName(g.names[i], prefix), "\n", g.op_types[i]),
+         g.ipu[i]});
   }
   return b;
 }
@@ -84,7 +81,7 @@ std::string CommonOps(const PlanGraph& g, const std::vector<int32_t>& nodes) {
   return absl::StrJoin(parts, ", ");
 }
 
-Boxes RunBoxes(const PlanGraph& g, int max_runs) {
+Boxes RunBoxes(const PlanGraph& g, int max_runs, const std::string& prefix) {
   std::vector<std::vector<int32_t>> on_ipu(g.num_ipus);
   for (size_t i = 0; i < g.names.size(); ++i) on_ipu[g.ipu[i]].push_back(i);
   const int runs_per_ipu = std::max(2, max_runs / std::max(g.num_ipus, 1));
@@ -105,8 +102,9 @@ Boxes RunBoxes(const PlanGraph& g, int max_runs) {
           {absl::StrCat("r", d, "_", j),
            absl::StrCat(
                run.size(), run.size() == 1 ? " node\n" : " nodes\n",
-               Shorten(g.names[run.front()]),
-               run.size() > 1 ? "\n... " + Shorten(g.names[run.back()]) : "",
+               ShortName(g.names[run.front()], prefix),
+               run.size() > 1 ? "\nto " + ShortName(g.names[run.back()], prefix)
+                              : "",
                "\n", CommonOps(g, run)),
            d});
     }
@@ -114,47 +112,94 @@ Boxes RunBoxes(const PlanGraph& g, int max_runs) {
   return b;
 }
 
-// An edge between two boxes standing for `edges` node edges.
-struct BoxEdge {
-  int32_t from = 0, to = 0;
-  int edges = 0;
-  int64_t cut_bytes = 0;
+// The cut tensors one box sends to (or receives from) one other IPU:
+// drawn as one stub. Tensors are indices into PlanGraph::tensors.
+struct StubGroup {
+  int32_t box = 0;
+  int other_ipu = 0;
+  absl::btree_set<int32_t> tensors;
+  int64_t bytes = 0;  // of the distinct tensors
 };
 
-// The DOT lines of the cut edges: the `max_edges` largest each with its
-// bytes, then per (from IPU, to IPU) one dashed edge for the rest, drawn
-// where the largest of them is.
-std::string CutEdges(const Boxes& b, std::vector<BoxEdge> cut, int max_edges) {
-  std::stable_sort(cut.begin(), cut.end(),
-                   [](const BoxEdge& x, const BoxEdge& y) {
-                     return x.cut_bytes > y.cut_bytes;
-                   });
-  std::string out;
-  std::map<std::pair<int, int>, std::vector<BoxEdge>> rest;
-  for (size_t i = 0; i < cut.size(); ++i) {
-    const BoxEdge& e = cut[i];
-    if (static_cast<int>(i) >= max_edges) {
-      rest[{b.boxes[e.from].ipu, b.boxes[e.to].ipu}].push_back(e);
-      continue;
-    }
-    absl::StrAppend(&out, "  ", b.boxes[e.from].id, " -> ", b.boxes[e.to].id,
-                    " [color=\"#c0392b\", penwidth=2, fontcolor=\"#c0392b\", "
-                    "fontsize=9, label=\"",
-                    HumanBytesText(static_cast<double>(e.cut_bytes)), "\"];\n");
+// A stub of the picture: hangs from (out) or feeds (in) `box`.
+struct Stub {
+  int32_t box = 0;
+  std::string label;
+  bool dashed = false;
+};
+
+// "to IPU 2: tensor +2\n1.5 MB": the group's largest tensor, how many more,
+// and the bytes of them all.
+std::string StubLabel(const PlanGraph& g, const StubGroup& group, bool out,
+                      const std::string& prefix) {
+  int32_t largest = *group.tensors.begin();
+  for (int32_t t : group.tensors) {
+    if (g.tensors[t].bytes > g.tensors[largest].bytes) largest = t;
   }
-  for (const auto& [ipus, edges] : rest) {
-    int64_t bytes = 0;
-    for (const BoxEdge& e : edges) bytes += e.cut_bytes;
-    absl::StrAppend(&out, "  ", b.boxes[edges.front().from].id, " -> ",
-                    b.boxes[edges.front().to].id,
-                    " [color=\"#c0392b\", style=dashed, fontcolor=\"#c0392b\", "
-                    "fontsize=9, label=\"+",
-                    edges.size(), " edges, ",
-                    HumanBytesText(static_cast<double>(bytes)), "\"];\n");
-  }
-  return out;
+  const size_t more = group.tensors.size() - 1;
+  return absl::StrCat(out ? "to" : "from", " IPU ", group.other_ipu, ": ",
+                      ShortName(g.tensors[largest].name, prefix, 32),
+                      more > 0 ? absl::StrCat(" +", more) : "", "\n",
+                      HumanBytesText(static_cast<double>(group.bytes)));
 }
 
+// Per IPU, the stubs of `groups` (all out, or all in): the `max_stubs`
+// largest groups of the picture each with its own stub, then per pair of
+// IPUs one dashed stub "+N tensors" for the rest, on the largest of them.
+std::vector<std::vector<Stub>> MakeStubs(const PlanGraph& g, const Boxes& b,
+                                         std::vector<StubGroup> groups,
+                                         bool out, int max_stubs,
+                                         const std::string& prefix) {
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const StubGroup& x, const StubGroup& y) {
+                     return x.bytes > y.bytes;
+                   });
+  std::vector<std::vector<Stub>> stubs(g.num_ipus);
+  std::map<std::pair<int, int>, StubGroup> rest;  // (IPU, other IPU)
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const StubGroup& group = groups[i];
+    const int ipu = b.boxes[group.box].ipu;
+    if (static_cast<int>(i) < max_stubs) {
+      stubs[ipu].push_back(
+          {group.box, StubLabel(g, group, out, prefix), false});
+      continue;
+    }
+    auto [it, fresh] = rest.try_emplace({ipu, group.other_ipu}, group);
+    if (!fresh) it->second.tensors.insert(group.tensors.begin(),
+                                          group.tensors.end());
+  }
+  for (auto& [ipus, group] : rest) {
+    group.bytes = 0;
+    for (int32_t t : group.tensors) group.bytes += g.tensors[t].bytes;
+    const size_t n = group.tensors.size();
+    stubs[ipus.first].push_back(
+        {group.box,
+         absl::StrCat(out ? "to" : "from", " IPU ", ipus.second, ": +", n,
+                      n == 1 ? " tensor" : " tensors", "\n",
+                      HumanBytesText(static_cast<double>(group.bytes))),
+         true});
+  }
+  return stubs;
+}
+
+// The DOT lines of IPU d's stubs, numbered from *next.
+std::string StubLines(const Boxes& b, const std::vector<Stub>& stubs,
+                      bool out, int* next) {
+  std::string text;
+  for (const Stub& stub : stubs) {
+    const std::string id = absl::StrCat(out ? "o" : "i", (*next)++);
+    absl::StrAppend(&text, "    ", id,
+                    " [shape=note, style=\"filled\", fillcolor=\"#ffffff\", "
+                    "color=\"#c0392b\", fontcolor=\"#c0392b\", fontsize=8, "
+                    "label=\"",
+                    DotEscape(stub.label), "\"];\n    ",
+                    out ? b.boxes[stub.box].id : id, " -> ",
+                    out ? id : b.boxes[stub.box].id,
+                    " [color=\"#c0392b\", penwidth=2",
+                    stub.dashed ? ", style=dashed" : "", "];\n");
+  }
+  return text;
+}
 }  // namespace
 
 absl::StatusOr<PlanGraph> MakePlanGraph(const onnx::GraphProto& graph,
@@ -168,9 +213,11 @@ absl::StatusOr<PlanGraph> MakePlanGraph(const onnx::GraphProto& graph,
   PlanGraph g;
   g.model = plan.model();
   g.num_ipus = plan.num_ipus();
-  absl::flat_hash_map<std::string, int64_t> cut_bytes;
-  for (const proto::CutTensor& t : plan.cut_tensors())
-    cut_bytes[t.tensor()] = t.bytes();
+  absl::flat_hash_map<std::string, int32_t> cut_index;
+  for (const proto::CutTensor& t : plan.cut_tensors()) {
+    cut_index[t.tensor()] = static_cast<int32_t>(g.tensors.size());
+    g.tensors.push_back({t.tensor(), t.bytes()});
+  }
   for (int i = 0; i < graph.node_size(); ++i) {
     g.names.push_back(plan.nodes(i).node());
     g.op_types.push_back(graph.node(i).op_type());
@@ -180,20 +227,23 @@ absl::StatusOr<PlanGraph> MakePlanGraph(const onnx::GraphProto& graph,
   }
   for (NodeId c = 0; c < dag.num_nodes(); ++c) {
     // The distinct tensors c reads, by producer.
-    std::map<NodeId, int64_t> bytes_from;
+    std::map<NodeId, PlanGraph::Edge> from;
     absl::flat_hash_set<std::string> seen;
     auto read = [&](const std::string& tensor) {
       const NodeId p = dag.producer_of(tensor);
       if (p == kNoNode || p == c || !seen.insert(tensor).second) return;
-      int64_t& b = bytes_from[p];
-      if (g.ipu[p] != g.ipu[c]) {
-        auto it = cut_bytes.find(tensor);
-        if (it != cut_bytes.end()) b += it->second;
-      }
+      PlanGraph::Edge& e = from[p];
+      e.from = p;
+      e.to = c;
+      if (g.ipu[p] == g.ipu[c]) return;
+      auto it = cut_index.find(tensor);
+      if (it == cut_index.end()) return;
+      e.cut_bytes += g.tensors[it->second].bytes;
+      e.cut.push_back(it->second);
     };
     for (const std::string& in : dag.node(c).input()) read(in);
     for (const std::string& in : dag.implicit_inputs(c)) read(in);
-    for (const auto& [p, b] : bytes_from) g.edges.push_back({p, c, b});
+    for (auto& [p, e] : from) g.edges.push_back(std::move(e));
   }
   std::sort(g.edges.begin(), g.edges.end(),
             [](const PlanGraph::Edge& x, const PlanGraph::Edge& y) {
@@ -210,55 +260,121 @@ absl::StatusOr<GraphDetail> ParseGraphDetail(absl::string_view text) {
       "--graph-detail must be auto, nodes or runs, got '", text, "'"));
 }
 
+std::string CommonNamePrefix(const std::vector<std::string>& names) {
+  if (names.size() < 2) return "";
+  size_t common = names.front().size();
+  for (const std::string& name : names) {
+    size_t i = 0;
+    while (i < common && i < name.size() && name[i] == names.front()[i]) ++i;
+    common = i;
+  }
+  // Back to just after a separator, so no name loses part of a word.
+  while (common > 0 && std::string("/._:").find(names.front()[common - 1]) ==
+                           std::string::npos) {
+    --common;
+  }
+  // A lone "/" says nothing worth a line in the title.
+  return common > 1 ? names.front().substr(0, common) : "";
+}
+
+std::string ShortName(const std::string& name, const std::string& prefix,
+                      size_t max) {
+  std::string text = !prefix.empty() && absl::StartsWith(name, prefix) &&
+                             name.size() > prefix.size()
+                         ? name.substr(prefix.size())
+                         : name;
+  if (text.size() <= max || max <= 3) return text;
+  return "..." + text.substr(text.size() - (max - 3));
+}
+
 std::string PlanDot(const PlanGraph& g, const DotOptions& options) {
   const bool runs = options.detail == GraphDetail::kRuns ||
                     (options.detail == GraphDetail::kAuto &&
                      static_cast<int>(g.names.size()) > options.max_nodes);
-  const Boxes b = runs ? RunBoxes(g, options.max_runs) : NodeBoxes(g);
+  const std::string prefix = CommonNamePrefix(g.names);
+  const Boxes b =
+      runs ? RunBoxes(g, options.max_runs, prefix) : NodeBoxes(g, prefix);
   std::vector<int64_t> nodes_on(g.num_ipus, 0);
   for (int32_t d : g.ipu) ++nodes_on[d];
   std::string out = absl::StrCat(
       "digraph autoshard {\n  graph [label=\"", DotEscape(g.model), ": ",
       g.names.size(), " nodes on ", g.num_ipus, " IPUs",
       runs ? " (boxes are runs of nodes)" : "",
+      prefix.empty() ? ""
+                     : absl::StrCat("; names shown without ",
+                                    DotEscape(prefix)),
       "\", labelloc=t, fontname=\"Helvetica\", fontsize=14, newrank=true, "
       "rankdir=TB];\n  node [shape=box, style=\"rounded,filled\", "
       "fontname=\"Helvetica\", fontsize=9];\n  edge [color=\"#888888\", "
       "arrowsize=0.6];\n");
+  // Edges within an IPU between boxes; cut tensors grouped by the box that
+  // sends (receives) them and the IPU they go to (come from).
+  std::set<std::pair<int32_t, int32_t>> inside_edges;
+  std::map<std::pair<int32_t, int>, StubGroup> sent, received;
+  for (const PlanGraph::Edge& e : g.edges) {
+    const int32_t from = b.box_of[e.from], to = b.box_of[e.to];
+    const int from_ipu = b.boxes[from].ipu, to_ipu = b.boxes[to].ipu;
+    if (from_ipu == to_ipu) {
+      if (from != to) inside_edges.insert({from, to});
+      continue;
+    }
+    StubGroup& out_group = sent[{from, to_ipu}];
+    out_group.box = from;
+    out_group.other_ipu = to_ipu;
+    StubGroup& in_group = received[{to, from_ipu}];
+    in_group.box = to;
+    in_group.other_ipu = from_ipu;
+    for (int32_t t : e.cut) {
+      if (out_group.tensors.insert(t).second)
+        out_group.bytes += g.tensors[t].bytes;
+      if (in_group.tensors.insert(t).second)
+        in_group.bytes += g.tensors[t].bytes;
+    }
+  }
+  std::vector<std::string> inside(g.num_ipus);  // edge lines per IPU
+  std::vector<bool> fed(b.boxes.size(), false);  // from a box of its IPU
+  for (const auto& [from, to] : inside_edges) {
+    absl::StrAppend(&inside[b.boxes[from].ipu], "    ", b.boxes[from].id,
+                    " -> ", b.boxes[to].id, ";\n");
+    fed[to] = true;
+  }
+  // An edge between IPUs that copies no cut tensor the plan lists (a
+  // tensor the plan does not count) has no stub.
+  auto groups = [](const std::map<std::pair<int32_t, int>, StubGroup>& m) {
+    std::vector<StubGroup> v;
+    for (const auto& [key, group] : m)
+      if (!group.tensors.empty()) v.push_back(group);
+    return v;
+  };
+  const std::vector<std::vector<Stub>> out_stubs =
+      MakeStubs(g, b, groups(sent), true, options.max_cut_edges, prefix);
+  const std::vector<std::vector<Stub>> in_stubs =
+      MakeStubs(g, b, groups(received), false, options.max_cut_edges, prefix);
+  int next_out = 0, next_in = 0;
   for (int d = 0; d < g.num_ipus; ++d) {
     const std::string colour = IpuColour(d);
-    absl::StrAppend(&out, "  subgraph cluster_ipu", d, " {\n    label=\"IPU ",
-                    d, ": ", nodes_on[d], nodes_on[d] == 1 ? " node" : " nodes",
-                    "\"; style=\"rounded,filled\"; color=\"", colour,
-                    "\"; fillcolor=\"", Lighten(colour, 0.88),
-                    "\"; fontname=\"Helvetica\";\n");
-    for (const Box& box : b.boxes) {
+    absl::StrAppend(&out, "  subgraph cluster_ipu", d,
+                    " {\n    label=\"\"; style=\"rounded,filled\"; color=\"",
+                    colour, "\"; fillcolor=\"", Lighten(colour, 0.88), "\";\n",
+                    "    t", d, " [shape=plaintext, style=\"\", fontsize=12, "
+                    "label=\"IPU ", d, ": ", nodes_on[d],
+                    nodes_on[d] == 1 ? " node" : " nodes", "\"];\n");
+    for (size_t i = 0; i < b.boxes.size(); ++i) {
+      const Box& box = b.boxes[i];
       if (box.ipu != d) continue;
       absl::StrAppend(&out, "    ", box.id, " [label=\"", DotEscape(box.label),
                       "\", fillcolor=\"", Lighten(colour, 0.45), "\"];\n");
+      // Every box no box of its IPU feeds hangs under the title, so the
+      // IPU is one piece that nothing outside it joins.
+      if (!fed[i]) {
+        absl::StrAppend(&out, "    t", d, " -> ", box.id,
+                        " [style=invis];\n");
+      }
     }
-    absl::StrAppend(&out, "  }\n");
+    absl::StrAppend(&out, inside[d],
+                    StubLines(b, in_stubs[d], false, &next_in),
+                    StubLines(b, out_stubs[d], true, &next_out), "  }\n");
   }
-  // Edges between boxes: how many node edges each stands for, cut bytes.
-  std::map<std::pair<int32_t, int32_t>, std::pair<int, int64_t>> box_edges;
-  for (const PlanGraph::Edge& e : g.edges) {
-    const int32_t from = b.box_of[e.from], to = b.box_of[e.to];
-    if (from == to) continue;
-    auto& [count, bytes] = box_edges[{from, to}];
-    ++count;
-    bytes += e.cut_bytes;
-  }
-  std::vector<BoxEdge> cut;
-  for (const auto& [ends, figures] : box_edges) {
-    const BoxEdge e{ends.first, ends.second, figures.first, figures.second};
-    if (b.boxes[e.from].ipu == b.boxes[e.to].ipu) {
-      absl::StrAppend(&out, "  ", b.boxes[e.from].id, " -> ", b.boxes[e.to].id,
-                      ";\n");
-    } else {
-      cut.push_back(e);
-    }
-  }
-  absl::StrAppend(&out, CutEdges(b, std::move(cut), options.max_cut_edges));
   absl::StrAppend(&out, "}\n");
   return out;
 }

@@ -1,4 +1,4 @@
-// RenderDotSvg (declared in sharder/outputs/dot_graph.h): runs Graphviz's
+// RenderDot (declared in sharder/outputs/dot_graph.h): runs Graphviz's
 // `dot` on a temporary file, without a shell.
 #include <fcntl.h>
 #include <spawn.h>
@@ -51,14 +51,17 @@ std::string ReadAll(const fs::path& path) {
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderDotSvg(absl::string_view dot,
-                                         double timeout_s) {
+absl::StatusOr<std::string> RenderDot(absl::string_view dot,
+                                      GraphFormat format, double timeout_s) {
+  const char* kind = format == GraphFormat::kPng   ? "png"
+                     : format == GraphFormat::kPdf ? "pdf"
+                                                   : "svg";
   ScratchDir dir;
   if (dir.path().empty()) {
     return absl::InternalError("cannot make a temporary folder for Graphviz");
   }
   const fs::path in = dir.path() / "graph.dot";
-  const fs::path out = dir.path() / "graph.svg";
+  const fs::path out = dir.path() / absl::StrCat("graph.", kind);
   const fs::path err = dir.path() / "stderr.txt";
   {
     std::ofstream file(in, std::ios::binary);
@@ -72,7 +75,7 @@ absl::StatusOr<std::string> RenderDotSvg(absl::string_view dot,
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
                                    O_RDONLY, 0);
-  std::string tsvg = "-Tsvg", o = "-o", in_path = in.string(),
+  std::string tsvg = absl::StrCat("-T", kind), o = "-o", in_path = in.string(),
               out_path = out.string(), program = "dot";
   char* argv[] = {program.data(), tsvg.data(),     in_path.data(),
                   o.data(),       out_path.data(), nullptr};
@@ -82,8 +85,10 @@ absl::StatusOr<std::string> RenderDotSvg(absl::string_view dot,
   posix_spawn_file_actions_destroy(&actions);
   if (spawned == ENOENT) {
     return absl::FailedPreconditionError(
-        "Graphviz's dot is not installed, so no SVG can be laid out: install "
-        "it (Debian: apt-get install graphviz), or write the graph as .dot");
+        absl::StrCat("Graphviz's dot is not installed, so no ", kind,
+                     " can be laid out: install "
+        "it (Debian: apt-get install graphviz), or write the graph as "
+                     ".dot"));
   }
   if (spawned != 0) {
     return absl::InternalError(

@@ -20,12 +20,13 @@ table{border-collapse:collapse;font-size:12px;margin:6px 0}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}
 th{background:#f2f2f2;cursor:pointer}td:first-child,th:first-child{text-align:left}
 #cut-table td:nth-child(2){text-align:left}.graph{overflow:auto;max-height:900px;border:1px solid #ddd}
-.graph svg{max-width:100%;height:auto}
+.graph svg{max-width:100%;height:auto}.graph{cursor:grab}
+.zoom button{font-size:12px;margin:0 4px 4px 0}
 ul.warnings li{font-size:13px;margin:2px 0}code{font-size:12px}
 )";
 
 // Sorts a table by the clicked column (numbers by data-value when the cells
-// carry one), and marks the page as scripted.
+// carry one), zooms and pans the graph, and marks the page as scripted.
 constexpr char kScript[] = R"(
 (function () {
   function key(cell) {
@@ -48,6 +49,56 @@ constexpr char kScript[] = R"(
         rows.forEach(function (r) { body.appendChild(r); });
       });
     });
+  });
+  // The graph's zoom: "fit" (the page's width), or a scale of the picture's
+  // own size; buttons and ctrl+wheel zoom, dragging pans (the box scrolls).
+  document.querySelectorAll('.graph').forEach(function (box) {
+    var svg = box.querySelector('svg');
+    if (!svg) return;
+    var natural = svg.width && svg.width.baseVal ? svg.width.baseVal.value : 0;
+    function zoom(scale) {
+      if (scale === 'fit' || !natural) {
+        svg.style.maxWidth = '';
+        svg.style.width = '';
+        box.setAttribute('data-zoom', 'fit');
+        return;
+      }
+      scale = Math.min(8, Math.max(0.1, scale));
+      svg.style.maxWidth = 'none';
+      svg.style.width = (natural * scale) + 'px';
+      box.setAttribute('data-zoom', String(scale));
+    }
+    function current() {
+      var z = box.getAttribute('data-zoom');
+      return z === 'fit' ? svg.getBoundingClientRect().width / natural : +z;
+    }
+    var bar = box.previousElementSibling;
+    if (bar && bar.classList.contains('zoom')) {
+      bar.querySelectorAll('button').forEach(function (b) {
+        b.addEventListener('click', function () {
+          var how = b.getAttribute('data-zoom');
+          zoom(how === 'in' ? current() * 1.5 : how === 'out' ?
+               current() / 1.5 : how === 'fit' ? 'fit' : 1);
+        });
+      });
+    }
+    box.addEventListener('wheel', function (e) {
+      if (!e.ctrlKey && !e.metaKey) return;
+      e.preventDefault();
+      zoom(current() * (e.deltaY < 0 ? 1.25 : 0.8));
+    }, {passive: false});
+    var drag = null;
+    box.addEventListener('mousedown', function (e) {
+      drag = {x: e.clientX, y: e.clientY, left: box.scrollLeft,
+              top: box.scrollTop};
+    });
+    window.addEventListener('mouseup', function () { drag = null; });
+    box.addEventListener('mousemove', function (e) {
+      if (!drag) return;
+      box.scrollLeft = drag.left - (e.clientX - drag.x);
+      box.scrollTop = drag.top - (e.clientY - drag.y);
+    });
+    zoom('fit');
   });
   document.documentElement.setAttribute('data-ready', 'yes');
 })();

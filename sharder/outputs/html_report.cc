@@ -259,8 +259,15 @@ std::string GraphSection(const HtmlPageInputs& in) {
   }
   return html::Section(
       "graph", "The graph by IPU",
-      absl::StrCat("<p class=\"note\">One cluster per IPU; cut edges are "
-                   "labelled with the bytes they copy.</p>\n<div "
+      absl::StrCat("<p class=\"note\">One cluster per IPU, in pipeline "
+                   "order (IPU 0 leftmost); each cut tensor is a pair of red "
+                   "notes, \"to IPU e\" where it leaves and \"from IPU d\" "
+                   "where it arrives, with its name and bytes. Zoom with the buttons or ctrl + wheel; drag "
+                   "to pan.</p>\n<div class=\"zoom\"><button "
+                   "data-zoom=\"in\">zoom in</button><button "
+                   "data-zoom=\"out\">zoom out</button><button "
+                   "data-zoom=\"1\">actual size</button><button "
+                   "data-zoom=\"fit\">fit</button></div>\n<div "
                    "class=\"graph\">",
                    in.graph_svg, "</div>\n"));
 }

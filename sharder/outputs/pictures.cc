@@ -8,11 +8,11 @@
 namespace autoshard {
 
 absl::Status CheckGraphPath(absl::string_view path) {
-  if (absl::EndsWith(path, ".svg") || absl::EndsWith(path, ".dot")) {
-    return absl::OkStatus();
+  for (absl::string_view end : {".svg", ".png", ".pdf", ".dot"}) {
+    if (absl::EndsWith(path, end)) return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--graph ", path, ": the file must end with .svg or .dot"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--graph ", path, ": the file must end with .svg, .png, .pdf or .dot"));
 }
 
 std::string InlineSvg(absl::string_view svg_file) {
@@ -32,25 +32,31 @@ absl::StatusOr<Pictures> RenderPictures(const onnx::ModelProto& model,
   ASSIGN_OR_RETURN(PlanGraph graph, MakePlanGraph(model.graph(), plan));
   const std::string dot = PlanDot(graph, options.dot);
   const bool dot_file = absl::EndsWith(options.graph_path, ".dot");
+  const bool svg_file = absl::EndsWith(options.graph_path, ".svg");
   if (dot_file) out.graph = dot;
   HtmlPageInputs page;
   page.device = device;
   page.command_line = options.command_line;
-  if ((want_graph && !dot_file) || options.html) {
-    absl::StatusOr<std::string> svg = RenderDotSvg(dot);
+  if (svg_file || options.html) {
+    absl::StatusOr<std::string> svg = RenderDot(dot, GraphFormat::kSvg);
     if (!svg.ok()) {
       // Without Graphviz a page is still made; an SVG file cannot be.
       const absl::StatusCode code = svg.status().code();
-      if ((want_graph && !dot_file) ||
-          (code != absl::StatusCode::kFailedPrecondition &&
-           code != absl::StatusCode::kDeadlineExceeded)) {
+      if (svg_file || (code != absl::StatusCode::kFailedPrecondition &&
+                       code != absl::StatusCode::kDeadlineExceeded)) {
         return svg.status();
       }
       page.graph_note = std::string(svg.status().message());
     } else {
-      if (want_graph && !dot_file) out.graph = *svg;
+      if (svg_file) out.graph = *svg;
       page.graph_svg = InlineSvg(*svg);
     }
+  }
+  if (want_graph && !dot_file && !svg_file) {
+    ASSIGN_OR_RETURN(out.graph,
+                     RenderDot(dot, absl::EndsWith(options.graph_path, ".png")
+                                        ? GraphFormat::kPng
+                                        : GraphFormat::kPdf));
   }
   if (options.html) out.html = PlanHtml(plan, page);
   return out;

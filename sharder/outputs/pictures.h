@@ -1,5 +1,6 @@
 // The pictures of a plan, rendered together before anything is written:
-// `--html FILE` (sharder/outputs/html_report.h) and `--graph FILE.svg|.dot`
+// `--html FILE` (sharder/outputs/html_report.h) and
+// `--graph FILE.svg|.png|.pdf|.dot`
 // (sharder/outputs/dot_graph.h). The page embeds the graph's SVG whenever
 // Graphviz is installed, whether or not --graph was given.
 #ifndef AUTOSHARD_SHARDER_OUTPUTS_PICTURES_H_
@@ -19,26 +20,26 @@ namespace autoshard {
 
 struct PictureOptions {
   bool html = false;       // render the page
-  std::string graph_path;  // "" none; else ends with .svg or .dot
+  std::string graph_path;  // "" none; else ends .svg, .png, .pdf or .dot
   DotOptions dot;
   std::string command_line;  // shown on the page
 };
 
 struct Pictures {
   std::string html;   // the page, when asked
-  std::string graph;  // the SVG or DOT text, when asked
+  std::string graph;  // the SVG, PNG or PDF bytes or DOT text, when asked
 };
 
-// InvalidArgument unless `path` ends with .svg or .dot (the message names
-// it and the flag).
+// InvalidArgument unless `path` ends with .svg, .png, .pdf or .dot (the
+// message names it and the flag).
 absl::Status CheckGraphPath(absl::string_view path);
 
 // Renders what `options` asks for of `plan`, made for `model` (whose main
 // graph gives the edges and op types) and judged with `device`. Errors:
-// CheckGraphPath's; FailedPrecondition for a .svg graph when Graphviz's dot
-// is missing (a page alone then says, in place of the picture, how to
-// install it); MakePlanGraph's and RenderDotSvg's (a page alone also goes
-// without the picture when Graphviz takes too long).
+// CheckGraphPath's; FailedPrecondition for a .svg/.png/.pdf graph when
+// Graphviz's dot is missing (a page alone then says, in place of the
+// picture, how to install it); MakePlanGraph's and RenderDot's (a page alone
+// also goes without the picture when Graphviz takes too long).
 absl::StatusOr<Pictures> RenderPictures(const onnx::ModelProto& model,
                                         const proto::Plan& plan,
                                         const proto::DeviceProfile& device,

@@ -59,8 +59,13 @@ check_page in inspect "$TMP/in.json"
 # --graph FILE.dot, bad names, and no Graphviz on PATH.
 expect 0 "--graph .dot" -- "$BIN" shard "$MODEL" --num-ipus 2 -o "$TMP/d.onnx" --graph "$TMP/d.dot" -q
 has "$TMP/d.dot" "subgraph cluster_ipu1" "the DOT file has a cluster per IPU"
-expect 2 "--graph .png" -- "$BIN" shard "$MODEL" --num-ipus 2 -o "$TMP/e.onnx" --graph "$TMP/e.png"
-stderr_has "must end with .svg or .dot" "a bad --graph name is refused"
+has "$TMP/d.dot" "to IPU 1: " "the DOT file shows a cut tensor as stubs"
+expect 0 "--graph .png" -- "$BIN" shard "$MODEL" --num-ipus 2 -o "$TMP/p.onnx" --graph "$TMP/p.png" -q
+[ "$(head -c 8 "$TMP/p.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && ok || bad "--graph .png writes a PNG file"
+expect 0 "--graph .pdf" -- "$BIN" shard "$MODEL" --num-ipus 2 -o "$TMP/f.onnx" --graph "$TMP/f.pdf" -q
+[ "$(head -c 5 "$TMP/f.pdf")" = "%PDF-" ] && ok || bad "--graph .pdf writes a PDF file"
+expect 2 "--graph .gif" -- "$BIN" shard "$MODEL" --num-ipus 2 -o "$TMP/e.onnx" --graph "$TMP/e.gif"
+stderr_has "must end with .svg, .png, .pdf or .dot" "a bad --graph name is refused"
 [ ! -e "$TMP/e.onnx" ] && ok || bad "a refused --graph leaves no output"
 expect 2 "--html names the model" -- "$BIN" inspect "$MODEL" --html "$MODEL"
 stderr_has "is an input" "--html never overwrites the model"

@@ -17,8 +17,9 @@
 //   bar widths proportional to the plan's values; 4 micro-batches per IPU;
 // - every figure shown (data-field="PATH" data-value="V") equals the JSON's
 //   value at PATH, and its text is that value as printed (to its decimals);
-// - with --graph yes: an inlined Graphviz picture with one cluster per IPU
-//   and at most --max-boxes boxes;
+// - with --graph yes: an inlined Graphviz picture with one cluster and one
+//   title per IPU, the titles left to right in IPU order, the zoom buttons
+//   and script, and at most --max-boxes boxes;
 // - the screenshot is not blank: over 1% of its pixels are not background,
 //   in more than 16 colours.
 'use strict';
@@ -173,11 +174,30 @@ check(wrongText.length === 0, 'every figure\'s text shows its value' +
 
 // --- the graph picture
 if (args.graph === 'yes') {
-  const section = (dom.match(/<div class="graph">[\s\S]*?<\/svg>/) || [''])[0];
+  const section = (dom.match(/<div class="graph"[^>]*>[\s\S]*?<\/svg>/) || [''])[0];
   const clusters = (section.match(/class="cluster"/g) || []).length;
-  const boxes = (section.match(/class="node"/g) || []).length;
+  // Each IPU's title is a node too (<title>t0</title>...), not a box, and
+  // so is each cut tensor's stub (o0, i0, ...).
+  const titles = (section.match(/<title>t\d+<\/title>/g) || []).length;
+  const stubs = (section.match(/<title>[oi]\d+<\/title>/g) || []).length;
+  const boxes = (section.match(/class="node"/g) || []).length - titles - stubs;
+  check(stubs > 0 && stubs % 2 === 0, `graph: ${stubs} cut stubs, in pairs`);
   check(clusters === json.ipus.length,
         `graph: ${clusters} clusters (one per IPU)`);
+  check(titles === json.ipus.length, `graph: ${titles} IPU titles (one per IPU)`);
+  // The titles left to right in IPU order (Graphviz's text x of each title).
+  const xs = [];
+  for (let d = 0; d < titles; ++d) {
+    const m = section.match(new RegExp(
+        `<title>t${d}</title>[\\s\\S]*?<text[^>]*x="([-\\d.]+)"`));
+    xs.push(m ? Number(m[1]) : NaN);
+  }
+  check(xs.every((x, i) => i === 0 || x > xs[i - 1]),
+        `graph: the IPUs go left to right in order (title x: ${xs.join(', ')})`);
+  check(/<div class="graph"[^>]*data-zoom="fit"/.test(dom),
+        'graph: the zoom script ran (data-zoom="fit")');
+  check((dom.match(/<button data-zoom=/g) || []).length === 4,
+        'graph: four zoom buttons');
   const maxBoxes = Number(args['max-boxes'] || 1e9);
   check(boxes > 0 && boxes <= maxBoxes, `graph: ${boxes} boxes (<= ${maxBoxes})`);
 }
