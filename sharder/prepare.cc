@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_profile.h"
+#include "graph/dim_conflicts.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
 #include "graph/plural.h"
@@ -261,6 +262,21 @@ absl::StatusOr<TensorInfoMap> AnalyzePreparedShapes(
   return std::move(shapes.tensors);
 }
 
+// The options that set input dims, as typed ("--batch-size 4, --dim
+// seq=128"), or "" when none did.
+std::string ShapeOptionsText(const ShapeOptions& o) {
+  std::vector<std::string> parts;
+  if (o.batch_size > 0) parts.push_back(absl::StrCat("--batch-size ", o.batch_size));
+  for (const auto& [name, dims] : o.input_shapes) {
+    parts.push_back(
+        absl::StrCat("--input-shape ", name, ":", absl::StrJoin(dims, ",")));
+  }
+  for (const auto& [name, value] : o.dims) {
+    parts.push_back(absl::StrCat("--dim ", name, "=", value));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 // Costs every node, with the cost model's warnings.
 absl::Status CostNodes(const Options& options, const TensorInfoMap& tensors,
                        Prepared* p) {
@@ -328,6 +344,12 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
   ASSIGN_OR_RETURN(TensorInfoMap tensors,
                    AnalyzePreparedShapes(changes, declared_inputs, &p));
+  // Note [One check where dims meet] (graph/dim_conflicts.h).
+  if (const std::string cause = ShapeOptionsText(options.shapes);
+      !cause.empty() &&
+      InputsBytes(p.model->graph().input()) != InputsBytes(declared_inputs)) {
+    RETURN_IF_ERROR(CheckOptionDims(*p.model, declared_inputs, cause));
+  }
   RETURN_IF_ERROR(CostNodes(options, tensors, &p));
   p.problem = MakeProblem(p.graph, p.costs);
   WarnAboutMissingOpClasses(&p);
