@@ -130,7 +130,8 @@ absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
                      "); the shapes of the other tensors are inferred again"));
   }
   if (options.shapes.batch_size > 0 && changes.batched == 0 &&
-      options.shapes.input_shapes.empty()) {
+      options.shapes.input_shapes.empty() &&
+      changes.without_batch_axis.empty()) {
     p->warnings.push_back(
         absl::StrCat("--batch-size ", options.shapes.batch_size,
                      " changed no input: none has a symbolic first dim"));
@@ -138,9 +139,12 @@ absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
   return changes;
 }
 
-// The batch the pipeline figures use: the first tensor input's first dim
-// (inputs that are initializers, as old exporters list them, do not count).
-void FindBatch(const Options& options, Prepared* p) {
+// The batch the pipeline figures use (samples per step): the first tensor
+// input's first dim (inputs that are initializers, as old exporters list
+// them, do not count), or 1 when that input has no batch axis
+// (graph/batch_axis.h: the graph adds one).
+void FindBatch(const Options& options, const InputShapeChanges& changes,
+               Prepared* p) {
   std::set<std::string> initializer_names;
   for (const auto& t : p->model->graph().initializer())
     initializer_names.insert(t.name());
@@ -152,6 +156,7 @@ void FindBatch(const Options& options, Prepared* p) {
     }
     const auto& d0 = vi.type().tensor_type().shape().dim(0);
     p->batch = d0.has_dim_value() && d0.dim_value() > 0 ? d0.dim_value() : 1;
+    if (changes.without_batch_axis.contains(vi.name())) p->batch = 1;
     if (options.shapes.batch_size > 0 &&
         p->batch != options.shapes.batch_size &&
         options.shapes.input_shapes.contains(vi.name())) {
@@ -337,7 +342,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   const Inputs declared_inputs = p.model->graph().input();
   ASSIGN_OR_RETURN(const InputShapeChanges changes,
                    ApplyOptionShapes(options, &p));
-  FindBatch(options, &p);
+  FindBatch(options, changes, &p);
   FixUnresolvedDims(&p);
   // The DAG does not depend on shapes: built once, before the inference,
   // it also types the per-stage interfaces.

@@ -98,6 +98,27 @@ expect 0 "conv at 3 channels" -- "$BIN" inspect "$TMP/conv.onnx" --input-shape x
 expect 2 "apply --batch-size 4" -- "$BIN" apply "$TMP/expand.onnx" --sharding-config "$TMP/e2.yaml" --batch-size 4 -o "$TMP/ea.onnx"
 stderr_has "--batch-size 4: node 'n1' (Expand) cannot take the dims it makes" "apply names the node"
 
+# --- Point 3: an input the graph unsqueezes has no batch axis.
+# image[3,H,W] - mean, Unsqueeze(axes 0) (n3), Conv of 3 channels.
+model chw <<'M'
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[3,H,W] image) => (float[1,4,H2,W2] y) <float[4,3,3,3] w = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5}> {
+  m = Constant<value = float[3,1,1] {0.5, 0.5, 0.5}>()
+  c = Sub(image, m)
+  ax = Constant<value = int64[1] {0}>()
+  u = Unsqueeze(c, ax)
+  y = Conv(u, w)
+}
+M
+expect 2 "--batch-size 2 on a CHW input" -- "$BIN" shard "$TMP/chw.onnx" -n 1 --batch-size 2 --dim H=32 --dim W=32 -o "$TMP/chw2.onnx"
+stderr_has "--batch-size 2: input 'image' [3,32,32] has no batch axis: the graph adds one at node 'n3' (Unsqueeze), so a run takes one sample" "the refusal names the Unsqueeze"
+expect 0 "--batch-size 1 on a CHW input" -- "$BIN" shard "$TMP/chw.onnx" -n 1 --batch-size 1 --dim H=32 --dim W=32 -o "$TMP/chw1.onnx" --plan "$TMP/chw1.json"
+stdout_has "batch: 1" "one image per run"
+/usr/bin/python3 -c "import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))['batch_size'] == 1 else 1)" "$TMP/chw1.json" && ok || bad "plan JSON batch_size 1"
+expect 0 "inspect a CHW input" -- "$BIN" inspect "$TMP/chw.onnx" --dim H=32 --dim W=32
+stdout_has "  image  float32  [3,32,32]" "the image keeps its 3 channels"
+stdout_has "batch: 1 " "inspect: one image per run, not 3"
+
 # --- Point 5: a tied 20 MiB embedding, inline: no stored-values warning.
 /usr/bin/python3 - "$TMP" <<'P' || bad "tied model not written"
 import sys, numpy as np, onnx
@@ -119,6 +140,10 @@ C=${AUTOSHARD_CORPUS_DIR:-}
 if [ -n "$C" ] && [ -f "$C/seg_isnet_quant_uint8.onnx" ]; then
   expect 2 "IS-Net at batch 4" -- "$BIN" shard "$C/seg_isnet_quant_uint8.onnx" -n 2 --batch-size 4 -o "$TMP/isnet.onnx"
   stderr_has "--batch-size 4: node '/stage1/Concat_2' (Concat) cannot take the dims it makes" "IS-Net: the Concat is named"
+  expect 2 "SSDlite at batch 2" -- "$BIN" inspect "$C/tv_ssdlite320_mobilenet_v3_large.onnx" --batch-size 2
+  stderr_has "input 'image' [3,h,w] has no batch axis: the graph adds one at node '/transform/Unsqueeze' (Unsqueeze)" "SSDlite: the Unsqueeze is named"
+  expect 0 "SSDlite" -- "$BIN" inspect "$C/tv_ssdlite320_mobilenet_v3_large.onnx" --dim h=320 --dim w=320
+  stdout_has "batch: 1 " "SSDlite: one image per run"
 fi
 
 finish
