@@ -23,6 +23,7 @@ total line; --table writes the same. Exit 0 when no case fails.
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -234,6 +235,9 @@ def main(argv):
              f"{totals[4]} data-dependent outputs not compared, {totals[3]} refused by both, "
              f"{failed} failed ({time.time() - start:.0f} s)")
     text = "\n".join(lines + ["", total, ""] + notes) + "\n"
+    # Temporary folders out of the text (the table is kept in docs/).
+    text = re.sub(r"/tmp/tmp[^/ ]*/case[0-9]+/ort/", "", text)
+    text = re.sub(r"/tmp/dims_models_[^/ ]*/", "", text)
     print(text)
     if table_path:
         with open(table_path + ".tmp", "w") as f:
