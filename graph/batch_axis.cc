@@ -18,9 +18,9 @@ constexpr int kMaxDepth = 8;
 // constant of no higher rank (a normalization before the batch axis).
 bool KeepsRank(const std::string& op) {
   static const absl::flat_hash_set<std::string> kOps = {
-      "Sub",  "Div",  "Mul",     "Add",  "Cast",    "Identity", "Relu",
-      "Clip", "Sqrt", "Neg",     "Abs",  "Sigmoid", "Tanh",     "Exp",
-      "Log",  "Pow",  "Reciprocal", "Floor", "Ceil", "Round"};
+      "Sub",  "Div",  "Mul",        "Add",   "Cast",    "Identity", "Relu",
+      "Clip", "Sqrt", "Neg",        "Abs",   "Sigmoid", "Tanh",     "Exp",
+      "Log",  "Pow",  "Reciprocal", "Floor", "Ceil",    "Round"};
   return kOps.contains(op);
 }
 
@@ -54,8 +54,7 @@ class Finder {
           !OthersConstant(*node, tensor)) {
         continue;
       }
-      std::string found =
-          LeadingUnsqueeze(node->output(0), rank, depth + 1);
+      std::string found = LeadingUnsqueeze(node->output(0), rank, depth + 1);
       if (!found.empty()) return found;
     }
     return "";
@@ -100,8 +99,7 @@ std::map<std::string, std::string> InputsWithoutBatchAxis(
   std::map<std::string, std::string> out;
   const Finder finder(graph);
   for (const auto& vi : graph.input()) {
-    if (!vi.type().has_tensor_type() ||
-        !vi.type().tensor_type().has_shape()) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) {
       continue;
     }
     const int64_t rank = vi.type().tensor_type().shape().dim_size();

@@ -73,9 +73,8 @@ std::optional<std::map<std::string, std::string>> NodeErrors(
   const std::vector<std::string> placeholders = AddShapeInputTypes(model);
   std::map<std::string, std::string> errors;
   try {
-    onnx::shape_inference::InferShapes(*model,
-                                       onnx::OpSchemaRegistry::Instance(),
-                                       options);
+    onnx::shape_inference::InferShapes(
+        *model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
     const std::string text = e.what();
     if (!absl::StrContains(text, "Shape inference error(s): ")) {
@@ -196,9 +195,9 @@ std::string ConstantText(const onnx::GraphProto& graph,
   return absl::StrCat("{", absl::StrJoin(v->ints, ","), "}");
 }
 
-std::string InputsText(const onnx::GraphProto& graph,
-                       const onnx::NodeProto& node,
-                       const std::map<std::string, std::vector<int64_t>>& dims) {
+std::string InputsText(
+    const onnx::GraphProto& graph, const onnx::NodeProto& node,
+    const std::map<std::string, std::vector<int64_t>>& dims) {
   std::vector<std::string> parts;
   for (const std::string& in : node.input()) {
     if (in.empty()) continue;
@@ -230,10 +229,10 @@ absl::Status CheckOptionDims(const onnx::ModelProto& model,
   for (const auto& node : fixed.graph().node()) {  // the first in file order
     auto it = conflicts->find(node.name());
     if (it == conflicts->end() || before->contains(node.name())) continue;
-    return absl::InvalidArgumentError(absl::StrCat(
-        cause, ": node '", node.name(), "' (", node.op_type(),
-        ") cannot take the dims it makes: ", InputsText(fixed.graph(), node, dims), "; ",
-        it->second));
+    return absl::InvalidArgumentError(
+        absl::StrCat(cause, ": node '", node.name(), "' (", node.op_type(),
+                     ") cannot take the dims it makes: ",
+                     InputsText(fixed.graph(), node, dims), "; ", it->second));
   }
   return absl::OkStatus();
 }

@@ -300,15 +300,18 @@ absl::Status CheckBatchAxis(const ShapeOptions& options,
     }
     std::vector<std::string> dims;
     for (const auto& d : vi.type().tensor_type().shape().dim()) {
-      dims.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value())
-                                       : d.dim_param().empty() ? "?"
-                                                               : d.dim_param());
+      dims.push_back(d.has_dim_value()       ? absl::StrCat(d.dim_value())
+                     : d.dim_param().empty() ? "?"
+                                             : d.dim_param());
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--batch-size ", options.batch_size, ": input '", vi.name(), "' [",
-        absl::StrJoin(dims, ","), "] has no batch axis: the graph adds one at "
-        "node '", it->second, "' (Unsqueeze), so a run takes one sample; "
-        "set its other dims with --input-shape or --dim"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch-size ", options.batch_size, ": input '",
+                     vi.name(), "' [", absl::StrJoin(dims, ","),
+                     "] has no batch axis: the graph adds one at "
+                     "node '",
+                     it->second,
+                     "' (Unsqueeze), so a run takes one sample; "
+                     "set its other dims with --input-shape or --dim"));
   }
   return absl::OkStatus();
 }

@@ -59,8 +59,8 @@ std::vector<bool> DataDependentNodes(const internal::Prepared& p) {
   for (const auto& a : p.shape_assumptions) {
     if (NodeId id = p.graph.producer_of(a.tensor); id != kNoNode) {
       out[id] = true;
-    } else if (NodeId outer = p.graph.FindNode(
-                   a.node.substr(0, a.node.find(" > ")));
+    } else if (NodeId outer =
+                   p.graph.FindNode(a.node.substr(0, a.node.find(" > ")));
                outer != kNoNode) {
       out[outer] = true;  // a body's node: its If/Loop/Scan
     }
@@ -79,7 +79,8 @@ std::vector<bool> DataDependentNodes(const internal::Prepared& p) {
     const onnx::NodeProto& node = p.graph.node(id);
     bool dependent =
         out[id] || kOps.contains(node.op_type()) || unknown_if(node);
-    for (NodeId from : p.graph.producers(id)) dependent = dependent || out[from];
+    for (NodeId from : p.graph.producers(id))
+      dependent = dependent || out[from];
     out[id] = dependent;
   }
   return out;
@@ -175,13 +176,12 @@ std::string NodesCsv(const proto::InspectReport& r) {
       "name,op_type,flops,flops_percent,weight_bytes,output_shape,ipu,"
       "output_shapes,data_dependent\n";
   for (const auto& n : r.nodes()) {
-    absl::StrAppendFormat(&out, "%s,%s,%.17g,%.4f,%d,%s,%s,%s,%d\n",
-                          CsvField(n.name()), CsvField(n.op_type()), n.flops(),
-                          n.flops_percent(), n.weight_bytes(),
-                          ShapeText(true, n.output_dims(), "x"),
-                          n.ipu() < 0 ? "" : absl::StrCat(n.ipu()),
-                          absl::StrJoin(n.output_shapes(), ";"),
-                          n.data_dependent() ? 1 : 0);
+    absl::StrAppendFormat(
+        &out, "%s,%s,%.17g,%.4f,%d,%s,%s,%s,%d\n", CsvField(n.name()),
+        CsvField(n.op_type()), n.flops(), n.flops_percent(), n.weight_bytes(),
+        ShapeText(true, n.output_dims(), "x"),
+        n.ipu() < 0 ? "" : absl::StrCat(n.ipu()),
+        absl::StrJoin(n.output_shapes(), ";"), n.data_dependent() ? 1 : 0);
   }
   return out;
 }

@@ -271,7 +271,8 @@ absl::StatusOr<TensorInfoMap> AnalyzePreparedShapes(
 // seq=128"), or "" when none did.
 std::string ShapeOptionsText(const ShapeOptions& o) {
   std::vector<std::string> parts;
-  if (o.batch_size > 0) parts.push_back(absl::StrCat("--batch-size ", o.batch_size));
+  if (o.batch_size > 0)
+    parts.push_back(absl::StrCat("--batch-size ", o.batch_size));
   for (const auto& [name, dims] : o.input_shapes) {
     parts.push_back(
         absl::StrCat("--input-shape ", name, ":", absl::StrJoin(dims, ",")));
