@@ -72,6 +72,8 @@ std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
     copy->set_name(t.name());
     copy->set_data_type(t.data_type());
     *copy->mutable_dims() = t.dims();
+    // Note [A stripped weight is marked external] (shape_analysis.h).
+    copy->set_data_location(onnx::TensorProto::EXTERNAL);
   }
   return m;
 }

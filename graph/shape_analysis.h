@@ -32,6 +32,16 @@ inline constexpr int64_t kNewestKnownIrVersion = 8;
 
 // A copy of `model` for shape inference: every field it needs, with the data
 // of initializers of more than 1024 elements left out (dims and type kept).
+// Note [A stripped weight is marked external]: each initializer left out is
+// marked data_location EXTERNAL (no external_data entries): its values are
+// elsewhere, in the file. The guard (CheckModelForOnnx) then does not judge
+// the copy's missing values as the file's (the false "stores 0 values"
+// warning of issue 25 on GPT-2's wte.weight, which switched ONNX's inference
+// off), and ONNX 1.12 refuses to read an external tensor ("Cannot parse data
+// from external tensors": that node is left uninferred, in error mode 0)
+// instead of reading past an empty one. What the file holds is checked by
+// CheckModelForOnnx on the model as loaded (Prepare), before the copy.
+// Never write the copy to disk: it names no data file.
 std::unique_ptr<onnx::ModelProto> CopyWithoutLargeWeights(
     const onnx::ModelProto& model);
 

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/batch_axis.h"
 #include "graph/onnx_guard.h"
 #include "graph/status_macros.h"
 #include "graph/step_counts.h"
@@ -170,7 +171,8 @@ void SetStaticBatch(const ShapeOptions& options, onnx::GraphProto* graph,
   int64_t batch = 0;
   for (auto& vi : *graph->mutable_input()) {
     if (!HasTensorShape(vi) || initializers.contains(vi.name()) ||
-        options.input_shapes.contains(vi.name())) {
+        options.input_shapes.contains(vi.name()) ||
+        changes->without_batch_axis.contains(vi.name())) {
       continue;
     }
     auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
@@ -271,7 +273,8 @@ SymbolicDims FindSymbolicDims(onnx::GraphProto* graph) {
 void SetBatch(const ShapeOptions& options, onnx::GraphProto* graph,
               InputShapeChanges* changes) {
   for (auto& vi : *graph->mutable_input()) {
-    if (!HasTensorShape(vi) || options.input_shapes.contains(vi.name())) {
+    if (!HasTensorShape(vi) || options.input_shapes.contains(vi.name()) ||
+        changes->without_batch_axis.contains(vi.name())) {
       continue;
     }
     auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
@@ -281,6 +284,36 @@ void SetBatch(const ShapeOptions& options, onnx::GraphProto* graph,
     }
   }
   if (changes->batched == 0) SetStaticBatch(options, graph, changes);
+}
+
+// --batch-size above 1 that set no input while an input has no batch axis
+// (it would have taken it): refused with the node that adds the axis.
+absl::Status CheckBatchAxis(const ShapeOptions& options,
+                            const onnx::GraphProto& graph,
+                            const InputShapeChanges& changes) {
+  if (options.batch_size <= 1 || changes.batched > 0) return absl::OkStatus();
+  for (const auto& vi : graph.input()) {
+    auto it = changes.without_batch_axis.find(vi.name());
+    if (it == changes.without_batch_axis.end() ||
+        options.input_shapes.contains(vi.name())) {
+      continue;
+    }
+    std::vector<std::string> dims;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      dims.push_back(d.has_dim_value()       ? absl::StrCat(d.dim_value())
+                     : d.dim_param().empty() ? "?"
+                                             : d.dim_param());
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch-size ", options.batch_size, ": input '",
+                     vi.name(), "' [", absl::StrJoin(dims, ","),
+                     "] has no batch axis: the graph adds one at "
+                     "node '",
+                     it->second,
+                     "' (Unsqueeze), so a run takes one sample; "
+                     "set its other dims with --input-shape or --dim"));
+  }
+  return absl::OkStatus();
 }
 
 // A symbol an option fixed (--input-shape dims were fixed before `symbolic`
@@ -330,6 +363,7 @@ absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
   InputShapeChanges changes;
   onnx::GraphProto* graph = model->mutable_graph();
   const auto original_inputs = graph->input();
+  changes.without_batch_axis = InputsWithoutBatchAxis(*graph);
   for (const auto& [name, dims] : options.input_shapes) {
     RETURN_IF_ERROR(SetInputShape(name, dims, graph, &changes));
   }
@@ -337,6 +371,7 @@ absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
   const SymbolicDims symbolic = FindSymbolicDims(graph);
   RETURN_IF_ERROR(SetNamedDims(options.dims, symbolic));
   if (options.batch_size > 0) SetBatch(options, graph, &changes);
+  RETURN_IF_ERROR(CheckBatchAxis(options, *graph, changes));
   BindSameNamedDims(options, original_inputs, symbolic);
   if (!changes.overridden.empty()) ForgetRecordedShapes(graph);
   return changes;

@@ -52,6 +52,10 @@ struct InputShapeChanges {
   // tensors (value_info, graph outputs) are dropped: they follow the old
   // inputs, and inference computes them again.
   std::vector<std::string> overridden;
+  // Inputs without a batch axis (graph/batch_axis.h), each with the node
+  // that adds one: --batch-size leaves them as they are, and they count one
+  // sample per run.
+  std::map<std::string, std::string> without_batch_axis;
 };
 
 // Rewrites the main graph's input types per `options`. A symbolic dim that
@@ -62,7 +66,10 @@ struct InputShapeChanges {
 // the model's static batch: the first dim of every input of rank >= 2 whose
 // first dim equals that of the first such input. Errors (InvalidArgument,
 // naming the input): an unknown input, a rank that differs from the
-// model's, a non-positive dim, a --dim name no input has.
+// model's, a non-positive dim, a --dim name no input has; --batch-size
+// above 1 when the only inputs it would set have no batch axis ("input
+// 'image' [3,h,w] has no batch axis: the graph adds one at node 'U'").
+// Inputs without a batch axis are never set by --batch-size.
 absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
                                                    onnx::ModelProto* model);
 

@@ -31,8 +31,10 @@ std::string InspectText(const proto::InspectReport& report);
 std::string NodesText(const proto::InspectReport& report);
 
 // The same table as CSV with a header line: name,op_type,flops,
-// flops_percent,weight_bytes,output_shape,ipu (output_shape "8x3x224x224",
-// "?" for an unknown dim; ipu empty when not annotated).
+// flops_percent,weight_bytes,output_shape,ipu,output_shapes,data_dependent
+// (output_shape "8x3x224x224", "?" for an unknown dim; ipu empty when not
+// annotated; output_shapes every output's, ";" between them, "" for an
+// output left out; data_dependent 1 or 0, NodeRow's).
 std::string NodesCsv(const proto::InspectReport& report);
 
 }  // namespace autoshard

@@ -38,6 +38,54 @@ std::string ShapeText(bool rank_known,
   return absl::StrJoin(parts, separator);
 }
 
+// "8x3x224x224" for `tensor` in `p.tensors`, "?" where unknown.
+std::string TensorShapeText(const internal::Prepared& p,
+                            const std::string& tensor) {
+  if (tensor.empty()) return "";
+  auto it = p.tensors.find(tensor);
+  if (it == p.tensors.end() || !it->second.rank_known) return "?";
+  std::vector<std::string> parts;
+  for (int64_t d : it->second.dims)
+    parts.push_back(d < 0 ? "?" : absl::StrCat(d));
+  return absl::StrJoin(parts, "x");
+}
+
+// NodeRow::data_dependent of every node: the nodes whose outputs a dim was
+// assumed for, the ops whose output sizes are data, and every node after.
+std::vector<bool> DataDependentNodes(const internal::Prepared& p) {
+  static const std::set<std::string> kOps = {"NonZero", "NonMaxSuppression",
+                                             "Unique", "Compress", "Loop"};
+  std::vector<bool> out(p.graph.num_nodes(), false);
+  for (const auto& a : p.shape_assumptions) {
+    if (NodeId id = p.graph.producer_of(a.tensor); id != kNoNode) {
+      out[id] = true;
+    } else if (NodeId outer =
+                   p.graph.FindNode(a.node.substr(0, a.node.find(" > ")));
+               outer != kNoNode) {
+      out[outer] = true;  // a body's node: its If/Loop/Scan
+    }
+  }
+  // An If whose outputs' dims are not all known: its branches differ, and
+  // the data picks one.
+  auto unknown_if = [&](const onnx::NodeProto& node) {
+    if (node.op_type() != "If") return false;
+    for (const std::string& o : node.output()) {
+      auto it = p.tensors.find(o);
+      if (it == p.tensors.end() || !it->second.IsStatic()) return true;
+    }
+    return false;
+  };
+  for (NodeId id : p.graph.topological_order()) {
+    const onnx::NodeProto& node = p.graph.node(id);
+    bool dependent =
+        out[id] || kOps.contains(node.op_type()) || unknown_if(node);
+    for (NodeId from : p.graph.producers(id))
+      dependent = dependent || out[from];
+    out[id] = dependent;
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace internal {
@@ -54,6 +102,7 @@ void AddTensorsAndNodes(const Prepared& p, proto::InspectReport* r) {
     SetTensor(vi.name(), vi.type(), p, r->add_outputs());
   }
   const double total = std::max(p.costs.total_flops, 1.0);
+  const std::vector<bool> data_dependent = DataDependentNodes(p);
   for (NodeId id = 0; id < p.graph.num_nodes(); ++id) {
     const onnx::NodeProto& node = p.graph.node(id);
     const NodeCost& c = p.costs.nodes[id];
@@ -74,6 +123,9 @@ void AddTensorsAndNodes(const Prepared& p, proto::InspectReport* r) {
         row->add_output_dims(-1);
       }
     }
+    for (const std::string& out : node.output())
+      row->add_output_shapes(TensorShapeText(p, out));
+    row->set_data_dependent(data_dependent[id]);
     absl::StatusOr<int> ipu = PlacementAttr(node, id, kIpuAttribute);
     row->set_ipu(ipu.ok() ? *ipu : -1);
   }
@@ -121,13 +173,15 @@ std::string NodesText(const proto::InspectReport& r) {
 
 std::string NodesCsv(const proto::InspectReport& r) {
   std::string out =
-      "name,op_type,flops,flops_percent,weight_bytes,output_shape,ipu\n";
+      "name,op_type,flops,flops_percent,weight_bytes,output_shape,ipu,"
+      "output_shapes,data_dependent\n";
   for (const auto& n : r.nodes()) {
-    absl::StrAppendFormat(&out, "%s,%s,%.17g,%.4f,%d,%s,%s\n",
-                          CsvField(n.name()), CsvField(n.op_type()), n.flops(),
-                          n.flops_percent(), n.weight_bytes(),
-                          ShapeText(true, n.output_dims(), "x"),
-                          n.ipu() < 0 ? "" : absl::StrCat(n.ipu()));
+    absl::StrAppendFormat(
+        &out, "%s,%s,%.17g,%.4f,%d,%s,%s,%s,%d\n", CsvField(n.name()),
+        CsvField(n.op_type()), n.flops(), n.flops_percent(), n.weight_bytes(),
+        ShapeText(true, n.output_dims(), "x"),
+        n.ipu() < 0 ? "" : absl::StrCat(n.ipu()),
+        absl::StrJoin(n.output_shapes(), ";"), n.data_dependent() ? 1 : 0);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_profile.h"
+#include "graph/dim_conflicts.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
 #include "graph/plural.h"
@@ -129,7 +130,8 @@ absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
                      "); the shapes of the other tensors are inferred again"));
   }
   if (options.shapes.batch_size > 0 && changes.batched == 0 &&
-      options.shapes.input_shapes.empty()) {
+      options.shapes.input_shapes.empty() &&
+      changes.without_batch_axis.empty()) {
     p->warnings.push_back(
         absl::StrCat("--batch-size ", options.shapes.batch_size,
                      " changed no input: none has a symbolic first dim"));
@@ -137,9 +139,12 @@ absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
   return changes;
 }
 
-// The batch the pipeline figures use: the first tensor input's first dim
-// (inputs that are initializers, as old exporters list them, do not count).
-void FindBatch(const Options& options, Prepared* p) {
+// The batch the pipeline figures use (samples per step): the first tensor
+// input's first dim (inputs that are initializers, as old exporters list
+// them, do not count), or 1 when that input has no batch axis
+// (graph/batch_axis.h: the graph adds one).
+void FindBatch(const Options& options, const InputShapeChanges& changes,
+               Prepared* p) {
   std::set<std::string> initializer_names;
   for (const auto& t : p->model->graph().initializer())
     initializer_names.insert(t.name());
@@ -151,6 +156,7 @@ void FindBatch(const Options& options, Prepared* p) {
     }
     const auto& d0 = vi.type().tensor_type().shape().dim(0);
     p->batch = d0.has_dim_value() && d0.dim_value() > 0 ? d0.dim_value() : 1;
+    if (changes.without_batch_axis.contains(vi.name())) p->batch = 1;
     if (options.shapes.batch_size > 0 &&
         p->batch != options.shapes.batch_size &&
         options.shapes.input_shapes.contains(vi.name())) {
@@ -261,6 +267,22 @@ absl::StatusOr<TensorInfoMap> AnalyzePreparedShapes(
   return std::move(shapes.tensors);
 }
 
+// The options that set input dims, as typed ("--batch-size 4, --dim
+// seq=128"), or "" when none did.
+std::string ShapeOptionsText(const ShapeOptions& o) {
+  std::vector<std::string> parts;
+  if (o.batch_size > 0)
+    parts.push_back(absl::StrCat("--batch-size ", o.batch_size));
+  for (const auto& [name, dims] : o.input_shapes) {
+    parts.push_back(
+        absl::StrCat("--input-shape ", name, ":", absl::StrJoin(dims, ",")));
+  }
+  for (const auto& [name, value] : o.dims) {
+    parts.push_back(absl::StrCat("--dim ", name, "=", value));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 // Costs every node, with the cost model's warnings.
 absl::Status CostNodes(const Options& options, const TensorInfoMap& tensors,
                        Prepared* p) {
@@ -321,13 +343,19 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   const Inputs declared_inputs = p.model->graph().input();
   ASSIGN_OR_RETURN(const InputShapeChanges changes,
                    ApplyOptionShapes(options, &p));
-  FindBatch(options, &p);
+  FindBatch(options, changes, &p);
   FixUnresolvedDims(&p);
   // The DAG does not depend on shapes: built once, before the inference,
   // it also types the per-stage interfaces.
   ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
   ASSIGN_OR_RETURN(TensorInfoMap tensors,
                    AnalyzePreparedShapes(changes, declared_inputs, &p));
+  // Note [One check where dims meet] (graph/dim_conflicts.h).
+  if (const std::string cause = ShapeOptionsText(options.shapes);
+      !cause.empty() &&
+      InputsBytes(p.model->graph().input()) != InputsBytes(declared_inputs)) {
+    RETURN_IF_ERROR(CheckOptionDims(*p.model, declared_inputs, cause));
+  }
   RETURN_IF_ERROR(CostNodes(options, tensors, &p));
   p.problem = MakeProblem(p.graph, p.costs);
   WarnAboutMissingOpClasses(&p);

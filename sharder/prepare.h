@@ -46,7 +46,7 @@ struct Prepared {
   // Every main-graph tensor's type and shape, after the options, ONNX's
   // inference and autoshard's propagation (graph/shape_analysis.h).
   TensorInfoMap tensors;
-  int64_t batch = 1;  // samples per step: the first input's first dim, else 1
+  int64_t batch = 1;  // samples per step (FindBatch in prepare.cc)
   std::vector<std::string> warnings;
   // The per-stage interface types from the run's one ONNX inference
   // (ModelShapes::interface_types), when it could type them.

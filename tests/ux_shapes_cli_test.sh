@@ -76,9 +76,9 @@ stdout_has "assumed: N=1, seq_len=1" "inspect names the assumed dims"
 grep -qE '^n0 +MatMul +32 FLOPs +88\.89% +64 B +\[1,1,4\] +-$' "$TMP/out" && ok || bad "inspect --nodes: MatMul's row (2 x 4 x 4 = 32 of 36 FLOPs)"
 expect 0 "inspect --nodes-csv" -- "$BIN" inspect "$TMP/symbolic.onnx" --nodes-csv "$TMP/nodes.csv"
 # MatMul [1,1,4] x [4,4]: 2 x 4 x 4 = 32 FLOPs; Relu: 4 elements, 4 FLOPs.
-[ "$(cat "$TMP/nodes.csv")" = "name,op_type,flops,flops_percent,weight_bytes,output_shape,ipu
-n0,MatMul,32,88.8889,64,1x1x4,
-n1,Relu,4,11.1111,0,1x1x4," ] && ok || bad "nodes.csv: $(cat "$TMP/nodes.csv")"
+[ "$(cat "$TMP/nodes.csv")" = "name,op_type,flops,flops_percent,weight_bytes,output_shape,ipu,output_shapes,data_dependent
+n0,MatMul,32,88.8889,64,1x1x4,,1x1x4,0
+n1,Relu,4,11.1111,0,1x1x4,,1x1x4,0" ] && ok || bad "nodes.csv: $(cat "$TMP/nodes.csv")"
 # A device whose tiles hold 16 bytes: nothing fits, inspect exits 3.
 printf 'base: "ipu2"\nbytes_per_tile: 16\ngrain_bytes: 4\n' >"$TMP/tiny.textproto"
 expect 3 "inspect: nothing fits" -- "$BIN" inspect "$TMP/symbolic.onnx" --device "$TMP/tiny.textproto" --json

@@ -16,6 +16,7 @@ import subprocess
 import threading
 
 import onnx
+import onnx.parser
 import pytest
 
 import autoshard
@@ -313,3 +314,22 @@ def test_progress_is_called_and_its_exception_raised(tmp_path):
     with pytest.raises(KeyError, match="stop"):
         autoshard.plan(MODEL, 2, batch_size=1, strategy="search",
                        compile_cmd="sleep 1.2 #", progress=fail)
+
+
+def test_dims_an_op_cannot_take_raise_naming_the_node():
+    # Issue 25 point 2: x[N,16] expanded to the constant shape [2,16] cannot
+    # run at batch 4; the error is the CLI's, with the keyword for the flag.
+    model = onnx.parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 13]>
+        g (float[N,16] x) => (float[2,16] y) {
+          s = Constant<value = int64[2] {2, 16}>()
+          e = Expand(x, s)
+          y = Relu(e)
+        }""")
+    for i, node in enumerate(model.graph.node):
+        node.name = f"n{i}"
+    with pytest.raises(ValueError, match=r"batch_size 4: node 'n1' \(Expand\) "
+                       r"cannot take the dims it makes: its inputs 'x' \[4,16\], "
+                       r"'s' = \{2,16\}; ONNX's shape inference: Incompatible dimensions"):
+        autoshard.plan(model, 1, batch_size=4)
+    assert autoshard.plan(model, 1, batch_size=2).batch_size == 2

@@ -289,5 +289,6 @@ function report(result, opts) {
 if (require.main === module) {
   main().catch((e) => { console.error(`check_split: ${e.stack || e}`); process.exitCode = 1; });
 } else {
-  module.exports = { compare };  // for check_split_test.js
+  // compare for check_split_test.js; the inputs' makers for check_dims.js.
+  module.exports = { compare, makeTensor, random, sessionOptions };
 }
