@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   // tests (tests/step_counts_cli_test.sh), off unless asked for.
   if (const char* env = std::getenv("AUTOSHARD_STEP_COUNTS");
       env != nullptr && std::string(env) == "1") {
-    std::cerr << StepCountsText(ThreadStepCounts());
+    std::cerr << autoshard::StepCountsText(autoshard::ThreadStepCounts());
   }
   return code;
 }

@@ -25,7 +25,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
   ASSIGN_OR_RETURN(Plan plan,
                    internal::PlanPreparedModel(p, model, options, start));
-  plan.planned = internal::TakePlannedModel(std::move(p));
+  plan.analysis = std::move(p.analysis);
   return plan;
 }
 
@@ -36,7 +36,7 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
   ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
   ASSIGN_OR_RETURN(Plan plan,
                    internal::PlanPreparedPoints(p, options, points, start));
-  plan.planned = internal::TakePlannedModel(std::move(p));
+  plan.analysis = std::move(p.analysis);
   return plan;
 }
 

@@ -49,7 +49,7 @@ absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(options.max_search_s));
   return std::make_unique<CompileOracle>(
-      options.compile_cmd, WriteCandidateOf(model, p.problem.names),
+      options.compile_cmd, WriteCandidateOf(model, p.analysis->problem.names),
       options.model_dir, options.external_files, options.jobs,
       options.compile_timeout_s, deadline);
 }

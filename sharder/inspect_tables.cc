@@ -22,8 +22,8 @@ void SetTensor(const std::string& name, const onnx::TypeProto& type,
                const internal::Prepared& p, proto::TensorSummary* out) {
   out->set_name(name);
   out->set_dtype(TypeName(type));
-  auto it = p.tensors.find(name);
-  if (it == p.tensors.end() || !it->second.rank_known) return;
+  auto it = p.analysis->tensors.find(name);
+  if (it == p.analysis->tensors.end() || !it->second.rank_known) return;
   out->set_rank_known(true);
   for (int64_t d : it->second.dims) out->add_dims(d);
 }
@@ -43,7 +43,7 @@ std::string ShapeText(bool rank_known,
 namespace internal {
 
 void AddTensorsAndNodes(const Prepared& p, proto::InspectReport* r) {
-  const onnx::GraphProto& g = p.model->graph();
+  const onnx::GraphProto& g = p.analysis->model->graph();
   std::set<std::string> initializers;
   for (const auto& t : g.initializer()) initializers.insert(t.name());
   for (const auto& vi : g.input()) {
@@ -53,22 +53,22 @@ void AddTensorsAndNodes(const Prepared& p, proto::InspectReport* r) {
   for (const auto& vi : g.output()) {
     SetTensor(vi.name(), vi.type(), p, r->add_outputs());
   }
-  const double total = std::max(p.costs.total_flops, 1.0);
-  for (NodeId id = 0; id < p.graph.num_nodes(); ++id) {
-    const onnx::NodeProto& node = p.graph.node(id);
-    const NodeCost& c = p.costs.nodes[id];
+  const double total = std::max(p.analysis->costs.total_flops, 1.0);
+  for (NodeId id = 0; id < p.analysis->dag.num_nodes(); ++id) {
+    const onnx::NodeProto& node = p.analysis->dag.node(id);
+    const NodeCost& c = p.analysis->costs.nodes[id];
     proto::NodeRow* row = r->add_nodes();
-    row->set_name(p.graph.name(id));
+    row->set_name(p.analysis->dag.name(id));
     row->set_op_type(OpLabel(node));
     row->set_flops(c.flops);
     row->set_flops_percent(100.0 * c.flops / total);
     int64_t weights = 0;
-    for (int32_t w : p.costs.node_weights[id])
-      weights += p.costs.weights[w].size_bytes;
+    for (int32_t w : p.analysis->costs.node_weights[id])
+      weights += p.analysis->costs.weights[w].size_bytes;
     row->set_weight_bytes(weights);
     if (node.output_size() > 0) {
-      auto it = p.tensors.find(node.output(0));
-      if (it != p.tensors.end() && it->second.rank_known) {
+      auto it = p.analysis->tensors.find(node.output(0));
+      if (it != p.analysis->tensors.end() && it->second.rank_known) {
         for (int64_t d : it->second.dims) row->add_output_dims(d);
       } else {
         row->add_output_dims(-1);

@@ -46,8 +46,8 @@ absl::StatusOr<std::optional<Assignment>> Polish(const StrategyContext& c,
   options.batch = c.batch;
   options.retry_lower_proportions = false;
   ASSIGN_OR_RETURN(SearchResult r,
-                   SearchStrategy(p, nodes, std::move(groups), c.num_ipus,
-                                  c.device, c.precision, options));
+                   SearchStrategy(c.Models(), nodes, std::move(groups),
+                                  c.num_ipus, options));
   if (!r.fits) return std::nullopt;
   return std::move(r.assignment);
 }
@@ -96,7 +96,7 @@ std::vector<Assignment> RunIdeal(const StrategyContext& c, double cap_s,
   if (c.num_ipus < 2 || seconds <= 0 || p.num_nodes() > kMaxNodeGranularity) {
     return {};
   }
-  const DeviceModel model(p, c.device, c.precision);
+  const DeviceModel& model = c.Model();
   IdealDpOptions ideal;
   ideal.deadline =
       std::chrono::steady_clock::now() +
@@ -129,7 +129,7 @@ std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
     return std::nullopt;
   }
   const auto t = std::chrono::steady_clock::now();
-  const DeviceModel model(p, c.device, c.precision);
+  const DeviceModel& model = c.Model();
   SliceOrder order{"min-cut order", {}};
   for (int32_t v : MinCutOrder(p, model, kMinCutOrderWindows))
     order.units.push_back({v});
@@ -166,7 +166,7 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
     return std::nullopt;
   }
   const auto t = std::chrono::steady_clock::now();
-  const DeviceModel model(p, c.device, c.precision);
+  const DeviceModel& model = c.Model();
   IdealMovesOptions options;
   options.deadline =
       t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

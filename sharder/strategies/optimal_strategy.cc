@@ -500,7 +500,7 @@ proto::OptimalSummary OptimalSummaryOf(const OptimalResult& r, double seconds) {
 absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
                                             const Assignment& raw) {
   const auto optimal_start = std::chrono::steady_clock::now();
-  const DeviceModel model(*c.problem, c.device, c.precision);
+  const DeviceModel& model = c.Model();
   OptimalOptions options;
   options.max_seconds = c.max_search_s;
   options.nothing_fits = pod::NodeThatNoIpuHolds(*c.problem, model).has_value();

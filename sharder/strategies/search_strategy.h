@@ -31,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "costmodel/cost_model.h"
+#include "costmodel/device_models.h"
 #include "costmodel/problem.h"
 #include "proto/device.pb.h"
 #include "sharder/strategies/sharding_points.h"
@@ -102,12 +103,12 @@ struct LowerProportionFit {
 };
 
 // PopRT's last resort: does the split `ipu_of_node` fit with available memory
-// proportion 0.3, else 0.1 (only those below the device's)? Judged by the
-// tile-memory model, or by `oracle` when set. nullopt when neither fits.
+// proportion 0.3, else 0.1 (only those below models.profile()'s)? Judged by
+// the tile-memory model (models.At(proportion)), or by `oracle` when set.
+// nullopt when neither fits.
 absl::StatusOr<std::optional<LowerProportionFit>> FitWithLowerProportion(
-    const ShardingProblem& problem, const proto::DeviceProfile& device,
-    Precision precision, const std::vector<int32_t>& ipu_of_node, int num_ipus,
-    const SearchOracle& oracle);
+    const DeviceModels& models, const std::vector<int32_t>& ipu_of_node,
+    int num_ipus, const SearchOracle& oracle);
 
 // Runs the search on `subgraphs` starting from `start_groups` (group per
 // subgraph, e.g. RawSplitSubgraphs; every group 0..num_ipus-1 non-empty and
@@ -119,6 +120,15 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
                                             int num_ipus,
                                             const proto::DeviceProfile& device,
                                             Precision precision,
+                                            const SearchOptions& options);
+
+// The same with the run's device models (models.problem() on
+// models.profile()), which the search and its retries take their
+// DeviceModels from instead of building them.
+absl::StatusOr<SearchResult> SearchStrategy(const DeviceModels& models,
+                                            const SubgraphSet& subgraphs,
+                                            std::vector<int32_t> start_groups,
+                                            int num_ipus,
                                             const SearchOptions& options);
 
 }  // namespace autoshard

@@ -10,12 +10,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "costmodel/device_models.h"
 #include "costmodel/plan_evaluation.h"
 #include "costmodel/precision.h"
 #include "costmodel/problem.h"
@@ -33,6 +35,16 @@ struct StrategyContext {
   // the profile's): strategies that try lower ones say so in their result.
   proto::DeviceProfile device;
   Precision precision = Precision::kFp32;
+  // The device models of `problem` on `device` at `precision`, one per
+  // available memory proportion (costmodel/device_models.h): the planner
+  // passes the model analysis's, so a run builds each once, whatever the
+  // strategy and its candidates. When null, Models() makes them on first use
+  // (contexts made by hand in tests).
+  const DeviceModels* device_models = nullptr;
+  // device_models, else the ones made for this context on first use.
+  const DeviceModels& Models() const;
+  // The device model with `device`'s own proportion: Models().Get().
+  const DeviceModel& Model() const { return Models().Get(); }
   int num_ipus = 1;                 // 1 .. problem->num_nodes()
   int64_t batch = 1;                // samples per pipeline step
   bool optimal_perf = false;        // search: keep going for the bottleneck
@@ -47,6 +59,9 @@ struct StrategyContext {
   std::function<void(int64_t, int64_t)> progress;
   // search: when set, a compiler judges every candidate (compile_oracle.h).
   SearchOracle oracle;
+
+ private:
+  mutable std::shared_ptr<const DeviceModels> own_device_models_;  // Models()
 };
 
 // A split a strategy found besides the one it chose: the next ones a
