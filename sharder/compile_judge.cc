@@ -9,6 +9,7 @@
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
 #include "sharder/outputs/write_outputs.h"
+#include "sharder/strategies/registry.h"
 
 namespace autoshard::internal {
 namespace fs = std::filesystem;
@@ -42,8 +43,9 @@ absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
   if (options.compile_cmd.empty()) return nullptr;
   // The search's compiles share its deadline; the others' run after
   // planning, each within the compile timeout only.
+  const Strategy* strategy = FindStrategy(options.strategy);
   const auto deadline =
-      options.strategy != "search"
+      strategy == nullptr || !strategy->accepts_oracle()
           ? std::chrono::steady_clock::time_point::max()
           : std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -189,7 +189,7 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
   context.progress = options.progress;
   // search judges its candidates with the compiler as it goes; the other
   // strategies plan without it, and it judges their splits afterwards.
-  const bool search_judges = options.strategy == "search";
+  const bool search_judges = strategy->accepts_oracle();
   if (search_judges) context.oracle = oracle;
   ASSIGN_OR_RETURN(StrategyResult r, strategy->Run(context));
   if (oracle && !search_judges) {

@@ -223,6 +223,7 @@ std::vector<RunnerUp> RunnersUp(const std::vector<Candidate>& candidates,
 class Auto : public Strategy {
  public:
   absl::string_view name() const override { return "auto"; }
+  bool optimal_perf() const override { return true; }
   absl::StatusOr<StrategyResult> Run(const StrategyContext& c) const override;
 };
 

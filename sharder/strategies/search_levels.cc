@@ -173,6 +173,9 @@ namespace {
 class Search : public Strategy {
  public:
   absl::string_view name() const override { return "search"; }
+  // PopRT's way: a compiler judges every candidate as the search goes.
+  bool accepts_oracle() const override { return true; }
+  bool optimal_perf() const override { return true; }
   absl::StatusOr<StrategyResult> Run(const StrategyContext& c) const override {
     ASSIGN_OR_RETURN(Assignment raw, RawSplit(c));
     return SearchFrom(c, raw);

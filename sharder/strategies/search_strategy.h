@@ -34,6 +34,8 @@
 #include "costmodel/device_models.h"
 #include "costmodel/problem.h"
 #include "proto/device.pb.h"
+#include "sharder/strategies/defaults.h"
+#include "sharder/strategies/oracle.h"
 #include "sharder/strategies/sharding_points.h"
 #include "sharder/strategies/subgraphs.h"
 
@@ -47,24 +49,11 @@ struct SearchProgress {
   double elapsed_s = 0;
 };
 
-// A compiler's answer for one candidate (see compile_oracle.h).
-struct OracleVerdict {
-  bool fits = false;
-  int64_t tile = -1;  // the global tile that overflowed, -1 unknown
-  int64_t bytes = 0;  // bytes on it
-  std::string
-      message;  // a failure the compiler did not say as "Out of memory on tile"
-};
-// Judges candidate splits (IPU of every node), in order, with the available
-// memory proportion to compile with.
-using SearchOracle = std::function<absl::StatusOr<std::vector<OracleVerdict>>(
-    const std::vector<std::vector<int32_t>>& candidates,
-    double available_memory_proportion)>;
-
 struct SearchOptions {
   bool optimal_perf = false;        // keep searching for the best bottleneck
-  int64_t max_candidates = 100000;  // splits to evaluate before stopping (> 0)
-  double max_seconds = 60;          // and time to spend (> 0)
+  // Splits to evaluate before stopping (> 0), and time to spend (> 0).
+  int64_t max_candidates = kDefaultMaxCandidates;
+  double max_seconds = kDefaultMaxSearchSeconds;
   // While no split fits: stop after this many candidates without a closer
   // split (a smaller fullest tile). At POD scale the closest split's fullest
   // tile is often one IPU's that no move reaches, and the rest of the

@@ -23,7 +23,8 @@
 #include "costmodel/problem.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
-#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/defaults.h"
+#include "sharder/strategies/oracle.h"
 #include "sharder/strategies/sharding_points.h"
 
 namespace autoshard {
@@ -48,8 +49,9 @@ struct StrategyContext {
   int num_ipus = 1;                 // 1 .. problem->num_nodes()
   int64_t batch = 1;                // samples per pipeline step
   bool optimal_perf = false;        // search: keep going for the bottleneck
-  int64_t max_candidates = 100000;  // search: splits to evaluate at most
-  double max_search_s = 60;         // search, and optimal's DPs again
+  // search: splits to evaluate at most.
+  int64_t max_candidates = kDefaultMaxCandidates;
+  double max_search_s = kDefaultMaxSearchSeconds;  // search, optimal's DPs
   // When the plan started: auto gives its last step what is left of
   // max_search_s since then.
   std::chrono::steady_clock::time_point start =
@@ -98,6 +100,14 @@ class Strategy {
   virtual ~Strategy() = default;
   // The --strategy name ("raw", "search", "optimal", "auto").
   virtual absl::string_view name() const = 0;
+  // Capabilities the options and the planner ask about, declared by each
+  // strategy instead of compared by name.
+  // It judges its candidates with StrategyContext::oracle as it searches
+  // (else a compile command judges its chosen split afterwards,
+  // sharder/compile_judge.h).
+  virtual bool accepts_oracle() const { return false; }
+  // It reads StrategyContext::optimal_perf (--optimal-perf).
+  virtual bool optimal_perf() const { return false; }
   // Splits context.problem over context.num_ipus IPUs. Errors: those of the
   // underlying algorithm (InvalidArgument for a split it cannot make,
   // Internal when time ran out before it started, a compiler's error).
