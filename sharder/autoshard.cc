@@ -62,7 +62,7 @@ absl::Status ApplyPlan(const Plan& plan, onnx::ModelProto* model) {
           "node #", i, " is '", node->name(), "' but the plan has '",
           plan.node_names[i], "': not the model that was planned"));
     }
-    SetPlacement(plan.ipu[i], plan.pipeline_stage[i], node);
+    SetPlacement(plan.placement.ipu[i], plan.placement.pipeline_stage[i], node);
   }
   return absl::OkStatus();
 }

@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/placement.h"
 #include "onnx/onnx_pb.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
@@ -48,10 +49,10 @@ struct NamedShardingPoint {
 
 struct Plan {
   proto::Plan proto;  // the plan file's content (see proto/plan.proto)
-  // Per node of the main graph in file order.
+  // Per node of the main graph in file order: its name, and where it runs
+  // (the strategy's placement as it is, graph/placement.h).
   std::vector<std::string> node_names;
-  std::vector<int> ipu;
-  std::vector<int> pipeline_stage;
+  Placement placement;
   // Per IPU: the seconds of its stage time (proto.ipus(d).stage_time_s) that
   // are cut-tensor copies, as the performance model counts them
   // (DeviceModel::CopySeconds of the bytes it receives, plus of the bytes

@@ -121,7 +121,7 @@ absl::StatusOr<std::vector<std::vector<int32_t>>> CalibrationCandidates(
     ASSIGN_OR_RETURN(Plan plan,
                      internal::PlanPrepared(p, split, nullptr,
                                             std::chrono::steady_clock::now()));
-    candidates.emplace_back(plan.ipu.begin(), plan.ipu.end());
+    candidates.push_back(plan.placement.ipu);
     counts->push_back(k);
   }
   return candidates;

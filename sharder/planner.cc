@@ -58,7 +58,8 @@ void ApplyCompilerVerdict(const StrategyResult& r, proto::Plan* plan) {
         r.compiler_message.empty()
             ? absl::StrCat(
                   "the compile command accepted no split; the closest used ",
-                  r.search->max_tile_bytes(), " bytes on its fullest tile")
+                  r.summary.search().max_tile_bytes(),
+                  " bytes on its fullest tile")
             : absl::StrCat("the compile command accepted no split: ",
                            r.compiler_message));
   }
@@ -69,11 +70,11 @@ void ApplyCompilerVerdict(const StrategyResult& r, proto::Plan* plan) {
 void Certify(const Prepared& p, const Options& options, Plan* plan) {
   if (options.bound_s <= 0) return;  // the cheap bound, set already
   const DeviceModel& model = p.analysis->device_model();
-  std::vector<int32_t> ipu(plan->ipu.begin(), plan->ipu.end());
   proto::Performance* perf = plan->proto.mutable_performance();
   SetCertificate(
-      CertifyBound(p.analysis->problem, model, plan->proto.num_ipus(), ipu,
-                   perf->bottleneck_s(), plan->proto.fits(), options.bound_s),
+      CertifyBound(p.analysis->problem, model, plan->proto.num_ipus(),
+                   plan->placement.ipu, perf->bottleneck_s(),
+                   plan->proto.fits(), options.bound_s),
       perf);
 }
 
@@ -112,8 +113,7 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
     placement->set_pipeline_stage(a.pipeline_stage[node]);
   }
   plan.node_names = p.analysis->problem.names;
-  plan.ipu.assign(a.ipu.begin(), a.ipu.end());
-  plan.pipeline_stage.assign(a.pipeline_stage.begin(), a.pipeline_stage.end());
+  plan.placement = a;
   for (const auto& w : p.warnings) pp.add_warnings(w);
   for (const auto& w : warnings) pp.add_warnings(w);
   AddAssumptions(p, pp.mutable_assumptions());
@@ -203,11 +203,7 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
       FinishPlan(p, options, r.assignment, points,
                  std::string(strategy->name()), r.warnings,
                  std::move(r.evaluation), r.available_memory_proportion, start);
-  if (r.search) *plan.proto.mutable_search() = *r.search;
-  if (r.optimal) *plan.proto.mutable_optimal() = *r.optimal;
-  for (proto::StrategyResult& c : r.candidates) {
-    *plan.proto.add_candidates() = std::move(c);
-  }
+  plan.proto.MergeFrom(r.summary);
   ApplyCompilerVerdict(r, &plan.proto);
   Certify(p, options, &plan);
   if (options.keep_problem) {

@@ -237,12 +237,13 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   if (c.num_ipus > 1) {
     t = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(StrategyResult searched, SearchFrom(c, raw));
-    search = searched.search;
+    if (searched.summary.has_search()) search = searched.summary.search();
     candidates.push_back({"search", std::move(searched), SecondsSince(t)});
   }
   t = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(StrategyResult sliced, OptimalOrRaw(c, raw));
-  const std::optional<proto::OptimalSummary> optimal = sliced.optimal;
+  std::optional<proto::OptimalSummary> optimal;
+  if (sliced.summary.has_optimal()) optimal = sliced.summary.optimal();
   std::vector<std::string> warnings = sliced.warnings;
   candidates.push_back({"optimal", sliced, SecondsSince(t)});
   if (optimal->fits()) {
@@ -286,12 +287,12 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     out.compiler_message.clear();
     out.compiler_fits.reset();
   }
-  out.search = search;
-  out.optimal = optimal;
+  out.summary.Clear();
+  if (search) *out.summary.mutable_search() = *search;
+  if (optimal) *out.summary.mutable_optimal() = *optimal;
   out.warnings = std::move(warnings);
-  out.candidates.clear();
   for (size_t i = 0; i < candidates.size(); ++i) {
-    out.candidates.push_back(CandidateProto(candidates[i], i == best));
+    *out.summary.add_candidates() = CandidateProto(candidates[i], i == best);
   }
   out.runners_up = RunnersUp(candidates, best);
   return out;

@@ -512,12 +512,12 @@ absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
     out.warnings.push_back(absl::StrCat(
         "the optimal strategy found no split within --max-search-seconds ",
         c.max_search_s, "; the raw split is used"));
-    out.optimal.emplace().set_complete(false);
+    out.summary.mutable_optimal()->set_complete(false);
     return out;
   }
   const double seconds = SecondsSince(optimal_start);
   StrategyResult out = SinkConstantsIfNoWorse(c, std::move(r->assignment));
-  out.optimal = OptimalSummaryOf(*r, seconds);
+  *out.summary.mutable_optimal() = OptimalSummaryOf(*r, seconds);
   return out;
 }
 

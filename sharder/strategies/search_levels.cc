@@ -53,7 +53,7 @@ std::optional<StrategyResult> WeightsExceedMemory(const StrategyContext& c,
     return std::nullopt;
   }
   StrategyResult r = Evaluated(c, raw, c.device.available_memory_proportion());
-  proto::SearchSummary& s = r.search.emplace();
+  proto::SearchSummary& s = *r.summary.mutable_search();
   s.set_candidates(1);
   s.set_raw_max_tile_bytes(r.evaluation.max_tile_bytes);
   s.set_max_tile_bytes(r.evaluation.max_tile_bytes);
@@ -152,7 +152,7 @@ absl::StatusOr<StrategyResult> SearchFrom(const StrategyContext& c,
   // The plan is evaluated with the proportion the search settled on.
   StrategyResult r = Evaluated(c, std::move(found.assignment),
                                found.available_memory_proportion);
-  proto::SearchSummary& s = r.search.emplace();
+  proto::SearchSummary& s = *r.summary.mutable_search();
   s.set_candidates(levels.candidates);
   s.set_raw_max_tile_bytes(levels.raw_max_tile_bytes);
   s.set_max_tile_bytes(found.max_tile_bytes);

@@ -75,7 +75,9 @@ struct RunnerUp {
   double available_memory_proportion = 0;
 };
 
-// What a strategy returns: the split and its evaluation.
+// What a strategy returns: a part every strategy fills (the split, its
+// evaluation, warnings, a compiler's verdict, other splits worth
+// compiling), and the strategy's own summary, which only it knows.
 struct StrategyResult {
   Assignment assignment;
   // The proportion the split is evaluated with: the context's, or a lower
@@ -83,15 +85,18 @@ struct StrategyResult {
   double available_memory_proportion = 0;
   // EvaluatePlan of `assignment` with that proportion: the plan's figures.
   PlanEvaluation evaluation;
-  std::optional<proto::SearchSummary> search;     // when a search ran
-  std::optional<proto::OptimalSummary> optimal;   // when the DPs ran
-  std::vector<proto::StrategyResult> candidates;  // auto: the splits compared
-  // search with a compiler: whether it accepted the split, and its words
-  // when it failed without naming a tile.
+  // The strategy's own fields of the plan (proto/plan.proto: `search` when
+  // a search ran, `optimal` when the DPs ran, auto's `candidates`), merged
+  // into the plan as they are; nothing else is set.
+  proto::Plan summary;
+  // A compiler's verdict on the split (search judging its candidates, or
+  // sharder/compile_judge.h afterwards): whether it accepted it, and its
+  // words when it failed without naming a tile.
   std::optional<bool> compiler_fits;
   std::string compiler_message;
   std::vector<std::string> warnings;  // for the plan, in order
-  // auto: the other candidates' distinct splits, best first (BetterResult).
+  // Other distinct splits worth compiling when this one fails, best first
+  // (auto's other candidates, BetterResult).
   std::vector<RunnerUp> runners_up;
 };
 
