@@ -96,6 +96,12 @@ struct CallOptions {
   std::optional<pod::PodOptions> pod;   // total_ipus given
 };
 
+// Sets *out to d[key] when it is there and not None.
+template <typename T>
+void Set(const py::dict& d, const char* key, T* out) {
+  if (d.contains(key) && !d[key].is_none()) *out = d[key].cast<T>();
+}
+
 // total_ipus, batch_sizes, replica_grouping (stride, size) and shard_over
 // (0: the whole group) as PlanPod's options; none without total_ipus.
 std::optional<pod::PodOptions> ToPodOptions(const py::dict& d) {
@@ -115,12 +121,6 @@ std::optional<pod::PodOptions> ToPodOptions(const py::dict& d) {
     if (over > 0) pod.shard_over = over;
   }
   return pod;
-}
-
-// Sets *out to d[key] when it is there and not None.
-template <typename T>
-void Set(const py::dict& d, const char* key, T* out) {
-  if (d.contains(key) && !d[key].is_none()) *out = d[key].cast<T>();
 }
 
 CallOptions ToOptions(const py::dict& d) {

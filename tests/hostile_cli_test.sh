@@ -220,7 +220,7 @@ expect 2 "--compile-timeout 0" -- "$BIN" shard "$SQ" -n 2 -o "$TMP/ct.onnx" --st
 # kill (SIGTERM) while a compile runs: the compile's group is killed and the
 # candidate folder removed before autoshard ends.
 env TMPDIR="$TMP/tmpdir" "$BIN" shard "$SQ" -n 2 -o "$TMP/ct.onnx" --strategy search \
-  --compile-cmd "echo \$\$ > '$TMP/compile.pid'; sleep 1000" >/dev/null 2>"$TMP/kill.err" &
+  --compile-cmd "echo \$\$ > '$TMP/compile.pid'; sleep 1000 # {model}" >/dev/null 2>"$TMP/kill.err" &
 pid=$!
 for _ in $(seq 100); do [ -s "$TMP/compile.pid" ] && break; sleep 0.1; done
 kill -TERM "$pid"
