@@ -127,10 +127,10 @@ void PrintRow(const autoshard::LoadedModel& loaded, const std::string& name,
     ++totals->failures;
     return;
   }
-  autoshard::DeviceModel model(prepared->problem, prepared->device,
-                               options.precision);
+  autoshard::DeviceModel model(prepared->analysis->problem,
+                               prepared->analysis->device, options.precision);
   double costliest = 0, total = 0;
-  for (int32_t n = 0; n < prepared->problem.num_nodes(); ++n) {
+  for (int32_t n = 0; n < prepared->analysis->problem.num_nodes(); ++n) {
     costliest = std::max(costliest, model.NodeTime(n));
     total += model.NodeTime(n);
   }

@@ -95,7 +95,7 @@ absl::StatusOr<TimeCase> MakeTimeCase(const proto::CalibrationFact& fact,
   c.peak = options.precision == Precision::kFp16
                ? profile.peak_fp16_flops_per_s()
                : profile.peak_fp32_flops_per_s();
-  const ShardingProblem& p = prepared->problem;
+  const ShardingProblem& p = prepared->analysis->problem;
   for (int32_t n = 0; n < p.num_nodes(); ++n) {
     if (p.is_constant[n]) continue;
     c.flops[p.op_class[n]] += p.flops[n];

@@ -329,10 +329,10 @@ void BM_SearchFile(benchmark::State& state) {
     return;
   }
   const int k = 4;
-  const ShardingProblem& problem = prepared->problem;
+  const ShardingProblem& problem = prepared->analysis->problem;
   const SubgraphSet subgraphs = SubgraphsFor(problem, k);
   const std::vector<int32_t> raw = RawSplitSubgraphs(subgraphs, k);
-  proto::DeviceProfile device = prepared->device;
+  proto::DeviceProfile device = prepared->analysis->device;
   {
     auto a = RawStrategy(problem, k);
     DeviceModel model(problem, device, Precision::kFp32);

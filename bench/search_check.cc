@@ -69,12 +69,12 @@ int main(int argc, char** argv) {
     options.shapes.batch_size = 1;
     auto prepared = internal::Prepare(loaded->model, options);
     if (!prepared.ok()) continue;
-    const ShardingProblem& problem = prepared->problem;
+    const ShardingProblem& problem = prepared->analysis->problem;
     for (int k : {2, 4}) {
       if (k > problem.num_nodes()) continue;
       const SubgraphSet set = SubgraphsFor(problem, k);
       const std::vector<int32_t> raw = RawSplitSubgraphs(set, k);
-      proto::DeviceProfile device = prepared->device;
+      proto::DeviceProfile device = prepared->analysis->device;
       auto a = RawStrategy(problem, k);
       const int64_t fullest =
           EvaluatePlan(DeviceModel(problem, device, Precision::kFp32), a->ipu,

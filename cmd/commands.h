@@ -22,6 +22,7 @@
 #include "proto/inspect.pb.h"
 #include "sharder/autoshard.h"
 #include "sharder/outputs/pictures.h"
+#include "sharder/strategies/defaults.h"
 
 namespace autoshard::cmd {
 
@@ -160,7 +161,7 @@ struct SolveCommandOptions {
   std::string plan;             // --plan OUT.json
   std::string report = "text";  // --report text|json
   bool quiet = false;           // -q (kQuietHelp)
-  double max_search_s = 60;     // --max-search-seconds
+  double max_search_s = kDefaultMaxSearchSeconds;  // --max-search-seconds
   double bound_s = 10;          // --bound-seconds
 };
 

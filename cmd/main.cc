@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "cmd/help.h"
 #include "cmd/isolate.h"
 #include "cmd/progress.h"
+#include "graph/step_counts.h"
 
 int main(int argc, char** argv) {
   using namespace autoshard::cmd;
@@ -83,13 +85,23 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   for (ModelOptions* o : {&shard.model, &apply.model, &inspect.model})
     o->command_line = command_line;
-  if (shard_cmd->parsed()) return RunShard(shard);
-  if (apply_cmd->parsed()) return RunApply(apply);
-  if (inspect_cmd->parsed()) return RunInspect(inspect);
-  if (split_cmd->parsed()) return RunSplit(split);
-  if (calibrate_cmd->parsed()) return RunCalibrate(calibrate);
-  if (launch_cmd->parsed()) return RunLaunch(launch);
-  if (solve_cmd->parsed()) return RunSolve(solve);
-  if (devices_cmd->parsed()) return RunDevices(devices);
-  return kExitBadInput;
+  const auto run = [&]() -> int {
+    if (shard_cmd->parsed()) return RunShard(shard);
+    if (apply_cmd->parsed()) return RunApply(apply);
+    if (inspect_cmd->parsed()) return RunInspect(inspect);
+    if (split_cmd->parsed()) return RunSplit(split);
+    if (calibrate_cmd->parsed()) return RunCalibrate(calibrate);
+    if (launch_cmd->parsed()) return RunLaunch(launch);
+    if (solve_cmd->parsed()) return RunSolve(solve);
+    if (devices_cmd->parsed()) return RunDevices(devices);
+    return kExitBadInput;
+  };
+  const int code = run();
+  // How often this (main) thread ran each costly step: a diagnostic for
+  // tests (tests/step_counts_cli_test.sh), off unless asked for.
+  if (const char* env = std::getenv("AUTOSHARD_STEP_COUNTS");
+      env != nullptr && std::string(env) == "1") {
+    std::cerr << autoshard::StepCountsText(autoshard::ThreadStepCounts());
+  }
+  return code;
 }

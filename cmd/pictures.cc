@@ -41,9 +41,14 @@ absl::StatusOr<Pictures> RenderPlanPictures(const ModelOptions& o,
   ASSIGN_OR_RETURN(options.dot.detail, ParseGraphDetail(o.graph_detail));
   options.command_line = o.command_line;
   if (!options.html && options.graph_path.empty()) return Pictures{};
-  ASSIGN_OR_RETURN(proto::DeviceProfile device, LoadDeviceProfile(o.device));
+  // The device the plan was judged with is in its analysis; a plan made
+  // otherwise is judged with the flags' device.
+  proto::DeviceProfile device;
+  if (plan.analysis == nullptr) {
+    ASSIGN_OR_RETURN(device, LoadDeviceProfile(o.device));
+  }
   absl::StatusOr<Pictures> pictures =
-      RenderPictures(model, plan.proto, device, options);
+      RenderPictures(model, plan, device, options);
   if (!pictures.ok()) {
     return absl::Status(
         pictures.status().code(),

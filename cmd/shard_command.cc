@@ -33,11 +33,13 @@ void AddPlanningFlags(CLI::App* sub, Options* o) {
                 "search (also within auto): after a split fits, keep "
                 "searching for the best bottleneck");
   sub->add_option("--max-candidates", o->max_candidates,
-                  "search: splits to evaluate at most (default 100000)");
+                  absl::StrCat("search: splits to evaluate at most (default ",
+                               kDefaultMaxCandidates, ")"));
   sub->add_option(
       "--max-search-seconds", o->max_search_s,
-      "search, optimal, auto: seconds the search may spend, and the "
-      "optimal DPs again (default 60)");
+      absl::StrCat("search, optimal, auto: seconds the search may spend, and "
+                   "the optimal DPs again (default ",
+                   kDefaultMaxSearchSeconds, ")"));
   sub->add_option(
       "--bound-seconds", o->bound_s,
       "seconds the certified lower bound may take (the ideal DP's "

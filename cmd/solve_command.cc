@@ -27,7 +27,8 @@ CLI::App* SetupSolve(CLI::App& app, SolveCommandOptions* o) {
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   sub->add_option("--max-search-seconds", o->max_search_s,
-                  "seconds the DPs may spend (default 60)");
+                  absl::StrCat("seconds the DPs may spend (default ",
+                               kDefaultMaxSearchSeconds, ")"));
   sub->add_option("--bound-seconds", o->bound_s,
                   "seconds the certified bound may take (default 10; 0: the "
                   "cheap bound)");

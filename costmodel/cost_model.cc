@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/flops_rules.h"
+#include "graph/step_counts.h"
 
 // Note [Constants and weights]
 // A tensor is constant when it is a graph initializer (dense or sparse), the
@@ -319,6 +320,7 @@ bool NeverFolds(const std::string& op_type) {
 
 std::vector<uint8_t> FindConstantNodes(const onnx::GraphProto& graph_proto,
                                        const Graph& graph) {
+  ++ThreadStepCounts().constant_masks;
   absl::flat_hash_set<std::string> constants;
   for (const auto& t : graph_proto.initializer()) constants.insert(t.name());
   for (const auto& t : graph_proto.sparse_initializer()) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_profile.h"
 #include "graph/shapes.h"
+#include "graph/step_counts.h"
 
 namespace autoshard {
 namespace {
@@ -200,6 +201,7 @@ DeviceModel::DeviceModel(const ShardingProblem& problem,
                          const proto::DeviceProfile& profile,
                          Precision precision)
     : problem_(problem), profile_(profile) {
+  ++ThreadStepCounts().device_models;
   const int n = problem.num_nodes();
   const double peak = precision == Precision::kFp16
                           ? profile.peak_fp16_flops_per_s()

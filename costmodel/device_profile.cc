@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/builtin_profiles.h"
+#include "graph/step_counts.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -57,7 +58,11 @@ std::vector<std::string> BuiltinDeviceNames() {
   return {"ipu1", "ipu2", "ipu21", "c600"};
 }
 
-absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
+namespace {
+
+// LoadDeviceProfile's work, which a file's base reuses within one counted
+// load.
+absl::StatusOr<proto::DeviceProfile> LoadProfile(
     absl::string_view name_or_path) {
   if (const std::string text = internal::BuiltinProfileText(name_or_path);
       !text.empty()) {
@@ -92,7 +97,7 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
           name_or_path, ": base '", file.base(),
           "' is not a built-in profile (ipu1, ipu2, ipu21, c600)"));
     }
-    auto base = LoadDeviceProfile(file.base());
+    auto base = LoadProfile(file.base());
     if (!base.ok()) return base.status();
     profile = *std::move(base);
     profile.clear_sources();
@@ -114,6 +119,14 @@ absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
                          : absl::StrCat(file.base(), " as in ", name_or_path));
   }
   return Validated(std::move(profile), name_or_path);
+}
+
+}  // namespace
+
+absl::StatusOr<proto::DeviceProfile> LoadDeviceProfile(
+    absl::string_view name_or_path) {
+  ++ThreadStepCounts().profile_loads;
+  return LoadProfile(name_or_path);
 }
 
 namespace {

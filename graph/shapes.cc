@@ -28,18 +28,6 @@ bool TensorInfo::IsStatic() const {
   return true;
 }
 
-int64_t SaturatingMul(int64_t a, int64_t b) {
-  int64_t out = 0;
-  if (__builtin_mul_overflow(a, b, &out)) return INT64_MAX;
-  return out;
-}
-
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  int64_t out = 0;
-  if (__builtin_add_overflow(a, b, &out)) return INT64_MAX;
-  return out;
-}
-
 int64_t TensorInfo::NumElementsOr1() const {
   int64_t n = 1;
   for (int64_t d : dims) n = SaturatingMul(n, d < 0 ? 1 : d);

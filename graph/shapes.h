@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/saturating.h"  // SaturatingMul, SaturatingAdd
 #include "graph/shape_options.h"
 #include "onnx/defs/shape_inference.h"
 #include "onnx/onnx_pb.h"
@@ -34,11 +35,6 @@ struct TensorInfo {
 };
 
 using TensorInfoMap = absl::flat_hash_map<std::string, TensorInfo>;
-
-// a * b and a + b for non-negative sizes, clamped at INT64_MAX instead of
-// overflowing (a huge or corrupt shape must not wrap around).
-int64_t SaturatingMul(int64_t a, int64_t b);
-int64_t SaturatingAdd(int64_t a, int64_t b);
 
 // Size in bytes of one element of an ONNX data type (0 for STRING/UNDEFINED;
 // 1 for BOOL and 8-bit types; sub-byte types round up to 1).

@@ -7,6 +7,7 @@
 #define AUTOSHARD_GRAPH_STEP_COUNTS_H_
 
 #include <cstdint>
+#include <string>
 
 namespace autoshard {
 
@@ -18,12 +19,41 @@ struct StepCounts {
   // whole-model InferShapes (graph/fixed_shapes.h).
   int64_t node_reinferences = 0;
   int64_t plan_evaluations = 0;  // EvaluatePlan (costmodel/plan_evaluation.h)
+  // FindConstantNodes (costmodel/cost_model.h): the constant mask.
+  int64_t constant_masks = 0;
+  // LoadDeviceProfile (costmodel/device_profile.h), a built-in or a file
+  // (its base, when it names one, is part of the same load).
+  int64_t profile_loads = 0;
+  // DeviceModel constructions (costmodel/device_model.h), any problem.
+  int64_t device_models = 0;
+  // ONNX's strict inference of one per-stage model, as the split folder's
+  // check runs it (sharder/split/split_write.cc): once per stage written.
+  int64_t stage_inferences = 0;
 };
 
 // The calling thread's counts; a test resets them with `= StepCounts()`.
 inline StepCounts& ThreadStepCounts() {
   thread_local StepCounts counts;
   return counts;
+}
+
+// `counts` as one "step_count NAME N" line per counter, for
+// AUTOSHARD_STEP_COUNTS=1 (cmd/main.cc prints it on stderr) and tests.
+inline std::string StepCountsText(const StepCounts& counts) {
+  std::string text;
+  const auto line = [&text](const char* name, int64_t n) {
+    text += std::string("step_count ") + name + " " + std::to_string(n) + "\n";
+  };
+  line("node_namings", counts.node_namings);
+  line("dag_builds", counts.dag_builds);
+  line("onnx_inferences", counts.onnx_inferences);
+  line("node_reinferences", counts.node_reinferences);
+  line("plan_evaluations", counts.plan_evaluations);
+  line("constant_masks", counts.constant_masks);
+  line("profile_loads", counts.profile_loads);
+  line("device_models", counts.device_models);
+  line("stage_inferences", counts.stage_inferences);
+  return text;
 }
 
 }  // namespace autoshard

@@ -238,8 +238,8 @@ void BindPlanLists(PlanClass& c) {
           [](const Plan& p) {
             py::dict out;
             for (size_t i = 0; i < p.node_names.size(); ++i) {
-              out[py::str(p.node_names[i])] =
-                  py::make_tuple(p.ipu[i], p.pipeline_stage[i]);
+              out[py::str(p.node_names[i])] = py::make_tuple(
+                  p.placement.ipu[i], p.placement.pipeline_stage[i]);
             }
             return out;
           },

@@ -25,7 +25,7 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
   ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
   ASSIGN_OR_RETURN(Plan plan,
                    internal::PlanPreparedModel(p, model, options, start));
-  plan.planned = internal::TakePlannedModel(std::move(p));
+  plan.analysis = std::move(p.analysis);
   return plan;
 }
 
@@ -36,7 +36,7 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
   ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
   ASSIGN_OR_RETURN(Plan plan,
                    internal::PlanPreparedPoints(p, options, points, start));
-  plan.planned = internal::TakePlannedModel(std::move(p));
+  plan.analysis = std::move(p.analysis);
   return plan;
 }
 
@@ -62,7 +62,7 @@ absl::Status ApplyPlan(const Plan& plan, onnx::ModelProto* model) {
           "node #", i, " is '", node->name(), "' but the plan has '",
           plan.node_names[i], "': not the model that was planned"));
     }
-    SetPlacement(plan.ipu[i], plan.pipeline_stage[i], node);
+    SetPlacement(plan.placement.ipu[i], plan.placement.pipeline_stage[i], node);
   }
   return absl::OkStatus();
 }

@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/placement.h"
 #include "onnx/onnx_pb.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
@@ -37,7 +38,7 @@
 
 namespace autoshard {
 
-struct PlannedModel;  // graph/planned_model.h: internal
+struct ModelAnalysis;  // costmodel/model_analysis.h: internal
 
 // A sharding point as written in a PopRT sharding config.
 struct NamedShardingPoint {
@@ -48,17 +49,24 @@ struct NamedShardingPoint {
 
 struct Plan {
   proto::Plan proto;  // the plan file's content (see proto/plan.proto)
-  // Per node of the main graph in file order.
+  // Per node of the main graph in file order: its name, and where it runs
+  // (the strategy's placement as it is, graph/placement.h).
   std::vector<std::string> node_names;
-  std::vector<int> ipu;
-  std::vector<int> pipeline_stage;
+  Placement placement;
+  // Per IPU: the seconds of its stage time (proto.ipus(d).stage_time_s) that
+  // are cut-tensor copies, as the performance model counts them
+  // (DeviceModel::CopySeconds of the bytes it receives, plus of the bytes
+  // it sends): what the pictures show, so no writer re-derives them.
+  std::vector<double> copy_s;
   // The problem the plan solved (proto/problem.proto), when
   // Options::keep_problem: `autoshard solve` replays it.
   proto::Problem problem;
-  // What planning built that the outputs reuse (the DAG, the interface
-  // types): set by PlanModel and PlanFromShardingPoints, shared by copies;
-  // null for a Plan made otherwise (the outputs then compute it again).
-  std::shared_ptr<const PlannedModel> planned;
+  // Planning's analysis of the model (the DAG, shapes, costs, constant
+  // mask, problem, device models: Note [One analysis per model]), which the
+  // outputs read instead of computing it again: set by PlanModel and
+  // PlanFromShardingPoints, shared by copies; null for a Plan made otherwise
+  // (the outputs then compute what they need themselves).
+  std::shared_ptr<const ModelAnalysis> analysis;
 };
 
 // Plans `model` with `options.strategy`. A plan that does not fit is still a

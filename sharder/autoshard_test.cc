@@ -35,7 +35,7 @@ TEST(AutoshardTest, PlanAndApplyAnnotateEveryNode) {
   EXPECT_THAT(plan->node_names,
               ElementsAre("MatMul_0", "Relu_1", "Add_2", "MatMul_3"));
   // 128 B total, target 64 B: the first subgraph {n0, n1, n2} has 64 B.
-  EXPECT_THAT(plan->ipu, ElementsAre(0, 0, 0, 1));
+  EXPECT_THAT(plan->placement.ipu, ElementsAre(0, 0, 0, 1));
   ASSERT_EQ(plan->proto.sharding_points_size(), 1);
   EXPECT_EQ(plan->proto.sharding_points(0).node(), "Add_2");
   EXPECT_EQ(plan->proto.ipus(0).weight_bytes(), 64);
@@ -50,7 +50,7 @@ TEST(AutoshardTest, PlanAndApplyAnnotateEveryNode) {
     const auto& node = model.graph().node(i);
     ASSERT_EQ(node.attribute_size(), 2) << node.name();
     EXPECT_EQ(node.attribute(0).name(), kIpuAttribute);
-    EXPECT_EQ(node.attribute(0).i(), plan->ipu[i]);
+    EXPECT_EQ(node.attribute(0).i(), plan->placement.ipu[i]);
     EXPECT_EQ(node.attribute(1).name(), kStageAttribute);
   }
 }
@@ -66,7 +66,7 @@ TEST(AutoshardTest, ShardingConfigRoundTripReproducesTheAssignment) {
   ASSERT_TRUE(points.ok()) << points.status();
   auto applied = PlanFromShardingPoints(model, options, *points);
   ASSERT_TRUE(applied.ok()) << applied.status();
-  EXPECT_EQ(applied->ipu, plan->ipu);
+  EXPECT_EQ(applied->placement.ipu, plan->placement.ipu);
 }
 
 TEST(AutoshardTest, UnknownNodeInShardingConfigIsAnError) {
@@ -113,7 +113,7 @@ TEST(AutoshardTest, ShardingConfigIsStrict) {
   // No points: one IPU (the config autoshard writes for a 1-IPU plan).
   auto one = PlanFromShardingPoints(model, options, {});
   ASSERT_TRUE(one.ok()) << one.status();
-  EXPECT_THAT(one->ipu, ElementsAre(0, 0, 0, 0));
+  EXPECT_THAT(one->placement.ipu, ElementsAre(0, 0, 0, 0));
   EXPECT_EQ(one->proto.num_ipus(), 1);
   EXPECT_THAT(one->proto.warnings(),
               ::testing::Contains(HasSubstr("has no points")));
@@ -213,7 +213,7 @@ TEST(AutoshardTest, AMultiOutputNodeSendsOnlyTheOutputsOthersRead) {
   Options options;
   auto plan = PlanFromShardingPoints(model, options, {{"n1", 0, 0}});
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_THAT(plan->ipu, ElementsAre(0, 0, 1, 1));
+  EXPECT_THAT(plan->placement.ipu, ElementsAre(0, 0, 1, 1));
   EXPECT_EQ(plan->proto.ipus(0).cut_tensor_out_bytes(), 32);
   EXPECT_EQ(plan->proto.ipus(1).cut_tensor_in_bytes(), 32);
 }

@@ -108,7 +108,7 @@ namespace {
 absl::StatusOr<std::vector<std::vector<int32_t>>> CalibrationCandidates(
     const internal::Prepared& p, const Options& options,
     const std::vector<int>& num_ipus, std::vector<int>* counts) {
-  const int num_nodes = p.problem.num_nodes();
+  const int num_nodes = p.analysis->problem.num_nodes();
   std::vector<std::vector<int32_t>> candidates = {
       std::vector<int32_t>(num_nodes, 0)};
   *counts = {1};
@@ -121,7 +121,7 @@ absl::StatusOr<std::vector<std::vector<int32_t>>> CalibrationCandidates(
     ASSIGN_OR_RETURN(Plan plan,
                      internal::PlanPrepared(p, split, nullptr,
                                             std::chrono::steady_clock::now()));
-    candidates.emplace_back(plan.ipu.begin(), plan.ipu.end());
+    candidates.push_back(plan.placement.ipu);
     counts->push_back(k);
   }
   return candidates;
@@ -198,22 +198,22 @@ absl::StatusOr<CalibrationResult> CalibrateMemory(
                           absl::StrCat(m.path, ": ", p.status().message()));
     }
     prepared.push_back(*std::move(p));
-    base = prepared.back().device;
+    base = prepared.back().analysis->device;
     std::vector<int> counts;
     ASSIGN_OR_RETURN(
         std::vector<std::vector<int32_t>> candidates,
         CalibrationCandidates(prepared.back(), options, num_ipus, &counts));
     // The candidates carry planning's names (ApplyPlan): no second naming.
-    CompileOracle oracle(
-        options.compile_cmd,
-        internal::WriteCandidateOf(m.model, prepared.back().problem.names),
-        m.model_dir, m.external_files, options.jobs);
+    CompileOracle oracle(options.compile_cmd,
+                         internal::WriteCandidateOf(
+                             m.model, prepared.back().analysis->problem.names),
+                         m.model_dir, m.external_files, options.jobs);
     ASSIGN_OR_RETURN(
         std::vector<CompileVerdict> verdicts,
         oracle.Compile(candidates, base.available_memory_proportion()));
     result.compiles += static_cast<int>(verdicts.size());
-    AddSamples(m, &prepared.back().problem, candidates, counts, verdicts, base,
-               &samples, &observations);
+    AddSamples(m, &prepared.back().analysis->problem, candidates, counts,
+               verdicts, base, &samples, &observations);
   }
   if (samples.empty()) {
     return absl::FailedPreconditionError(

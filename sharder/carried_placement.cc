@@ -14,12 +14,12 @@ namespace {
 // Fills c->assignment from the annotations; an error for a node that lacks
 // one of the two or has a bad value.
 absl::Status ReadAttributes(const Prepared& p, CarriedPlacement* c) {
-  const int n = p.graph.num_nodes();
+  const int n = p.analysis->dag.num_nodes();
   c->assignment.ipu.assign(n, -1);
   c->assignment.pipeline_stage.assign(n, -1);
   absl::Status missing;
   for (NodeId id = 0; id < n; ++id) {
-    const onnx::NodeProto& node = p.graph.node(id);
+    const onnx::NodeProto& node = p.analysis->dag.node(id);
     ASSIGN_OR_RETURN(c->assignment.ipu[id],
                      PlacementAttr(node, id, kIpuAttribute));
     ASSIGN_OR_RETURN(c->assignment.pipeline_stage[id],
@@ -48,7 +48,8 @@ absl::Status ReadAttributes(const Prepared& p, CarriedPlacement* c) {
 CarriedPlacement ReadCarriedPlacement(const Prepared& p) {
   CarriedPlacement c;
   c.error = ReadAttributes(p, &c);
-  if (c.error.ok()) c.error = ValidateAssignment(p.problem, c.assignment);
+  if (c.error.ok())
+    c.error = ValidateAssignment(p.analysis->problem, c.assignment);
   return c;
 }
 

@@ -19,14 +19,14 @@ struct CarriedPlacement {
   int64_t annotated_nodes = 0;  // nodes with __ipu_number
   int32_t num_ipus = 0;         // highest __ipu_number + 1
   int32_t num_stages = 0;       // highest __pipeline_stage + 1
-  // Per node of p.graph; whole only when `error` is ok.
+  // Per node of p.analysis->dag; whole only when `error` is ok.
   Assignment assignment;
   // InvalidArgument naming the node when a node lacks either attribute or
   // has a bad value, or the placement breaks ValidateAssignment's rules.
   absl::Status error;
 };
 
-// Reads the annotations of p.graph's nodes. annotated_nodes is 0 for a
+// Reads the annotations of p.analysis->dag's nodes. annotated_nodes is 0 for a
 // model without any.
 CarriedPlacement ReadCarriedPlacement(const Prepared& p);
 

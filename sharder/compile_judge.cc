@@ -9,6 +9,7 @@
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
 #include "sharder/outputs/write_outputs.h"
+#include "sharder/strategies/registry.h"
 
 namespace autoshard::internal {
 namespace fs = std::filesystem;
@@ -20,8 +21,8 @@ CandidateWriter WriteCandidateOf(const onnx::ModelProto& model,
              const std::vector<fs::path>& inputs) -> absl::Status {
     Plan plan;
     plan.node_names = names;
-    plan.ipu.assign(ipu_of_node.begin(), ipu_of_node.end());
-    plan.pipeline_stage = plan.ipu;
+    plan.placement.ipu.assign(ipu_of_node.begin(), ipu_of_node.end());
+    plan.placement.pipeline_stage = plan.placement.ipu;
     LoadedModel candidate;
     candidate.model = model;
     // The candidate's source is the model in memory: no file of its own (a
@@ -42,14 +43,15 @@ absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
   if (options.compile_cmd.empty()) return nullptr;
   // The search's compiles share its deadline; the others' run after
   // planning, each within the compile timeout only.
+  const Strategy* strategy = FindStrategy(options.strategy);
   const auto deadline =
-      options.strategy != "search"
+      strategy == nullptr || !strategy->accepts_oracle()
           ? std::chrono::steady_clock::time_point::max()
           : std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(options.max_search_s));
   return std::make_unique<CompileOracle>(
-      options.compile_cmd, WriteCandidateOf(model, p.problem.names),
+      options.compile_cmd, WriteCandidateOf(model, p.analysis->problem.names),
       options.model_dir, options.external_files, options.jobs,
       options.compile_timeout_s, deadline);
 }
@@ -87,7 +89,7 @@ absl::StatusOr<StrategyResult> CompileInOrder(const StrategyContext& c,
                                               const SearchOracle& oracle,
                                               const std::string& strategy) {
   std::string first_name = strategy;  // auto: its chosen candidate's
-  for (const proto::StrategyResult& k : r.candidates)
+  for (const proto::StrategyResult& k : r.summary.candidates())
     if (k.chosen()) first_name = k.strategy();
   std::vector<RunnerUp> order = {
       {first_name, r.assignment, r.available_memory_proportion}};
@@ -106,11 +108,9 @@ absl::StatusOr<StrategyResult> CompileInOrder(const StrategyContext& c,
     if (i > 0) {
       StrategyResult accepted = Evaluated(c, std::move(order[i].assignment),
                                           order[i].available_memory_proportion);
-      accepted.search = std::move(r.search);
-      accepted.optimal = std::move(r.optimal);
+      accepted.summary = std::move(r.summary);
       accepted.warnings = std::move(r.warnings);
-      accepted.candidates = std::move(r.candidates);
-      for (proto::StrategyResult& k : accepted.candidates)
+      for (proto::StrategyResult& k : *accepted.summary.mutable_candidates())
         k.set_chosen(k.strategy() == order[i].strategy);
       r = std::move(accepted);
     }

@@ -131,10 +131,10 @@ TEST(CompileJudgeTest, CompileInOrderTakesTheFirstAcceptedSplit) {
   c.device = testing::ToyChip();
   c.num_ipus = 2;
   StrategyResult r = Evaluated(c, Assignment{{0, 0, 1}, {0, 0, 1}}, 0.6);
-  r.candidates.resize(2);
-  r.candidates[0].set_strategy("optimal");
-  r.candidates[0].set_chosen(true);
-  r.candidates[1].set_strategy("raw");
+  proto::StrategyResult* optimal = r.summary.add_candidates();
+  optimal->set_strategy("optimal");
+  optimal->set_chosen(true);
+  r.summary.add_candidates()->set_strategy("raw");
   r.runners_up = {{"raw", Assignment{{0, 1, 1}, {0, 1, 1}}, 0.6}};
   std::vector<std::vector<int32_t>> compiled;
   // Refuses {0, 0, 1} (tile 5, 1200 bytes), accepts the rest.
@@ -155,8 +155,8 @@ TEST(CompileJudgeTest, CompileInOrderTakesTheFirstAcceptedSplit) {
             (std::vector<std::vector<int32_t>>{{0, 0, 1}, {0, 1, 1}}));
   EXPECT_EQ(got->assignment.ipu, (std::vector<int32_t>{0, 1, 1}));
   EXPECT_EQ(got->compiler_fits, true);
-  EXPECT_FALSE(got->candidates[0].chosen());
-  EXPECT_TRUE(got->candidates[1].chosen());
+  EXPECT_FALSE(got->summary.candidates(0).chosen());
+  EXPECT_TRUE(got->summary.candidates(1).chosen());
   ASSERT_EQ(got->warnings.size(), 1u);
   EXPECT_EQ(got->warnings[0],
             "the compile command refused 1 split before accepting raw's: "

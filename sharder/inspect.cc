@@ -63,46 +63,48 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
   proto::InspectReport r;
   internal::AddTensorsAndNodes(p, &r);
   internal::AddAssumptions(p, r.mutable_assumptions());
-  const ShardingProblem& problem = p.problem;
+  const ShardingProblem& problem = p.analysis->problem;
   const int n = problem.num_nodes();
   r.set_num_nodes(n);
   r.set_ir_version(model.ir_version());
   for (const auto& opset : model.opset_import()) {
     if (IsDefaultDomain(opset.domain())) r.set_opset(opset.version());
   }
-  r.set_device(p.device.name());
+  r.set_device(p.analysis->device.name());
   r.set_precision(internal::PrecisionName(options.precision));
-  r.set_batch_size(static_cast<int32_t>(p.batch));
-  r.set_total_flops(p.costs.total_flops);
-  r.set_total_weight_bytes(p.costs.total_weight_bytes);
+  r.set_batch_size(static_cast<int32_t>(p.analysis->batch));
+  r.set_total_flops(p.analysis->costs.total_flops);
+  r.set_total_weight_bytes(p.analysis->costs.total_weight_bytes);
   int64_t parameters = 0;
-  for (const Weight& w : p.costs.weights) parameters += w.num_elements;
+  for (const Weight& w : p.analysis->costs.weights)
+    parameters += w.num_elements;
   r.set_parameters(parameters);
 
   // Per op type; each weight counted at its first reader.
   std::map<std::string, proto::OpTypeSummary> by_type;
-  std::vector<bool> counted(p.costs.weights.size(), false);
+  std::vector<bool> counted(p.analysis->costs.weights.size(), false);
   double macs = 0;
   int64_t heavy_unknown = 0;
   for (NodeId id = 0; id < n; ++id) {
-    const NodeCost& c = p.costs.nodes[id];
-    proto::OpTypeSummary& t = by_type[OpLabel(p.graph.node(id))];
+    const NodeCost& c = p.analysis->costs.nodes[id];
+    proto::OpTypeSummary& t = by_type[OpLabel(p.analysis->dag.node(id))];
     t.set_count(t.count() + 1);
     t.set_flops(t.flops() + c.flops);
     t.set_macs(t.macs() + c.macs);
     t.set_has_flops_rule(c.has_flops_rule);
-    for (int32_t w : p.costs.node_weights[id]) {
+    for (int32_t w : p.analysis->costs.node_weights[id]) {
       if (counted[w]) continue;
       counted[w] = true;
-      t.set_weight_bytes(t.weight_bytes() + p.costs.weights[w].size_bytes);
+      t.set_weight_bytes(t.weight_bytes() +
+                         p.analysis->costs.weights[w].size_bytes);
     }
     macs += c.macs;
     if (!c.shapes_known && IsHeavyOpClass(c.op_class)) ++heavy_unknown;
     if (!c.output_shapes_static) {
       r.set_nodes_without_static_shape(r.nodes_without_static_shape() + 1);
-      r.add_nodes_without_static_shape_names(p.graph.name(id));
+      r.add_nodes_without_static_shape_names(p.analysis->dag.name(id));
       if (IsHeavyOpClass(c.op_class)) {
-        r.add_heavy_nodes_without_static_shape(p.graph.name(id));
+        r.add_heavy_nodes_without_static_shape(p.analysis->dag.name(id));
       }
     }
   }
@@ -117,8 +119,9 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
       types.begin(), types.end(),
       [](const auto& a, const auto& b) { return a.flops() > b.flops(); });
   for (auto& t : types) *r.add_op_types() = std::move(t);
-  for (const auto& op : p.costs.ops_without_rule) r.add_ops_without_rule(op);
-  r.set_nodes_with_unknown_shapes(p.costs.nodes_with_unknown_shapes);
+  for (const auto& op : p.analysis->costs.ops_without_rule)
+    r.add_ops_without_rule(op);
+  r.set_nodes_with_unknown_shapes(p.analysis->costs.nodes_with_unknown_shapes);
   r.set_heavy_nodes_with_unknown_shapes(heavy_unknown);
   for (const internal::UnresolvedDim& d : p.unresolved_dims) {
     proto::UnresolvedDim* u = r.add_unresolved_dims();
@@ -127,9 +130,10 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
     u->set_name(d.name);
   }
 
-  DeviceModel device(problem, p.device, options.precision);
-  *r.mutable_single_ipu_memory() = MemoryProto(
-      device.EvaluateMemory(std::vector<int32_t>(n, 0), 0), 0, p.device);
+  const DeviceModel& device = p.analysis->device_model();
+  *r.mutable_single_ipu_memory() =
+      MemoryProto(device.EvaluateMemory(std::vector<int32_t>(n, 0), 0), 0,
+                  p.analysis->device);
   RETURN_IF_ERROR(AddFewestIpus(p, options, &r));
   AddCarriedPlacement(p, options, &r);
   for (const auto& w : p.warnings) r.add_warnings(w);

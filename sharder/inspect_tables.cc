@@ -22,8 +22,8 @@ void SetTensor(const std::string& name, const onnx::TypeProto& type,
                const internal::Prepared& p, proto::TensorSummary* out) {
   out->set_name(name);
   out->set_dtype(TypeName(type));
-  auto it = p.tensors.find(name);
-  if (it == p.tensors.end() || !it->second.rank_known) return;
+  auto it = p.analysis->tensors.find(name);
+  if (it == p.analysis->tensors.end() || !it->second.rank_known) return;
   out->set_rank_known(true);
   for (int64_t d : it->second.dims) out->add_dims(d);
 }
@@ -38,12 +38,12 @@ std::string ShapeText(bool rank_known,
   return absl::StrJoin(parts, separator);
 }
 
-// "8x3x224x224" for `tensor` in `p.tensors`, "?" where unknown.
+// "8x3x224x224" for `tensor` in `p.analysis->tensors`, "?" where unknown.
 std::string TensorShapeText(const internal::Prepared& p,
                             const std::string& tensor) {
   if (tensor.empty()) return "";
-  auto it = p.tensors.find(tensor);
-  if (it == p.tensors.end() || !it->second.rank_known) return "?";
+  auto it = p.analysis->tensors.find(tensor);
+  if (it == p.analysis->tensors.end() || !it->second.rank_known) return "?";
   std::vector<std::string> parts;
   for (int64_t d : it->second.dims)
     parts.push_back(d < 0 ? "?" : absl::StrCat(d));
@@ -55,12 +55,12 @@ std::string TensorShapeText(const internal::Prepared& p,
 std::vector<bool> DataDependentNodes(const internal::Prepared& p) {
   static const std::set<std::string> kOps = {"NonZero", "NonMaxSuppression",
                                              "Unique", "Compress", "Loop"};
-  std::vector<bool> out(p.graph.num_nodes(), false);
+  std::vector<bool> out(p.analysis->dag.num_nodes(), false);
   for (const auto& a : p.shape_assumptions) {
-    if (NodeId id = p.graph.producer_of(a.tensor); id != kNoNode) {
+    if (NodeId id = p.analysis->dag.producer_of(a.tensor); id != kNoNode) {
       out[id] = true;
     } else if (NodeId outer =
-                   p.graph.FindNode(a.node.substr(0, a.node.find(" > ")));
+                   p.analysis->dag.FindNode(a.node.substr(0, a.node.find(" > ")));
                outer != kNoNode) {
       out[outer] = true;  // a body's node: its If/Loop/Scan
     }
@@ -70,16 +70,16 @@ std::vector<bool> DataDependentNodes(const internal::Prepared& p) {
   auto unknown_if = [&](const onnx::NodeProto& node) {
     if (node.op_type() != "If") return false;
     for (const std::string& o : node.output()) {
-      auto it = p.tensors.find(o);
-      if (it == p.tensors.end() || !it->second.IsStatic()) return true;
+      auto it = p.analysis->tensors.find(o);
+      if (it == p.analysis->tensors.end() || !it->second.IsStatic()) return true;
     }
     return false;
   };
-  for (NodeId id : p.graph.topological_order()) {
-    const onnx::NodeProto& node = p.graph.node(id);
+  for (NodeId id : p.analysis->dag.topological_order()) {
+    const onnx::NodeProto& node = p.analysis->dag.node(id);
     bool dependent =
         out[id] || kOps.contains(node.op_type()) || unknown_if(node);
-    for (NodeId from : p.graph.producers(id))
+    for (NodeId from : p.analysis->dag.producers(id))
       dependent = dependent || out[from];
     out[id] = dependent;
   }
@@ -91,7 +91,7 @@ std::vector<bool> DataDependentNodes(const internal::Prepared& p) {
 namespace internal {
 
 void AddTensorsAndNodes(const Prepared& p, proto::InspectReport* r) {
-  const onnx::GraphProto& g = p.model->graph();
+  const onnx::GraphProto& g = p.analysis->model->graph();
   std::set<std::string> initializers;
   for (const auto& t : g.initializer()) initializers.insert(t.name());
   for (const auto& vi : g.input()) {
@@ -101,23 +101,23 @@ void AddTensorsAndNodes(const Prepared& p, proto::InspectReport* r) {
   for (const auto& vi : g.output()) {
     SetTensor(vi.name(), vi.type(), p, r->add_outputs());
   }
-  const double total = std::max(p.costs.total_flops, 1.0);
+  const double total = std::max(p.analysis->costs.total_flops, 1.0);
   const std::vector<bool> data_dependent = DataDependentNodes(p);
-  for (NodeId id = 0; id < p.graph.num_nodes(); ++id) {
-    const onnx::NodeProto& node = p.graph.node(id);
-    const NodeCost& c = p.costs.nodes[id];
+  for (NodeId id = 0; id < p.analysis->dag.num_nodes(); ++id) {
+    const onnx::NodeProto& node = p.analysis->dag.node(id);
+    const NodeCost& c = p.analysis->costs.nodes[id];
     proto::NodeRow* row = r->add_nodes();
-    row->set_name(p.graph.name(id));
+    row->set_name(p.analysis->dag.name(id));
     row->set_op_type(OpLabel(node));
     row->set_flops(c.flops);
     row->set_flops_percent(100.0 * c.flops / total);
     int64_t weights = 0;
-    for (int32_t w : p.costs.node_weights[id])
-      weights += p.costs.weights[w].size_bytes;
+    for (int32_t w : p.analysis->costs.node_weights[id])
+      weights += p.analysis->costs.weights[w].size_bytes;
     row->set_weight_bytes(weights);
     if (node.output_size() > 0) {
-      auto it = p.tensors.find(node.output(0));
-      if (it != p.tensors.end() && it->second.rank_known) {
+      auto it = p.analysis->tensors.find(node.output(0));
+      if (it != p.analysis->tensors.end() && it->second.rank_known) {
         for (int64_t d : it->second.dims) row->add_output_dims(d);
       } else {
         row->add_output_dims(-1);

@@ -14,7 +14,8 @@
 namespace autoshard::internal {
 
 // Fills r's inputs and outputs (graph inputs that are not initializers; the
-// shapes p.tensors holds) and nodes (one row per node of p.graph).
+// shapes p.analysis->tensors holds) and nodes (one row per node of
+// p.analysis->dag).
 void AddTensorsAndNodes(const Prepared& p, proto::InspectReport* r);
 
 // "  input  float32  [1,3,224,224]" lines under "inputs:" and "outputs:".

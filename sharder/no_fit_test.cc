@@ -26,11 +26,11 @@ absl::StatusOr<internal::Prepared> PrepareResidual(int64_t tile_bytes) {
 TEST(NoFitTest, TheWeightsNeedMoreIpus) {
   absl::StatusOr<internal::Prepared> p = PrepareResidual(100);
   ASSERT_TRUE(p.ok()) << p.status();
-  ASSERT_EQ(p->costs.total_weight_bytes, 128);
-  const std::vector<int32_t> ipu(p->problem.num_nodes(), 0);
+  ASSERT_EQ(p->analysis->costs.total_weight_bytes, 128);
+  const std::vector<int32_t> ipu(p->analysis->problem.num_nodes(), 0);
   // 128 B of weights on IPUs of 100 B: ceil(128 / 100) = 2 IPUs at least.
-  const NoFit why =
-      ExplainNoFit(p->problem, p->device, Precision::kFp32, 128, 1, 1, ipu, 0);
+  const NoFit why = ExplainNoFit(p->analysis->problem, p->analysis->device,
+                                 Precision::kFp32, 128, 1, 1, ipu, 0);
   EXPECT_EQ(why.reason,
             "the weights (128 B) need at least 2 IPUs (an IPU holds 100 B); "
             "the plan has 1");
@@ -39,10 +39,10 @@ TEST(NoFitTest, TheWeightsNeedMoreIpus) {
                           "--precision fp16 (float weights halve: at least 1 "
                           "IPU)"));
   // fp16 already: no fp16 advice.
-  EXPECT_EQ(
-      ExplainNoFit(p->problem, p->device, Precision::kFp16, 128, 1, 1, ipu, 0)
-          .would_fit.size(),
-      1u);
+  EXPECT_EQ(ExplainNoFit(p->analysis->problem, p->analysis->device,
+                         Precision::kFp16, 128, 1, 1, ipu, 0)
+                .would_fit.size(),
+            1u);
 }
 
 TEST(NoFitTest, ANodeNoIpuHoldsIsTheReasonInThePlan) {

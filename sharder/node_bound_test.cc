@@ -21,15 +21,20 @@ TEST(NodeBoundTest, ANodeNoIpuHolds) {
   options.device.set_tiles_per_ipu(1);  // an IPU of 630 bytes
   absl::StatusOr<internal::Prepared> p = internal::Prepare(model, options);
   ASSERT_TRUE(p.ok()) << p.status();
-  DeviceModel device(p->problem, p->device, Precision::kFp32);
+  DeviceModel device(p->analysis->problem, p->analysis->device,
+                     Precision::kFp32);
   // n3 = MatMul(c, w1): w1 64 + matmul code 538 (one tile; the calibrated
   // ipu2 profile, costmodel/builtin_profiles.cc) + c 16 + y 16.
-  const int32_t n3 = p->graph.FindNode("n3");
-  EXPECT_EQ(NodeBoundBytes(p->problem, device, n3), 64 + 538 + 16 + 16);
+  const int32_t n3 = p->analysis->dag.FindNode("n3");
+  EXPECT_EQ(NodeBoundBytes(p->analysis->problem, device, n3),
+            64 + 538 + 16 + 16);
   // n0 = MatMul(x, w0): x is a graph input, not counted: 64 + 538 + 16.
-  EXPECT_EQ(NodeBoundBytes(p->problem, device, p->graph.FindNode("n0")), 618);
+  EXPECT_EQ(NodeBoundBytes(p->analysis->problem, device,
+                           p->analysis->dag.FindNode("n0")),
+            618);
   // 634 > 630: n3 fits nowhere; n0 (618) would.
-  std::optional<OverflowingNode> worst = NodeThatNoIpuHolds(p->problem, device);
+  std::optional<OverflowingNode> worst =
+      NodeThatNoIpuHolds(p->analysis->problem, device);
   ASSERT_TRUE(worst.has_value());
   EXPECT_EQ(worst->node, n3);
   EXPECT_THAT(worst->message, HasSubstr("node 'n3' alone needs at least 634 "
@@ -38,9 +43,11 @@ TEST(NodeBoundTest, ANodeNoIpuHolds) {
   options.device.set_bytes_per_tile(640);
   p = internal::Prepare(model, options);
   ASSERT_TRUE(p.ok());
-  EXPECT_FALSE(NodeThatNoIpuHolds(p->problem, DeviceModel(p->problem, p->device,
-                                                          Precision::kFp32))
-                   .has_value());
+  EXPECT_FALSE(
+      NodeThatNoIpuHolds(p->analysis->problem,
+                         DeviceModel(p->analysis->problem, p->analysis->device,
+                                     Precision::kFp32))
+          .has_value());
 }
 
 TEST(NodeBoundTest, PlanModelSaysSoAndSkipsTheSearch) {

@@ -31,9 +31,14 @@ absl::Status Options::Validate() const {
   // as it goes, the others' splits are compiled afterwards, in order
   // (sharder/compile_judge.h). Without a compile command --jobs counts
   // nothing here (the CLI's batch mode reads it as models at once).
-  if (strategy != "search" && strategy != "auto" && optimal_perf) {
-    return absl::InvalidArgumentError(
-        "--optimal-perf needs --strategy search or auto");
+  if (optimal_perf && !FindStrategy(strategy)->optimal_perf()) {
+    // Listed from the simplest (the registry lists the default first).
+    std::vector<std::string> able;
+    for (auto it = Strategies().rbegin(); it != Strategies().rend(); ++it) {
+      if (it->strategy->optimal_perf()) able.emplace_back(it->strategy->name());
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--optimal-perf needs --strategy ", absl::StrJoin(able, " or ")));
   }
   if (!(compile_timeout_s > 0)) {
     return absl::InvalidArgumentError("--compile-timeout must be positive");

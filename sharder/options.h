@@ -16,6 +16,7 @@
 #include "costmodel/precision.h"
 #include "graph/shape_options.h"
 #include "proto/device.pb.h"
+#include "sharder/strategies/defaults.h"
 
 namespace autoshard {
 
@@ -37,10 +38,11 @@ struct Options {
   // split that fits, then the smallest bottleneck.
   std::string strategy = "auto";
   bool optimal_perf = false;  // search: keep going for the best bottleneck
-  int64_t max_candidates = 100000;  // search: splits to evaluate at most
+  // search: splits to evaluate at most.
+  int64_t max_candidates = kDefaultMaxCandidates;
   // Seconds the search may spend at most, and the optimal strategy's DPs
   // again (auto runs both).
-  double max_search_s = 60;
+  double max_search_s = kDefaultMaxSearchSeconds;
   // Seconds the certified bound may take (sharder/bound/certify.h: the
   // ideal DP's relaxation or COIN-OR CBC); 0 turns the solver off and the
   // certified bound is the cheap one (DeviceModel::LowerBound).

@@ -24,7 +24,7 @@ namespace {
 absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
                                   const SearchOracle& oracle,
                                   std::chrono::steady_clock::time_point start) {
-  const int most = std::min(options.max_ipus, p.problem.num_nodes());
+  const int most = std::min(options.max_ipus, p.analysis->problem.num_nodes());
   if (most < 1) {
     return absl::InvalidArgumentError("the model's main graph has no nodes");
   }
@@ -33,15 +33,17 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
   const auto loop_start = std::chrono::steady_clock::now();
   // Every weight is stored on some IPU: counts whose memory the weights alone
   // exceed never fit and are skipped unplanned (all but the last).
-  const double ipu_bytes = static_cast<double>(p.device.tiles_per_ipu()) *
-                           static_cast<double>(p.device.bytes_per_tile());
+  const double ipu_bytes =
+      static_cast<double>(p.analysis->device.tiles_per_ipu()) *
+      static_cast<double>(p.analysis->device.bytes_per_tile());
   // So are all when a node alone overflows an IPU (sharder/pod/node_bound.h).
-  const std::optional<pod::OverflowingNode> too_big = pod::NodeThatNoIpuHolds(
-      p.problem, DeviceModel(p.problem, p.device, options.precision));
+  const std::optional<pod::OverflowingNode> too_big =
+      pod::NodeThatNoIpuHolds(p.analysis->problem, p.analysis->device_model());
   const auto too_small = [&](int k) {
     return 2 * k <= most &&
            (too_big ||
-            static_cast<double>(p.costs.total_weight_bytes) > k * ipu_bytes);
+            static_cast<double>(p.analysis->costs.total_weight_bytes) >
+                k * ipu_bytes);
   };
   for (int k = 1; k <= most; k *= 2) {
     if (too_small(k)) {
@@ -85,7 +87,7 @@ absl::StatusOr<Plan> PlanPreparedModel(
   }
   if (carried.annotated_nodes > 0) {
     p.warnings.push_back(
-        absl::StrCat(CarriedPlacementText(carried, p.graph.num_nodes()),
+        absl::StrCat(CarriedPlacementText(carried, p.analysis->dag.num_nodes()),
                      ": planned again; --keep-placement evaluates it instead"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<CompileOracle> compiler,
@@ -110,7 +112,7 @@ absl::StatusOr<Plan> PlanPreparedPoints(
   }
   std::vector<ShardingPoint> resolved;
   for (const NamedShardingPoint& named : points) {
-    NodeId id = p.graph.FindNode(named.node);
+    NodeId id = p.analysis->dag.FindNode(named.node);
     if (id == kNoNode) {
       return absl::InvalidArgumentError(
           absl::StrCat("sharding point names node '", named.node,
@@ -118,8 +120,9 @@ absl::StatusOr<Plan> PlanPreparedPoints(
     }
     resolved.push_back({id, named.ipu, named.pipeline_stage});
   }
-  ASSIGN_OR_RETURN(Assignment a, ApplyShardingPoints(p.problem, resolved));
-  RETURN_IF_ERROR(ValidateAssignment(p.problem, a));
+  ASSIGN_OR_RETURN(Assignment a,
+                   ApplyShardingPoints(p.analysis->problem, resolved));
+  RETURN_IF_ERROR(ValidateAssignment(p.analysis->problem, a));
   return PlanOfAssignment(p, options, a, resolved, "apply", start);
 }
 
@@ -129,7 +132,7 @@ Plan PlanOfAssignment(Prepared& p, const Options& options, const Assignment& a,
                       std::chrono::steady_clock::time_point start) {
   // PopART runs a pipeline stage on one IPU (and `split` needs that).
   std::map<int32_t, std::set<int32_t>> ipus_of_stage;
-  for (int32_t node = 0; node < p.problem.num_nodes(); ++node)
+  for (int32_t node = 0; node < p.analysis->problem.num_nodes(); ++node)
     ipus_of_stage[a.pipeline_stage[node]].insert(a.ipu[node]);
   for (const auto& [stage, ipus] : ipus_of_stage) {
     if (ipus.size() < 2) continue;
@@ -138,7 +141,7 @@ Plan PlanOfAssignment(Prepared& p, const Options& options, const Assignment& a,
         ": PopART pipelines need one IPU per stage (and `split` refuses "
         "such a plan)"));
   }
-  const double amp = p.device.available_memory_proportion();
+  const double amp = p.analysis->device.available_memory_proportion();
   return FinishPlan(p, options, a, points, strategy, {},
                     EvaluateAssignment(p, options, a, amp), amp, start);
 }
@@ -152,8 +155,9 @@ absl::StatusOr<Plan> PlanCarriedPlacement(
                      " (plan it without --keep-placement)"));
   }
   RETURN_IF_ERROR(carried.error);
-  ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
-                   MinimalShardingPoints(p.problem, carried.assignment));
+  ASSIGN_OR_RETURN(
+      std::vector<ShardingPoint> points,
+      MinimalShardingPoints(p.analysis->problem, carried.assignment));
   return PlanOfAssignment(p, options, carried.assignment, points,
                           "keep-placement", start);
 }

@@ -58,7 +58,8 @@ void ApplyCompilerVerdict(const StrategyResult& r, proto::Plan* plan) {
         r.compiler_message.empty()
             ? absl::StrCat(
                   "the compile command accepted no split; the closest used ",
-                  r.search->max_tile_bytes(), " bytes on its fullest tile")
+                  r.summary.search().max_tile_bytes(),
+                  " bytes on its fullest tile")
             : absl::StrCat("the compile command accepted no split: ",
                            r.compiler_message));
   }
@@ -68,20 +69,19 @@ void ApplyCompilerVerdict(const StrategyResult& r, proto::Plan* plan) {
 
 void Certify(const Prepared& p, const Options& options, Plan* plan) {
   if (options.bound_s <= 0) return;  // the cheap bound, set already
-  const DeviceModel model(p.problem, p.device, options.precision);
-  std::vector<int32_t> ipu(plan->ipu.begin(), plan->ipu.end());
+  const DeviceModel& model = p.analysis->device_model();
   proto::Performance* perf = plan->proto.mutable_performance();
   SetCertificate(
-      CertifyBound(p.problem, model, plan->proto.num_ipus(), ipu,
-                   perf->bottleneck_s(), plan->proto.fits(), options.bound_s),
+      CertifyBound(p.analysis->problem, model, plan->proto.num_ipus(),
+                   plan->placement.ipu, perf->bottleneck_s(),
+                   plan->proto.fits(), options.bound_s),
       perf);
 }
 
 PlanEvaluation EvaluateAssignment(const Prepared& p, const Options& options,
                                   const Assignment& a, double proportion) {
-  const DeviceModel model(p.problem, WithMemoryProportion(p.device, proportion),
-                          options.precision);
-  return EvaluatePlan(model, a.ipu, a.num_ipus(), p.batch);
+  return EvaluatePlan(p.analysis->device_models().At(proportion), a.ipu,
+                      a.num_ipus(), p.analysis->batch);
 }
 
 Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
@@ -93,57 +93,66 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   proto::Plan& pp = plan.proto;
   pp.set_strategy(std::move(strategy));
   pp.set_num_ipus(a.num_ipus());
-  pp.set_batch_size(static_cast<int32_t>(p.batch));
+  pp.set_batch_size(static_cast<int32_t>(p.analysis->batch));
   pp.set_precision(PrecisionName(options.precision));
   for (const ShardingPoint& pt : points) {
     auto* out = pp.add_sharding_points();
-    out->set_node(p.problem.names[pt.node]);
+    out->set_node(p.analysis->problem.names[pt.node]);
     out->set_ipu(pt.ipu);
     out->set_pipeline_stage(pt.pipeline_stage);
   }
-  for (auto& ipu : SummarizeIpus(p.problem, a)) *pp.add_ipus() = std::move(ipu);
-  for (auto& t : ListCutTensors(p.problem, p.graph, a))
+  for (auto& ipu : SummarizeIpus(p.analysis->problem, a))
+    *pp.add_ipus() = std::move(ipu);
+  for (auto& t : ListCutTensors(p.analysis->problem, p.analysis->dag, a))
     *pp.add_cut_tensors() = std::move(t);
-  const int n = p.problem.num_nodes();
+  const int n = p.analysis->problem.num_nodes();
   for (int32_t node = 0; node < n; ++node) {
     auto* placement = pp.add_nodes();
-    placement->set_node(p.problem.names[node]);
+    placement->set_node(p.analysis->problem.names[node]);
     placement->set_ipu(a.ipu[node]);
     placement->set_pipeline_stage(a.pipeline_stage[node]);
   }
-  plan.node_names = p.problem.names;
-  plan.ipu.assign(a.ipu.begin(), a.ipu.end());
-  plan.pipeline_stage.assign(a.pipeline_stage.begin(), a.pipeline_stage.end());
+  plan.node_names = p.analysis->problem.names;
+  plan.placement = a;
   for (const auto& w : p.warnings) pp.add_warnings(w);
   for (const auto& w : warnings) pp.add_warnings(w);
   AddAssumptions(p, pp.mutable_assumptions());
   for (proto::PlannedInput& in :
-       pod::PlannedInputs(p.model->graph(), p.tensors))
+       pod::PlannedInputs(p.analysis->model->graph(), p.analysis->tensors))
     *pp.add_planned_inputs() = std::move(in);
   pp.set_poprt_flags(
       pod::PopRtFlags({pp.planned_inputs().begin(), pp.planned_inputs().end()},
                       pp.precision(), proportion));
   proto::ModelSummary* s = pp.mutable_summary();
   s->set_num_nodes(n);
-  s->set_total_flops(p.costs.total_flops);
-  s->set_total_weight_bytes(p.costs.total_weight_bytes);
+  s->set_total_flops(p.analysis->costs.total_flops);
+  s->set_total_weight_bytes(p.analysis->costs.total_weight_bytes);
   s->set_nodes_named(p.naming.renamed_empty + p.naming.renamed_duplicate);
-  for (const auto& op : p.costs.ops_without_rule) s->add_ops_without_rule(op);
-  s->set_nodes_with_unknown_shapes(p.costs.nodes_with_unknown_shapes);
+  for (const auto& op : p.analysis->costs.ops_without_rule)
+    s->add_ops_without_rule(op);
+  s->set_nodes_with_unknown_shapes(p.analysis->costs.nodes_with_unknown_shapes);
   if (static_cast<int>(evaluation.memory.size()) != a.num_ipus()) {
     evaluation = EvaluateAssignment(p, options, a, proportion);
   }
   const proto::DeviceProfile device =
-      WithMemoryProportion(p.device, proportion);
+      WithMemoryProportion(p.analysis->device, proportion);
   SetFigures(device, evaluation, proportion, &pp);
+  const DeviceModel& judged = p.analysis->device_models().At(proportion);
+  for (const proto::IpuCost& ipu : pp.ipus()) {
+    plan.copy_s.push_back(
+        judged.CopySeconds(static_cast<double>(ipu.cut_tensor_in_bytes())) +
+        judged.CopySeconds(static_cast<double>(ipu.cut_tensor_out_bytes())));
+  }
   if (!evaluation.fits) {
     // The message names the fullest tile of all (the compiler names one).
-    const DeviceModel model(p.problem, device, options.precision);
-    pp.set_out_of_memory(model.OutOfMemoryMessage(
-        evaluation.fullest_ipu, evaluation.memory[evaluation.fullest_ipu]));
+    const DeviceModels& models = p.analysis->device_models();
+    pp.set_out_of_memory(
+        models.At(proportion)
+            .OutOfMemoryMessage(evaluation.fullest_ipu,
+                                evaluation.memory[evaluation.fullest_ipu]));
     const pod::NoFit why = pod::ExplainNoFit(
-        p.problem, device, options.precision, p.costs.total_weight_bytes,
-        p.batch, a.num_ipus(), a.ipu, evaluation.fullest_ipu);
+        models, proportion, p.analysis->costs.total_weight_bytes,
+        p.analysis->batch, a.num_ipus(), a.ipu, evaluation.fullest_ipu);
     pp.set_no_fit_reason(why.reason);
     for (const std::string& w : why.would_fit) pp.add_would_fit(w);
   }
@@ -155,7 +164,7 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
                                   const SearchOracle& oracle,
                                   std::chrono::steady_clock::time_point start) {
   const int k = options.num_ipus;
-  const int n = p.problem.num_nodes();
+  const int n = p.analysis->problem.num_nodes();
   if (k > n) {
     return absl::InvalidArgumentError(
         absl::StrCat("--num-ipus ", k, " exceeds the model's ", n,
@@ -167,11 +176,12 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
         absl::StrCat("unknown strategy '", options.strategy, "'"));
   }
   StrategyContext context;
-  context.problem = &p.problem;
-  context.device = p.device;
+  context.problem = &p.analysis->problem;
+  context.device = p.analysis->device;
+  context.device_models = &p.analysis->device_models();
   context.precision = options.precision;
   context.num_ipus = k;
-  context.batch = p.batch;
+  context.batch = p.analysis->batch;
   context.optimal_perf = options.optimal_perf;
   context.max_candidates = options.max_candidates;
   context.max_search_s = options.max_search_s;
@@ -179,30 +189,26 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
   context.progress = options.progress;
   // search judges its candidates with the compiler as it goes; the other
   // strategies plan without it, and it judges their splits afterwards.
-  const bool search_judges = options.strategy == "search";
+  const bool search_judges = strategy->accepts_oracle();
   if (search_judges) context.oracle = oracle;
   ASSIGN_OR_RETURN(StrategyResult r, strategy->Run(context));
   if (oracle && !search_judges) {
     ASSIGN_OR_RETURN(r, CompileInOrder(context, std::move(r), oracle,
                                        std::string(strategy->name())));
   }
-  RETURN_IF_ERROR(ValidateAssignment(p.problem, r.assignment));
+  RETURN_IF_ERROR(ValidateAssignment(p.analysis->problem, r.assignment));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
-                   MinimalShardingPoints(p.problem, r.assignment));
+                   MinimalShardingPoints(p.analysis->problem, r.assignment));
   Plan plan =
       FinishPlan(p, options, r.assignment, points,
                  std::string(strategy->name()), r.warnings,
                  std::move(r.evaluation), r.available_memory_proportion, start);
-  if (r.search) *plan.proto.mutable_search() = *r.search;
-  if (r.optimal) *plan.proto.mutable_optimal() = *r.optimal;
-  for (proto::StrategyResult& c : r.candidates) {
-    *plan.proto.add_candidates() = std::move(c);
-  }
+  plan.proto.MergeFrom(r.summary);
   ApplyCompilerVerdict(r, &plan.proto);
   Certify(p, options, &plan);
   if (options.keep_problem) {
-    plan.problem =
-        ToProblemProto(p.problem, p.device, options.precision, k, p.batch);
+    plan.problem = ToProblemProto(p.analysis->problem, p.analysis->device,
+                                  options.precision, k, p.analysis->batch);
   }
   return plan;
 }

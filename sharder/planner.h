@@ -13,7 +13,7 @@
 #include "costmodel/plan_evaluation.h"
 #include "sharder/autoshard.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/oracle.h"
 #include "sharder/strategies/sharding_points.h"
 
 namespace autoshard::internal {

@@ -33,6 +33,12 @@ absl::StatusOr<proto::DeviceProfile> ResolveDevice(const Options& options) {
   return device;
 }
 
+// The model being prepared, which Prepare made (not const) and nothing else
+// reads until Prepare returns: then it is the analysis's, only read.
+onnx::ModelProto* MutableModel(Prepared* p) {
+  return const_cast<onnx::ModelProto*>(p->analysis->model.get());
+}
+
 // "a, b, c, d, e and 3 more".
 std::string SomeNames(const std::vector<std::string>& names) {
   constexpr size_t kNamed = 5;
@@ -49,20 +55,20 @@ std::string SomeNames(const std::vector<std::string>& names) {
 // length taken as 1 under a convolution longer than that).
 void WarnAboutHeavyNodes(const TensorInfoMap& tensors, Prepared* p) {
   std::vector<std::string> unknown, empty;
-  for (NodeId id = 0; id < p->graph.num_nodes(); ++id) {
-    const NodeCost& c = p->costs.nodes[id];
+  for (NodeId id = 0; id < p->analysis->dag.num_nodes(); ++id) {
+    const NodeCost& c = p->analysis->costs.nodes[id];
     if (!IsHeavyOpClass(c.op_class)) continue;
     if (!c.output_shapes_static) {
-      unknown.push_back(p->graph.name(id));
+      unknown.push_back(p->analysis->dag.name(id));
       continue;
     }
-    const onnx::NodeProto& node = p->graph.node(id);
+    const onnx::NodeProto& node = p->analysis->dag.node(id);
     auto it =
         node.output_size() > 0 ? tensors.find(node.output(0)) : tensors.end();
     if (it != tensors.end() && it->second.IsStatic() &&
         std::find(it->second.dims.begin(), it->second.dims.end(), 0) !=
             it->second.dims.end()) {
-      empty.push_back(p->graph.name(id));
+      empty.push_back(p->analysis->dag.name(id));
     }
   }
   if (!unknown.empty()) {
@@ -105,8 +111,9 @@ void WarnAboutVersions(const onnx::ModelProto& model, Prepared* p) {
 }
 
 absl::Status NameNodes(const Options& options, Prepared* p) {
-  ASSIGN_OR_RETURN(p->naming, AssignNodeNames(options.strict_names,
-                                              p->model->mutable_graph()));
+  ASSIGN_OR_RETURN(
+      p->naming,
+      AssignNodeNames(options.strict_names, MutableModel(p)->mutable_graph()));
   if (int named = p->naming.renamed_empty + p->naming.renamed_duplicate;
       named > 0) {
     p->warnings.push_back(absl::StrCat(
@@ -122,7 +129,7 @@ absl::Status NameNodes(const Options& options, Prepared* p) {
 absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
                                                     Prepared* p) {
   ASSIGN_OR_RETURN(InputShapeChanges changes,
-                   ApplyInputShapes(options.shapes, p->model.get()));
+                   ApplyInputShapes(options.shapes, MutableModel(p)));
   if (!changes.overridden.empty()) {
     p->warnings.push_back(
         absl::StrCat("the options replace static dims of the model (",
@@ -146,22 +153,23 @@ absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
 void FindBatch(const Options& options, const InputShapeChanges& changes,
                Prepared* p) {
   std::set<std::string> initializer_names;
-  for (const auto& t : p->model->graph().initializer())
+  for (const auto& t : p->analysis->model->graph().initializer())
     initializer_names.insert(t.name());
-  for (const auto& vi : p->model->graph().input()) {
+  for (const auto& vi : p->analysis->model->graph().input()) {
     if (!vi.type().has_tensor_type() ||
         vi.type().tensor_type().shape().dim_size() == 0 ||
         initializer_names.count(vi.name()) > 0) {
       continue;
     }
     const auto& d0 = vi.type().tensor_type().shape().dim(0);
-    p->batch = d0.has_dim_value() && d0.dim_value() > 0 ? d0.dim_value() : 1;
-    if (changes.without_batch_axis.contains(vi.name())) p->batch = 1;
+    p->analysis->batch =
+        d0.has_dim_value() && d0.dim_value() > 0 ? d0.dim_value() : 1;
+    if (changes.without_batch_axis.contains(vi.name())) p->analysis->batch = 1;
     if (options.shapes.batch_size > 0 &&
-        p->batch != options.shapes.batch_size &&
+        p->analysis->batch != options.shapes.batch_size &&
         options.shapes.input_shapes.contains(vi.name())) {
       p->warnings.push_back(absl::StrCat(
-          "--input-shape ", vi.name(), " sets batch ", p->batch,
+          "--input-shape ", vi.name(), " sets batch ", p->analysis->batch,
           ", which wins over --batch-size ", options.shapes.batch_size));
     }
     break;
@@ -171,7 +179,7 @@ void FindBatch(const Options& options, const InputShapeChanges& changes,
 // Sets every input dim still unknown to 1, listing it in unresolved_dims
 // with a warning per input.
 void FixUnresolvedDims(Prepared* p) {
-  for (auto& vi : *p->model->mutable_graph()->mutable_input()) {
+  for (auto& vi : *MutableModel(p)->mutable_graph()->mutable_input()) {
     if (!vi.type().has_tensor_type()) continue;
     std::vector<std::string> unresolved;
     std::vector<std::string> example;
@@ -224,31 +232,32 @@ std::string InputsBytes(const Inputs& inputs) {
 absl::StatusOr<TensorInfoMap> AnalyzePreparedShapes(
     const InputShapeChanges& changes, const Inputs& declared, Prepared* p) {
   const bool as_declared =
-      InputsBytes(p->model->graph().input()) == InputsBytes(declared);
+      InputsBytes(p->analysis->model->graph().input()) == InputsBytes(declared);
   // The model as declared, when only free input dims were fixed (a replaced
   // static dim drops the file's value_info: the split infers then). Its
   // inference is the run's one; planning's shapes are derived from it.
   std::unique_ptr<onnx::ModelProto> declared_model;
   if (!as_declared && changes.overridden.empty()) {
-    declared_model = std::make_unique<onnx::ModelProto>(*p->model);
+    declared_model = std::make_unique<onnx::ModelProto>(*MutableModel(p));
     *declared_model->mutable_graph()->mutable_input() = declared;
   }
   ModelShapes shapes =
-      AnalyzeShapes(p->model.get(),
+      AnalyzeShapes(MutableModel(p),
                     p->unresolved_dims.empty()
                         ? ""
                         : "; its unresolved input dims were taken as 1, set "
                           "them with --input-shape",
-                    as_declared || declared_model ? &p->graph : nullptr,
+                    as_declared || declared_model ? &p->analysis->dag : nullptr,
                     declared_model.get());
   for (auto& w : shapes.warnings) p->warnings.push_back(std::move(w));
-  p->interface_types = std::move(shapes.interface_types);
+  p->analysis->interface_types = std::move(shapes.interface_types);
   if (shapes.declared_inferred) {
-    p->declared = std::move(declared_model);
-    p->declared_recorded = std::move(shapes.declared_recorded);
+    p->analysis->declared = std::move(declared_model);
+    p->analysis->declared_recorded = std::move(shapes.declared_recorded);
   }
   if (!changes.overridden.empty()) {
-    RETURN_IF_ERROR(CheckReshapeConstants(p->model->graph(), shapes.tensors));
+    RETURN_IF_ERROR(
+        CheckReshapeConstants(p->analysis->model->graph(), shapes.tensors));
   }
   p->shape_assumptions = std::move(shapes.assumptions);
   if (!p->shape_assumptions.empty()) {
@@ -286,23 +295,26 @@ std::string ShapeOptionsText(const ShapeOptions& o) {
 // Costs every node, with the cost model's warnings.
 absl::Status CostNodes(const Options& options, const TensorInfoMap& tensors,
                        Prepared* p) {
-  ASSIGN_OR_RETURN(p->costs, ComputeCosts(p->model->graph(), p->graph, tensors,
-                                          CostOptions{options.precision}));
-  if (!p->costs.ops_without_rule.empty()) {
-    p->warnings.push_back(absl::StrCat(
-        "no FLOPs rule for ", absl::StrJoin(p->costs.ops_without_rule, ", "),
-        "; costed as their output elements"));
+  ASSIGN_OR_RETURN(p->analysis->costs,
+                   ComputeCosts(p->analysis->model->graph(), p->analysis->dag,
+                                tensors, CostOptions{options.precision}));
+  if (!p->analysis->costs.ops_without_rule.empty()) {
+    p->warnings.push_back(
+        absl::StrCat("no FLOPs rule for ",
+                     absl::StrJoin(p->analysis->costs.ops_without_rule, ", "),
+                     "; costed as their output elements"));
   }
-  if (!p->costs.loops_costed_once.empty()) {
+  if (!p->analysis->costs.loops_costed_once.empty()) {
     p->warnings.push_back(absl::StrCat(
         "Loop/Scan bodies costed once (trip count not a constant): ",
-        absl::StrJoin(p->costs.loops_costed_once, ", ")));
+        absl::StrJoin(p->analysis->costs.loops_costed_once, ", ")));
   }
   WarnAboutHeavyNodes(tensors, p);
-  if (p->costs.nodes_with_unknown_shapes > 0) {
-    p->warnings.push_back(absl::StrCat(
-        Plural(p->costs.nodes_with_unknown_shapes, "node has", "nodes have"),
-        " tensors with unresolved dims, costed as 1"));
+  if (p->analysis->costs.nodes_with_unknown_shapes > 0) {
+    p->warnings.push_back(
+        absl::StrCat(Plural(p->analysis->costs.nodes_with_unknown_shapes,
+                            "node has", "nodes have"),
+                     " tensors with unresolved dims, costed as 1"));
   }
   return absl::OkStatus();
 }
@@ -310,20 +322,21 @@ absl::Status CostNodes(const Options& options, const TensorInfoMap& tensors,
 // Op classes the model uses that the device profile does not describe.
 void WarnAboutMissingOpClasses(Prepared* p) {
   std::set<std::string> missing;
-  for (int32_t node = 0; node < p->problem.num_nodes(); ++node) {
-    if (p->problem.is_constant[node]) continue;
-    const std::string& c = p->problem.op_class[node];
+  for (int32_t node = 0; node < p->analysis->problem.num_nodes(); ++node) {
+    if (p->analysis->problem.is_constant[node]) continue;
+    const std::string& c = p->analysis->problem.op_class[node];
     bool known = false;
-    for (const auto& oc : p->device.op_classes()) known |= oc.op_class() == c;
+    for (const auto& oc : p->analysis->device.op_classes())
+      known |= oc.op_class() == c;
     if (!known) missing.insert(c);
   }
   if (missing.empty()) return;
   bool has_other = false;
-  for (const auto& oc : p->device.op_classes())
+  for (const auto& oc : p->analysis->device.op_classes())
     has_other |= oc.op_class() == "other";
   p->warnings.push_back(absl::StrCat(
-      "device profile '", p->device.name(), "' has no op_classes entry for ",
-      absl::StrJoin(missing, ", "),
+      "device profile '", p->analysis->device.name(),
+      "' has no op_classes entry for ", absl::StrJoin(missing, ", "),
       has_other ? "; those ops use its 'other' entry"
                 : "; those ops cost no code and run at the peak FLOP/s"));
 }
@@ -333,21 +346,23 @@ void WarnAboutMissingOpClasses(Prepared* p) {
 absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
                                  const Options& options) {
   Prepared p;
+  ModelAnalysis& a = *p.analysis;
   // What ONNX's inference trusts, and the model's size, are checked first
   // (Note [What ONNX 1.12's shape inference trusts]).
   RETURN_IF_ERROR(CheckModelForOnnx(model));
-  ASSIGN_OR_RETURN(p.device, ResolveDevice(options));
-  p.model = CopyWithoutLargeWeights(model);
+  ASSIGN_OR_RETURN(a.device, ResolveDevice(options));
+  a.precision = options.precision;
+  a.model = CopyWithoutLargeWeights(model);
   WarnAboutVersions(model, &p);
   RETURN_IF_ERROR(NameNodes(options, &p));
-  const Inputs declared_inputs = p.model->graph().input();
+  const Inputs declared_inputs = a.model->graph().input();
   ASSIGN_OR_RETURN(const InputShapeChanges changes,
                    ApplyOptionShapes(options, &p));
   FindBatch(options, changes, &p);
   FixUnresolvedDims(&p);
   // The DAG does not depend on shapes: built once, before the inference,
   // it also types the per-stage interfaces.
-  ASSIGN_OR_RETURN(p.graph, Graph::Build(p.model->graph()));
+  ASSIGN_OR_RETURN(a.dag, Graph::Build(a.model->graph()));
   ASSIGN_OR_RETURN(TensorInfoMap tensors,
                    AnalyzePreparedShapes(changes, declared_inputs, &p));
   // Note [One check where dims meet] (graph/dim_conflicts.h).
@@ -357,20 +372,10 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
     RETURN_IF_ERROR(CheckOptionDims(*p.model, declared_inputs, cause));
   }
   RETURN_IF_ERROR(CostNodes(options, tensors, &p));
-  p.problem = MakeProblem(p.graph, p.costs);
+  a.problem = MakeProblem(a.dag, a.costs);
   WarnAboutMissingOpClasses(&p);
-  p.tensors = std::move(tensors);
+  a.tensors = std::move(tensors);
   return p;
-}
-
-std::shared_ptr<const PlannedModel> TakePlannedModel(Prepared p) {
-  auto planned = std::make_shared<PlannedModel>();
-  planned->model = std::move(p.model);
-  planned->dag = std::move(p.graph);
-  planned->interface_types = std::move(p.interface_types);
-  planned->declared = std::move(p.declared);
-  planned->declared_recorded = std::move(p.declared_recorded);
-  return planned;
 }
 
 std::string PrecisionName(Precision p) {

@@ -13,6 +13,7 @@
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
 #include "proto/problem.pb.h"
+#include "sharder/strategies/defaults.h"
 
 namespace autoshard {
 
@@ -49,7 +50,8 @@ absl::Status WriteProblemFile(const proto::Problem& problem,
                               const std::string& path);
 
 struct SolveOptions {
-  double max_search_s = 60;  // the optimal DPs and the ideal DP together
+  // The optimal DPs and the ideal DP together.
+  double max_search_s = kDefaultMaxSearchSeconds;
   double bound_s = 10;       // the certified bound (0: the cheap one)
 };
 

@@ -32,9 +32,9 @@ double Macs(const std::string& name, int64_t batch, int64_t seq) {
   auto prepared = internal::Prepare(*model, Options());
   EXPECT_TRUE(prepared.ok()) << prepared.status();
   if (!prepared.ok()) return 0;
-  EXPECT_EQ(prepared->costs.nodes_with_unknown_shapes, 0) << name;
+  EXPECT_EQ(prepared->analysis->costs.nodes_with_unknown_shapes, 0) << name;
   double macs = 0;
-  for (const auto& n : prepared->costs.nodes) macs += n.macs;
+  for (const auto& n : prepared->analysis->costs.nodes) macs += n.macs;
   return macs;
 }
 

@@ -123,7 +123,7 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
       ASSERT_EQ(stage, ipu);
       ++seen[ipu];
       for (NodeId c : graph->consumers(i)) {
-        ASSERT_LE(stage, plan->pipeline_stage[c])
+        ASSERT_LE(stage, plan->placement.pipeline_stage[c])
             << "backward edge from node " << i;
       }
     }
@@ -137,7 +137,7 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
     ASSERT_TRUE(points.ok()) << points.status();
     auto applied = PlanFromShardingPoints(loaded->model, options, *points);
     ASSERT_TRUE(applied.ok()) << applied.status();
-    EXPECT_EQ(applied->ipu, plan->ipu);
+    EXPECT_EQ(applied->placement.ipu, plan->placement.ipu);
   }
 }
 

@@ -56,8 +56,8 @@ int PlayChip(const onnx::ModelProto& model, const std::string& device) {
     }
     num_ipus = std::max(num_ipus, ipu_of_node[i] + 1);
   }
-  autoshard::DeviceModel chip(prepared->problem, prepared->device,
-                              options.precision);
+  autoshard::DeviceModel chip(prepared->analysis->problem,
+                              prepared->analysis->device, options.precision);
   std::string report;
   for (int32_t d = 0; d < num_ipus; ++d) {
     const autoshard::IpuMemory m = chip.EvaluateMemory(ipu_of_node, d);
@@ -65,10 +65,11 @@ int PlayChip(const onnx::ModelProto& model, const std::string& device) {
       std::cout << "compiling...\n" << chip.OutOfMemoryMessage(d, m) << "\n";
       return 1;
     }
-    report += "fullest tile " +
-              std::to_string(int64_t{d} * prepared->device.tiles_per_ipu() +
-                             m.max_tile) +
-              ": " + std::to_string(m.max_tile_bytes) + " bytes\n";
+    report +=
+        "fullest tile " +
+        std::to_string(int64_t{d} * prepared->analysis->device.tiles_per_ipu() +
+                       m.max_tile) +
+        ": " + std::to_string(m.max_tile_bytes) + " bytes\n";
   }
   std::cout << "compiled\n" << report;
   return 0;

@@ -4,10 +4,8 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "sharder/bound/cut_bound.h"
-#include "sharder/bound/filler_bound.h"
-#include "sharder/bound/lp_bound.h"
-#include "sharder/strategies/ideal_dp.h"
+#include "absl/strings/str_join.h"
+#include "sharder/bound/bound.h"
 
 namespace autoshard {
 
@@ -16,76 +14,37 @@ Certificate CertifyBound(const ShardingProblem& problem,
                          const std::vector<int32_t>& plan_ipu,
                          double plan_bottleneck_s, bool plan_fits,
                          double max_seconds) {
-  const auto start = std::chrono::steady_clock::now();
+  const BoundBudget budget{std::chrono::steady_clock::now(), max_seconds};
   Certificate c;
   c.bound_s = model.LowerBound(num_ipus);
   c.method = "cheap";
   auto finish = [&] {
-    c.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
+    c.seconds = budget.Spent();
     return c;
   };
   if (max_seconds <= 0 || num_ipus < 2 || c.bound_s >= plan_bottleneck_s)
     return finish();
-  CutBoundOptions cut;
-  const CutBoundResult cr =
-      CutBound(problem, model, num_ipus, plan_bottleneck_s, cut);
-  if (cr.improved) {
-    c.bound_s = cr.bound_s;
-    c.method = "min-cut";
-  }
-  if (GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent)
-    return finish();
-  IdealDpOptions ideal;
-  ideal.max_ideals = 20000;  // no fit evaluations here: a larger lattice
-  ideal.deadline =
-      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                  std::chrono::duration<double>(max_seconds / 2));
-  const IdealDpResult dp =
-      IdealDpBound(problem, model, num_ipus, plan_bottleneck_s, ideal);
-  if (dp.complete && dp.found) {
-    if (dp.bottleneck_s > c.bound_s) {
-      c.bound_s = dp.bottleneck_s;
-      c.method = "ideal DP";
+  BoundProblem asked{&problem,          &model,    num_ipus, &plan_ipu,
+                     plan_bottleneck_s, plan_fits, c.bound_s};
+  std::vector<std::string> notes;  // why each bound proved no more
+  bool last_improved = false;
+  for (const Bound* bound : CertifyBounds()) {
+    asked.lower_s = c.bound_s;
+    const BoundValue v = bound->Run(asked, budget);
+    last_improved = v.bound_s > c.bound_s;
+    if (last_improved) {
+      c.bound_s = v.bound_s;
+      c.method = v.method;
     }
-    return finish();
-  }
-  if (!dp.ran) {  // too many ideals: the DP on fewer (Note [Filler bound])
-    FillerBoundOptions filler;
-    filler.deadline = ideal.deadline;
-    const FillerBoundResult fr = FillerBound(
-        problem, model, num_ipus, c.bound_s, plan_bottleneck_s, filler);
-    if (fr.ran && fr.bound_s > c.bound_s) {
-      c.bound_s = fr.bound_s;
-      c.method = "ideal DP with fillers";
-    }
-    if (GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent)
+    if (!v.note.empty()) notes.push_back(v.note);
+    if (v.stop == BoundStop::kExact ||
+        GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent) {
       return finish();
+    }
   }
-  const double spent =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  MipBoundOptions mip;
-  mip.max_seconds = std::max(0.1, max_seconds - spent);
-  mip.memory = plan_fits;
-  mip.lower_s = c.bound_s;
-  const MipBoundResult r = MipBound(problem, model, num_ipus, plan_ipu, mip);
-  if (r.solved && r.bound_s > c.bound_s) {
-    c.bound_s = r.bound_s;
-    c.method = r.proven_optimal ? "CBC MIP, optimal" : "CBC MIP";
-    if (r.stopped_by_clock) c.method += ", stopped by the clock";
-  } else {
-    // Why nothing better: for the report and the benchmark.
-    c.method = absl::StrCat(
-        c.method, " (ideal DP: ", dp.ideals, dp.ran ? "" : "+", " ideals",
-        dp.ran && !dp.complete ? ", out of time" : "", "; CBC: ",
-        r.solved
-            ? absl::StrCat("no better in ", r.nodes, " nodes, ", r.columns,
-                           " columns",
-                           r.stopped_by_clock ? ", stopped by the clock" : "")
-            : r.note,
-        ")");
+  // Why nothing better: for the report and the benchmark.
+  if (!last_improved) {
+    c.method = absl::StrCat(c.method, " (", absl::StrJoin(notes, "; "), ")");
   }
   return finish();
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -203,13 +204,20 @@ std::string StubLines(const Boxes& b, const std::vector<Stub>& stubs,
 }  // namespace
 
 absl::StatusOr<PlanGraph> MakePlanGraph(const onnx::GraphProto& graph,
-                                        const proto::Plan& plan) {
-  if (graph.node_size() != plan.nodes_size()) {
+                                        const proto::Plan& plan,
+                                        const Graph* planned_dag) {
+  if (graph.node_size() != plan.nodes_size() ||
+      (planned_dag != nullptr &&
+       planned_dag->num_nodes() != graph.node_size())) {
     return absl::FailedPreconditionError(
         absl::StrCat("the plan places ", plan.nodes_size(),
                      " nodes but the graph has ", graph.node_size()));
   }
-  ASSIGN_OR_RETURN(Graph dag, Graph::Build(graph));
+  std::optional<Graph> own;
+  if (planned_dag == nullptr) {
+    ASSIGN_OR_RETURN(own, Graph::Build(graph));
+  }
+  const Graph& dag = planned_dag != nullptr ? *planned_dag : *own;
   PlanGraph g;
   g.model = plan.model();
   g.num_ipus = plan.num_ipus();

@@ -33,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/graph.h"
 #include "onnx/onnx_pb.h"
 #include "proto/plan.pb.h"
 
@@ -64,10 +65,13 @@ struct PlanGraph {
 
 // Builds the PlanGraph of `graph` (the planned model's main graph) and
 // `plan`: edges through tensors and outer-scope reads (graph/graph.h), cut
-// bytes from plan.cut_tensors. Errors: FailedPrecondition when the plan's
-// node count differs from the graph's; InvalidArgument as Graph::Build's.
+// bytes from plan.cut_tensors. `dag`, when not null, is the DAG of `graph`'s
+// nodes (planning's, ModelAnalysis::dag: same nodes in the same order), else
+// it is built here. Errors: FailedPrecondition when the plan's node count
+// differs from the graph's or the DAG's; InvalidArgument as Graph::Build's.
 absl::StatusOr<PlanGraph> MakePlanGraph(const onnx::GraphProto& graph,
-                                        const proto::Plan& plan);
+                                        const proto::Plan& plan,
+                                        const Graph* dag = nullptr);
 
 enum class GraphDetail {
   kAuto,   // nodes up to kMaxNodesDrawn nodes, else runs

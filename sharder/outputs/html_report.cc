@@ -22,14 +22,13 @@ std::string IpuPath(int i, absl::string_view field) {
   return absl::StrCat("ipus.", i, ".", field);
 }
 
-// Seconds IPU `ipu` spends copying cut tensors in the performance model
-// (DESIGN.md §3.4: cut bytes in and out / link bandwidth).
-double CopySeconds(const proto::IpuCost& ipu,
-                   const proto::DeviceProfile& device) {
-  if (device.link_bytes_per_s() <= 0) return 0;
-  return (static_cast<double>(ipu.cut_tensor_in_bytes()) +
-          static_cast<double>(ipu.cut_tensor_out_bytes())) /
-         device.link_bytes_per_s();
+// Seconds IPU `ipu` spends copying cut tensors, as the performance model
+// counted them in its stage time (HtmlPageInputs::copy_s, from the plan),
+// at most that stage time.
+double CopySeconds(const proto::IpuCost& ipu, const HtmlPageInputs& inputs) {
+  const size_t d = static_cast<size_t>(ipu.ipu());
+  const double copy = d < inputs.copy_s.size() ? inputs.copy_s[d] : 0;
+  return std::min(copy, ipu.stage_time_s());
 }
 
 std::string Header(const proto::Plan& plan) {
@@ -70,8 +69,7 @@ std::string Header(const proto::Plan& plan) {
       "figures.</p>\n");
 }
 
-std::string StageChart(const proto::Plan& plan,
-                       const proto::DeviceProfile& device) {
+std::string StageChart(const proto::Plan& plan, const HtmlPageInputs& inputs) {
   BarChart chart;
   chart.id = "stage-chart";
   chart.title =
@@ -79,7 +77,7 @@ std::string StageChart(const proto::Plan& plan,
   chart.format = HumanSeconds;
   chart.series = {{"compute", "#4e79a7"}, {"copies", "#bab0ac"}};
   for (const proto::IpuCost& ipu : plan.ipus()) {
-    const double copy = std::min(CopySeconds(ipu, device), ipu.stage_time_s());
+    const double copy = CopySeconds(ipu, inputs);
     BarRow& row = chart.rows.emplace_back();
     row.label = absl::StrCat("IPU ", ipu.ipu());
     row.values = {ipu.stage_time_s() - copy, copy};
@@ -102,7 +100,7 @@ std::string StageChart(const proto::Plan& plan,
 // step lasts the bottleneck, and micro-batch m is on IPU s during step m + s
 // (PopART's pipeline: the slowest stage sets the pace).
 std::string PipelineChart(const proto::Plan& plan,
-                          const proto::DeviceProfile& device) {
+                          const HtmlPageInputs& inputs) {
   Timeline t;
   t.id = "timeline-chart";
   t.title = absl::StrCat("Pipeline: ", kTimelineMicroBatches,
@@ -114,7 +112,7 @@ std::string PipelineChart(const proto::Plan& plan,
   t.end = step * (kTimelineMicroBatches + k - 1);
   for (const proto::IpuCost& ipu : plan.ipus()) {
     t.lanes.push_back(absl::StrCat("IPU ", ipu.ipu()));
-    const double copy = std::min(CopySeconds(ipu, device), ipu.stage_time_s());
+    const double copy = CopySeconds(ipu, inputs);
     for (int m = 0; m < kTimelineMicroBatches; ++m) {
       const double start = step * (m + ipu.ipu());
       const double compute_end = start + ipu.stage_time_s() - copy;
@@ -284,9 +282,8 @@ std::string PlanHtml(const proto::Plan& plan, const HtmlPageInputs& inputs) {
   const std::string body = absl::StrCat(
       Header(plan),
       html::MemorySection("Memory", memory, labels, inputs.device),
-      html::Section(
-          "time", "Time",
-          StageChart(plan, inputs.device) + PipelineChart(plan, inputs.device)),
+      html::Section("time", "Time",
+                    StageChart(plan, inputs) + PipelineChart(plan, inputs)),
       html::Section("ipus", "Per IPU", IpuTable(plan)), GraphSection(inputs),
       html::Section("cut-tensors", "Cut tensors", CutTensorTable(plan)),
       html::Section("strategies", "Strategies tried", StrategyTables(plan)),

@@ -21,6 +21,7 @@
 #define AUTOSHARD_SHARDER_OUTPUTS_HTML_REPORT_H_
 
 #include <string>
+#include <vector>
 
 #include "proto/device.pb.h"
 #include "proto/inspect.pb.h"
@@ -32,6 +33,10 @@ namespace autoshard {
 struct HtmlPageInputs {
   // The profile the plan was judged with (capacities, link bandwidth).
   proto::DeviceProfile device;
+  // Per IPU: the seconds of its stage time that are cut-tensor copies, as
+  // the performance model counted them (Plan::copy_s); an IPU without an
+  // entry shows none.
+  std::vector<double> copy_s;
   // Graphviz's SVG of the graph (sharder/outputs/dot_graph.h), inlined as
   // it is; empty for none, and then `graph_note` says why (may be empty).
   std::string graph_svg;

@@ -54,6 +54,9 @@ TEST(PlanHtmlTest, HasEveryChartAndTaggedFigures) {
   HtmlPageInputs in;
   in.device = SmallDevice();
   in.command_line = "autoshard shard m.onnx";
+  // As the performance model counts them: 500 B out of IPU 0 and into IPU
+  // 1 at 1,000 B/s, 0.5 s each.
+  in.copy_s = {0.5, 0.5};
   const std::string page = PlanHtml(TwoIpuPlan(), in);
   for (const char* id :
        {"memory-chart", "tile-chart", "stage-chart", "timeline-chart",
@@ -78,6 +81,20 @@ TEST(PlanHtmlTest, HasEveryChartAndTaggedFigures) {
   EXPECT_THAT(page, HasSubstr("compute 1.500 s"));
   EXPECT_THAT(page, HasSubstr("<code>autoshard shard m.onnx</code>"));
   EXPECT_THAT(page, Not(HasSubstr("id=\"graph\"")));
+}
+
+// The split of a stage time into compute and copies is the plan's (the
+// performance model's, with its fixed cost per copy), not the page's own
+// bytes / bandwidth: 0.75 s of IPU 0's 2 s, none of IPU 1's 1 s, whatever the
+// link.
+TEST(PlanHtmlTest, CopySecondsComeFromThePlan) {
+  HtmlPageInputs in;
+  in.device = SmallDevice();
+  in.copy_s = {0.75};
+  const std::string page = PlanHtml(TwoIpuPlan(), in);
+  EXPECT_THAT(page, HasSubstr("on IPU 0: compute 1.250 s"));
+  EXPECT_THAT(page, HasSubstr("on IPU 1: compute 1.000 s"));
+  EXPECT_THAT(page, Not(HasSubstr("data-copy=\"1\"")));
 }
 
 TEST(PlanHtmlTest, StrategyTimesAndTheHeadlineBound) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "costmodel/model_analysis.h"
 #include "graph/status_macros.h"
 #include "sharder/outputs/html_report.h"
 
@@ -22,20 +23,26 @@ std::string InlineSvg(absl::string_view svg_file) {
 }
 
 absl::StatusOr<Pictures> RenderPictures(const onnx::ModelProto& model,
-                                        const proto::Plan& plan,
+                                        const Plan& full_plan,
                                         const proto::DeviceProfile& device,
                                         const PictureOptions& options) {
   Pictures out;
   const bool want_graph = !options.graph_path.empty();
   if (want_graph) RETURN_IF_ERROR(CheckGraphPath(options.graph_path));
   if (!want_graph && !options.html) return out;
-  ASSIGN_OR_RETURN(PlanGraph graph, MakePlanGraph(model.graph(), plan));
+  const proto::Plan& plan = full_plan.proto;
+  const ModelAnalysis* analysis = full_plan.analysis.get();
+  ASSIGN_OR_RETURN(
+      PlanGraph graph,
+      MakePlanGraph(model.graph(), plan,
+                    analysis != nullptr ? &analysis->dag : nullptr));
   const std::string dot = PlanDot(graph, options.dot);
   const bool dot_file = absl::EndsWith(options.graph_path, ".dot");
   const bool svg_file = absl::EndsWith(options.graph_path, ".svg");
   if (dot_file) out.graph = dot;
   HtmlPageInputs page;
-  page.device = device;
+  page.device = analysis != nullptr ? analysis->device : device;
+  page.copy_s = full_plan.copy_s;
   page.command_line = options.command_line;
   if (svg_file || options.html) {
     absl::StatusOr<std::string> svg = RenderDot(dot, GraphFormat::kSvg);

@@ -14,6 +14,7 @@
 #include "onnx/onnx_pb.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
+#include "sharder/autoshard.h"
 #include "sharder/outputs/dot_graph.h"
 
 namespace autoshard {
@@ -35,13 +36,16 @@ struct Pictures {
 absl::Status CheckGraphPath(absl::string_view path);
 
 // Renders what `options` asks for of `plan`, made for `model` (whose main
-// graph gives the edges and op types) and judged with `device`. Errors:
-// CheckGraphPath's; FailedPrecondition for a .svg/.png/.pdf graph when
-// Graphviz's dot is missing (a page alone then says, in place of the
-// picture, how to install it); MakePlanGraph's and RenderDot's (a page alone
-// also goes without the picture when Graphviz takes too long).
+// graph gives the op types, and the edges unless the plan's analysis has
+// the DAG) and judged with the plan's analysis's device, else with `device`
+// (a plan made without PlanModel). The stage times' copies are the plan's
+// (Plan::copy_s). Errors: CheckGraphPath's; FailedPrecondition for a
+// .svg/.png/.pdf graph when Graphviz's dot is missing (a page alone then
+// says, in place of the picture, how to install it); MakePlanGraph's and
+// RenderDot's (a page alone also goes without the picture when Graphviz
+// takes too long).
 absl::StatusOr<Pictures> RenderPictures(const onnx::ModelProto& model,
-                                        const proto::Plan& plan,
+                                        const Plan& plan,
                                         const proto::DeviceProfile& device,
                                         const PictureOptions& options);
 

@@ -31,8 +31,8 @@ absl::StatusOr<Split> MakeSplit(const Plan& plan, const OutputFiles& files,
                                 const LoadedModel& loaded,
                                 const std::string& label) {
   absl::StatusOr<Split> split =
-      SplitModel(loaded.model, Placement{plan.ipu, plan.pipeline_stage},
-                 loaded.path.parent_path(), plan.planned.get());
+      SplitModel(loaded.model, plan.placement, loaded.path.parent_path(),
+                 plan.analysis.get());
   if (!split.ok()) {
     return absl::Status(
         split.status().code(),

@@ -40,23 +40,24 @@ std::optional<NoFit> WeightsReason(const proto::DeviceProfile& device,
   return out;
 }
 
-// The fullest tile of node `n` alone on an IPU of `device`.
-int64_t AloneTileBytes(const ShardingProblem& problem,
-                       const proto::DeviceProfile& device, Precision precision,
-                       int32_t n, std::vector<int32_t>* scratch) {
-  const DeviceModel model(problem, device, precision);
+// The fullest tile of node `n` alone on an IPU under `model`.
+int64_t AloneTileBytes(const DeviceModel& model, int32_t n,
+                       std::vector<int32_t>* scratch) {
   std::fill(scratch->begin(), scratch->end(), 1);
   (*scratch)[n] = 0;
   return model.EvaluateMemory(*scratch, 0).max_tile_bytes;
 }
 
 // Note [No-fit reasons], 3.
-std::optional<NoFit> TileReason(const ShardingProblem& problem,
-                                const proto::DeviceProfile& device,
-                                Precision precision, int64_t batch,
+std::optional<NoFit> TileReason(const DeviceModels& models, double proportion,
+                                int64_t batch,
                                 absl::Span<const int32_t> ipu_of_node,
                                 int32_t fullest_ipu) {
-  const DeviceModel model(problem, device, precision);
+  const ShardingProblem& problem = models.problem();
+  const proto::DeviceProfile device =
+      WithMemoryProportion(models.profile(), proportion);
+  const Precision precision = models.precision();
+  const DeviceModel& model = models.At(proportion);
   std::vector<std::pair<int64_t, int32_t>> nodes;  // (bound, node)
   for (int32_t n = 0; n < problem.num_nodes(); ++n) {
     if (ipu_of_node[n] != fullest_ipu || problem.is_constant[n]) continue;
@@ -71,8 +72,7 @@ std::optional<NoFit> TileReason(const ShardingProblem& problem,
   int64_t worst_bytes = tile;
   for (size_t i = 0; i < tried; ++i) {
     const int32_t n = nodes[i].second;
-    const int64_t bytes =
-        AloneTileBytes(problem, device, precision, n, &scratch);
+    const int64_t bytes = AloneTileBytes(model, n, &scratch);
     if (bytes > worst_bytes) {
       worst = n;
       worst_bytes = bytes;
@@ -94,8 +94,7 @@ std::optional<NoFit> TileReason(const ShardingProblem& problem,
   }
   for (double amp : {0.3, 0.1}) {
     if (amp >= device.available_memory_proportion()) continue;
-    if (AloneTileBytes(problem, WithMemoryProportion(device, amp), precision,
-                       worst, &scratch) <= tile) {
+    if (AloneTileBytes(models.At(amp), worst, &scratch) <= tile) {
       out.would_fit.push_back(absl::StrCat("--available-memory-proportion ",
                                            amp,
                                            " (the node then fits "
@@ -125,20 +124,33 @@ NoFit ExplainNoFit(const ShardingProblem& problem,
                    const proto::DeviceProfile& device, Precision precision,
                    int64_t total_weight_bytes, int64_t batch, int num_ipus,
                    absl::Span<const int32_t> ipu_of_node, int32_t fullest_ipu) {
+  const DeviceModels models(problem, device, precision);
+  return ExplainNoFit(models, device.available_memory_proportion(),
+                      total_weight_bytes, batch, num_ipus, ipu_of_node,
+                      fullest_ipu);
+}
+
+NoFit ExplainNoFit(const DeviceModels& models, double proportion,
+                   int64_t total_weight_bytes, int64_t batch, int num_ipus,
+                   absl::Span<const int32_t> ipu_of_node, int32_t fullest_ipu) {
+  const ShardingProblem& problem = models.problem();
+  const proto::DeviceProfile device =
+      WithMemoryProportion(models.profile(), proportion);
+  const Precision precision = models.precision();
   if (std::optional<NoFit> w =
           WeightsReason(device, precision, total_weight_bytes, num_ipus)) {
     return *w;
   }
-  if (std::optional<OverflowingNode> big = NodeThatNoIpuHolds(
-          problem, DeviceModel(problem, device, precision))) {
+  if (std::optional<OverflowingNode> big =
+          NodeThatNoIpuHolds(problem, models.At(proportion))) {
     NoFit out{big->message, {}};
     if (batch > 1) out.would_fit.push_back("a smaller --batch-size");
     if (precision == Precision::kFp32)
       out.would_fit.push_back("--precision fp16 (halves float tensors)");
     return out;
   }
-  if (std::optional<NoFit> t = TileReason(problem, device, precision, batch,
-                                          ipu_of_node, fullest_ipu)) {
+  if (std::optional<NoFit> t =
+          TileReason(models, proportion, batch, ipu_of_node, fullest_ipu)) {
     return *t;
   }
   return NoFit{absl::StrCat("no split onto ", num_ipus,

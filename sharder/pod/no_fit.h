@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "costmodel/device_models.h"
 #include "costmodel/precision.h"
 #include "costmodel/problem.h"
 #include "proto/device.pb.h"
@@ -49,6 +50,14 @@ struct NoFit {
 // Cost: O(kNodesTried x (nodes + edges + tiles)).
 NoFit ExplainNoFit(const ShardingProblem& problem,
                    const proto::DeviceProfile& device, Precision precision,
+                   int64_t total_weight_bytes, int64_t batch, int num_ipus,
+                   absl::Span<const int32_t> ipu_of_node, int32_t fullest_ipu);
+
+// The same with the device models of the run (the model's analysis): the
+// device is models.profile() with available memory proportion `proportion`,
+// and the models of that proportion (and of 0.3 and 0.1, when tried) are
+// built once.
+NoFit ExplainNoFit(const DeviceModels& models, double proportion,
                    int64_t total_weight_bytes, int64_t batch, int num_ipus,
                    absl::Span<const int32_t> ipu_of_node, int32_t fullest_ipu);
 

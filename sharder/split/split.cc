@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/cost_model.h"
+#include "costmodel/model_analysis.h"
 #include "graph/annotations.h"
 #include "graph/graph.h"
 #include "graph/model_io.h"
-#include "graph/planned_model.h"
 #include "graph/shape_analysis.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_types.h"
@@ -21,7 +21,12 @@ namespace split_internal {
 
 absl::StatusOr<Split> Splitter::Run(const fs::path& model_dir) {
   RETURN_IF_ERROR(placement_ == nullptr ? ReadPlacements() : TakePlacement());
-  is_constant_ = FindConstantNodes(g_, dag_);
+  if (given_constant_mask_ != nullptr) {
+    is_constant_ = given_constant_mask_;
+  } else {
+    found_constant_mask_ = FindConstantNodes(g_, dag_);
+    is_constant_ = &found_constant_mask_;
+  }
   RETURN_IF_ERROR(Validate());
   AssignNodesToStages();
   Split split;
@@ -139,7 +144,7 @@ absl::Status Splitter::Validate() {
   // Edges from constant producers are exempt: constants are copied.
   for (NodeId id : dag_.topological_order()) {
     for (NodeId p : dag_.producers(id)) {
-      if (is_constant_[p] || stage_[p] <= stage_[id]) continue;
+      if ((*is_constant_)[p] || stage_[p] <= stage_[id]) continue;
       std::string tensor;
       for (const std::string& t : Reads(id)) {
         if (dag_.producer_of(t) == p) tensor = t;
@@ -170,7 +175,7 @@ void Splitter::AssignNodesToStages() {
   const int n = dag_.num_nodes();
   const auto order = dag_.topological_order();
   auto stays = [&](NodeId id) {
-    return !is_constant_[id] || dag_.produces_graph_output(id) ||
+    return !(*is_constant_)[id] || dag_.produces_graph_output(id) ||
            dag_.consumers(id).empty();
   };
   // A copy ends at a node that stays on its stage, so a stage holds one of
@@ -186,7 +191,7 @@ void Splitter::AssignNodesToStages() {
     const NodeId id = *it;
     if (stays(id) || pinned_[id]) stages[id].insert(stage_[id]);
     for (NodeId p : dag_.producers(id)) {
-      if (!is_constant_[p]) continue;
+      if (!(*is_constant_)[p]) continue;
       for (int s : stages[id]) {
         if (!pinned_[p] || s < stage_[p]) stages[p].insert(s);
       }
@@ -227,35 +232,38 @@ bool SameNodes(const Graph& dag, const onnx::GraphProto& g) {
 absl::StatusOr<Split> SplitPlaced(const onnx::ModelProto& model,
                                   const Placement* placement,
                                   const fs::path& model_dir,
-                                  const PlannedModel* planned) {
+                                  const ModelAnalysis* analysis) {
   if (model.training_info_size() > 0) {
     return absl::InvalidArgumentError(
         "the model has training_info, which refers to the whole graph; "
         "splitting it is not supported");
   }
-  if (planned != nullptr && !SameNodes(planned->dag, model.graph())) {
+  if (analysis != nullptr && !SameNodes(analysis->dag, model.graph())) {
     return absl::FailedPreconditionError(
         "the plan was made for another model (its nodes differ)");
   }
   std::optional<Graph> own;
-  if (planned == nullptr) {
+  if (analysis == nullptr) {
     ASSIGN_OR_RETURN(own, Graph::Build(model.graph()));
   }
-  const Graph& dag = planned != nullptr ? planned->dag : *own;
+  const Graph& dag = analysis != nullptr ? analysis->dag : *own;
   if (dag.num_nodes() == 0) {
     return absl::InvalidArgumentError("the model has no nodes to split");
   }
   std::optional<InterfaceTypes> from_declared;
-  if (planned != nullptr && !planned->interface_types &&
-      planned->declared != nullptr) {
+  if (analysis != nullptr && !analysis->interface_types &&
+      analysis->declared != nullptr) {
     from_declared =
-        InterfaceTypesOf(*planned->declared, planned->declared_recorded, dag);
+        InterfaceTypesOf(*analysis->declared, analysis->declared_recorded, dag);
   }
-  const InterfaceTypes* types = planned != nullptr && planned->interface_types
-                                    ? &*planned->interface_types
+  const InterfaceTypes* types = analysis != nullptr && analysis->interface_types
+                                    ? &*analysis->interface_types
                                 : from_declared ? &*from_declared
                                                 : nullptr;
-  return Splitter(model, dag, placement, types).Run(model_dir);
+  return Splitter(
+             model, dag, placement, types,
+             analysis != nullptr ? &analysis->problem.is_constant : nullptr)
+      .Run(model_dir);
 }
 
 }  // namespace
@@ -268,8 +276,8 @@ absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
 absl::StatusOr<Split> SplitModel(const onnx::ModelProto& model,
                                  const Placement& placement,
                                  const fs::path& model_dir,
-                                 const PlannedModel* planned) {
-  return SplitPlaced(model, &placement, model_dir, planned);
+                                 const ModelAnalysis* analysis) {
+  return SplitPlaced(model, &placement, model_dir, analysis);
 }
 
 }  // namespace autoshard

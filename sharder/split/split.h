@@ -62,7 +62,7 @@
 
 namespace autoshard {
 
-struct PlannedModel;  // graph/planned_model.h
+struct ModelAnalysis;  // costmodel/model_analysis.h
 
 struct SplitStageModel {
   onnx::ModelProto model;  // what DIR/<manifest file> holds
@@ -89,15 +89,16 @@ absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
                                  const std::filesystem::path& model_dir);
 
 // The same for `model` placed by `placement` (a plan's, passed as it is: the
-// model's annotations, if any, are not read). `planned`, when not null, is
-// what planning built for this model (Plan::planned): its DAG and interface
-// types are used instead of being computed again. Errors as above,
-// InvalidArgument when the placement is not for the model's node count, and
-// FailedPrecondition when `planned`'s nodes are not the model's.
+// model's annotations, if any, are not read). `analysis`, when not null, is
+// planning's analysis of this model (Plan::analysis): its DAG, constant mask
+// and interface types are used instead of being computed again. Errors as
+// above, InvalidArgument when the placement is not for the model's node
+// count, and FailedPrecondition when the analysis's nodes are not the
+// model's.
 absl::StatusOr<Split> SplitModel(const onnx::ModelProto& model,
                                  const Placement& placement,
                                  const std::filesystem::path& model_dir,
-                                 const PlannedModel* planned = nullptr);
+                                 const ModelAnalysis* analysis = nullptr);
 
 // The stage files' names: "stage_<s>.onnx".
 std::string StageFileName(int stage);

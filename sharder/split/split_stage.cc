@@ -276,7 +276,7 @@ std::vector<std::string> Splitter::StageOutputs(StageParts* parts) {
     }
   };
   for (NodeId id : stage_nodes_[s]) {
-    if ((is_constant_[id] && !pinned_[id]) || stage_[id] != s) continue;
+    if (((*is_constant_)[id] && !pinned_[id]) || stage_[id] != s) continue;
     for (const auto& t : dag_.node(id).output()) {
       auto it = readers_.find(t);
       if (t.empty() || it == readers_.end()) continue;

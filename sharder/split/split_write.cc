@@ -36,6 +36,7 @@
 #include "graph/onnx_guard.h"
 #include "graph/shape_analysis.h"
 #include "graph/status_macros.h"
+#include "graph/step_counts.h"
 #include "onnx/shape_inference/implementation.h"
 #include "sharder/outputs/json_numbers.h"
 #include "sharder/split/split.h"
@@ -117,6 +118,7 @@ std::string StrictInferenceError(const onnx::ModelProto& model) {
     return std::string(s.message());
   }
   try {
+    ++ThreadStepCounts().stage_inferences;
     onnx::shape_inference::InferShapes(
         *copy, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {

@@ -39,13 +39,16 @@ class Splitter {
   // model's annotations do). `dag` is the DAG of `model`'s graph, or of a
   // copy with the same nodes (planning's: node protos are read from
   // `model`). `types`, when not null, are the interface types (else they
-  // are inferred here).
+  // are inferred here). `constant_mask`, when not null, is the model's
+  // constant nodes (ModelAnalysis::problem.is_constant; else found here).
   Splitter(const onnx::ModelProto& model, const Graph& dag,
-           const Placement* placement, const InterfaceTypes* types)
+           const Placement* placement, const InterfaceTypes* types,
+           const std::vector<uint8_t>* constant_mask)
       : model_(model),
         g_(model.graph()),
         dag_(dag),
         placement_(placement),
+        given_constant_mask_(constant_mask),
         given_types_(types) {}
 
   absl::StatusOr<Split> Run(const std::filesystem::path& model_dir);
@@ -112,7 +115,9 @@ class Splitter {
   std::vector<int> ipu_, stage_;  // per node, as placed
   int num_stages_ = 0;
   std::vector<int> stage_ipu_;
-  std::vector<uint8_t> is_constant_;
+  const std::vector<uint8_t>* given_constant_mask_;
+  std::vector<uint8_t> found_constant_mask_;  // when none is given
+  const std::vector<uint8_t>* is_constant_ = nullptr;
   std::vector<uint8_t> pinned_;  // per node: a constant kept on its stage
   std::vector<std::vector<int>> node_stages_;     // per node, ascending
   std::vector<std::vector<NodeId>> stage_nodes_;  // per stage, topological

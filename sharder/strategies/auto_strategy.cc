@@ -46,8 +46,8 @@ absl::StatusOr<std::optional<Assignment>> Polish(const StrategyContext& c,
   options.batch = c.batch;
   options.retry_lower_proportions = false;
   ASSIGN_OR_RETURN(SearchResult r,
-                   SearchStrategy(p, nodes, std::move(groups), c.num_ipus,
-                                  c.device, c.precision, options));
+                   SearchStrategy(c.Models(), nodes, std::move(groups),
+                                  c.num_ipus, options));
   if (!r.fits) return std::nullopt;
   return std::move(r.assignment);
 }
@@ -96,7 +96,7 @@ std::vector<Assignment> RunIdeal(const StrategyContext& c, double cap_s,
   if (c.num_ipus < 2 || seconds <= 0 || p.num_nodes() > kMaxNodeGranularity) {
     return {};
   }
-  const DeviceModel model(p, c.device, c.precision);
+  const DeviceModel& model = c.Model();
   IdealDpOptions ideal;
   ideal.deadline =
       std::chrono::steady_clock::now() +
@@ -129,7 +129,7 @@ std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
     return std::nullopt;
   }
   const auto t = std::chrono::steady_clock::now();
-  const DeviceModel model(p, c.device, c.precision);
+  const DeviceModel& model = c.Model();
   SliceOrder order{"min-cut order", {}};
   for (int32_t v : MinCutOrder(p, model, kMinCutOrderWindows))
     order.units.push_back({v});
@@ -166,7 +166,7 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
     return std::nullopt;
   }
   const auto t = std::chrono::steady_clock::now();
-  const DeviceModel model(p, c.device, c.precision);
+  const DeviceModel& model = c.Model();
   IdealMovesOptions options;
   options.deadline =
       t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -223,6 +223,7 @@ std::vector<RunnerUp> RunnersUp(const std::vector<Candidate>& candidates,
 class Auto : public Strategy {
  public:
   absl::string_view name() const override { return "auto"; }
+  bool optimal_perf() const override { return true; }
   absl::StatusOr<StrategyResult> Run(const StrategyContext& c) const override;
 };
 
@@ -236,12 +237,13 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   if (c.num_ipus > 1) {
     t = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(StrategyResult searched, SearchFrom(c, raw));
-    search = searched.search;
+    if (searched.summary.has_search()) search = searched.summary.search();
     candidates.push_back({"search", std::move(searched), SecondsSince(t)});
   }
   t = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(StrategyResult sliced, OptimalOrRaw(c, raw));
-  const std::optional<proto::OptimalSummary> optimal = sliced.optimal;
+  std::optional<proto::OptimalSummary> optimal;
+  if (sliced.summary.has_optimal()) optimal = sliced.summary.optimal();
   std::vector<std::string> warnings = sliced.warnings;
   candidates.push_back({"optimal", sliced, SecondsSince(t)});
   if (optimal->fits()) {
@@ -285,12 +287,12 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     out.compiler_message.clear();
     out.compiler_fits.reset();
   }
-  out.search = search;
-  out.optimal = optimal;
+  out.summary.Clear();
+  if (search) *out.summary.mutable_search() = *search;
+  if (optimal) *out.summary.mutable_optimal() = *optimal;
   out.warnings = std::move(warnings);
-  out.candidates.clear();
   for (size_t i = 0; i < candidates.size(); ++i) {
-    out.candidates.push_back(CandidateProto(candidates[i], i == best));
+    *out.summary.add_candidates() = CandidateProto(candidates[i], i == best);
   }
   out.runners_up = RunnersUp(candidates, best);
   return out;

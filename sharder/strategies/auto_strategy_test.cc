@@ -32,14 +32,14 @@ StrategyContext ContextFor(const ShardingProblem& p, int num_ipus) {
 
 std::vector<std::string> Names(const StrategyResult& r) {
   std::vector<std::string> names;
-  for (const auto& c : r.candidates) names.push_back(c.strategy());
+  for (const auto& c : r.summary.candidates()) names.push_back(c.strategy());
   return names;
 }
 
 int Chosen(const StrategyResult& r) {
   int chosen = -1, count = 0;
-  for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
-    if (r.candidates[i].chosen()) chosen = i, ++count;
+  for (int i = 0; i < r.summary.candidates_size(); ++i) {
+    if (r.summary.candidates(i).chosen()) chosen = i, ++count;
   }
   return count == 1 ? chosen : -1;
 }
@@ -68,15 +68,15 @@ TEST(AutoStrategyTest, KeepsTheFastestSplitOfAChain) {
   EXPECT_NEAR(r->evaluation.performance.bottleneck_s, 6 + 16e-9, 1e-12);
   EXPECT_THAT(r->assignment.ipu, ElementsAre(0, 0, 0, 1));
   // The chosen candidate's figures are the result's, and none is better.
-  const auto& chosen = r->candidates[Chosen(*r)];
+  const auto& chosen = r->summary.candidates(Chosen(*r));
   EXPECT_DOUBLE_EQ(chosen.bottleneck_s(),
                    r->evaluation.performance.bottleneck_s);
-  for (const auto& c : r->candidates) {
+  for (const auto& c : r->summary.candidates()) {
     EXPECT_GE(c.bottleneck_s(), chosen.bottleneck_s()) << c.strategy();
   }
-  ASSERT_TRUE(r->search.has_value());
-  ASSERT_TRUE(r->optimal.has_value());
-  EXPECT_TRUE(r->optimal->fits());
+  ASSERT_TRUE(r->summary.has_search());
+  ASSERT_TRUE(r->summary.has_optimal());
+  EXPECT_TRUE(r->summary.optimal().fits());
 }
 
 TEST(AutoStrategyTest, PrefersASplitThatFits) {
@@ -99,7 +99,7 @@ TEST(AutoStrategyTest, OneIpuComparesRawAndOptimalOnly) {
   ASSERT_TRUE(r.ok()) << r.status();
   // No search on one IPU, and no polish (nothing to move between IPUs).
   EXPECT_THAT(Names(*r), ElementsAre("raw", "optimal"));
-  EXPECT_FALSE(r->search.has_value());
+  EXPECT_FALSE(r->summary.has_search());
   EXPECT_NEAR(r->evaluation.performance.bottleneck_s, 10, 1e-12);  // 1+2+3+4
 }
 

@@ -500,7 +500,7 @@ proto::OptimalSummary OptimalSummaryOf(const OptimalResult& r, double seconds) {
 absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
                                             const Assignment& raw) {
   const auto optimal_start = std::chrono::steady_clock::now();
-  const DeviceModel model(*c.problem, c.device, c.precision);
+  const DeviceModel& model = c.Model();
   OptimalOptions options;
   options.max_seconds = c.max_search_s;
   options.nothing_fits = pod::NodeThatNoIpuHolds(*c.problem, model).has_value();
@@ -512,12 +512,12 @@ absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
     out.warnings.push_back(absl::StrCat(
         "the optimal strategy found no split within --max-search-seconds ",
         c.max_search_s, "; the raw split is used"));
-    out.optimal.emplace().set_complete(false);
+    out.summary.mutable_optimal()->set_complete(false);
     return out;
   }
   const double seconds = SecondsSince(optimal_start);
   StrategyResult out = SinkConstantsIfNoWorse(c, std::move(r->assignment));
-  out.optimal = OptimalSummaryOf(*r, seconds);
+  *out.summary.mutable_optimal() = OptimalSummaryOf(*r, seconds);
   return out;
 }
 

@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
+#include "sharder/strategies/defaults.h"
 #include "sharder/strategies/sharding_points.h"
 
 namespace autoshard {
@@ -85,7 +86,8 @@ SliceOrder DepthFirstNodeOrder(const ShardingProblem& problem, int max_units);
 SliceOrder SubgraphOrder(const ShardingProblem& problem, int num_ipus);
 
 struct OptimalOptions {
-  double max_seconds = 60;  // for all orders together (> 0)
+  // For all orders together (> 0).
+  double max_seconds = kDefaultMaxSearchSeconds;
   int max_units = 6000;     // per order; longer orders are cut into blocks
   int64_t max_fit_evaluations = 50000;  // per order
   // Known beforehand that no slicing fits (a node no IPU holds,

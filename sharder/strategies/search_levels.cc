@@ -47,13 +47,13 @@ std::optional<StrategyResult> WeightsExceedMemory(const StrategyContext& c,
       static_cast<double>(c.device.bytes_per_tile());
   // Nor when a node alone overflows an IPU (sharder/pod/node_bound.h).
   const std::optional<pod::OverflowingNode> too_big =
-      pod::NodeThatNoIpuHolds(p, DeviceModel(p, c.device, c.precision));
+      pod::NodeThatNoIpuHolds(p, c.Model());
   if (c.oracle ||
       (!too_big && static_cast<double>(weight_bytes) <= all_memory_bytes)) {
     return std::nullopt;
   }
   StrategyResult r = Evaluated(c, raw, c.device.available_memory_proportion());
-  proto::SearchSummary& s = r.search.emplace();
+  proto::SearchSummary& s = *r.summary.mutable_search();
   s.set_candidates(1);
   s.set_raw_max_tile_bytes(r.evaluation.max_tile_bytes);
   s.set_max_tile_bytes(r.evaluation.max_tile_bytes);
@@ -99,10 +99,10 @@ absl::StatusOr<LevelsResult> SearchLevels(const StrategyContext& c,
           level_options.max_candidates <= 0 ? "candidate limit" : "time limit";
       break;
     }
-    ASSIGN_OR_RETURN(
-        SearchResult r,
-        SearchStrategy(p, subgraphs, RawSplitSubgraphs(subgraphs, c.num_ipus),
-                       c.num_ipus, c.device, c.precision, level_options));
+    ASSIGN_OR_RETURN(SearchResult r,
+                     SearchStrategy(c.Models(), subgraphs,
+                                    RawSplitSubgraphs(subgraphs, c.num_ipus),
+                                    c.num_ipus, level_options));
     out.candidates += r.candidates;
     out.stop_reason = r.stop_reason;
     if (out.raw_max_tile_bytes < 0)
@@ -140,9 +140,8 @@ absl::StatusOr<StrategyResult> SearchFrom(const StrategyContext& c,
   if (!found.fits) {
     // PopRT's last resort, on the closest split of every granularity.
     ASSIGN_OR_RETURN(std::optional<LowerProportionFit> lower,
-                     FitWithLowerProportion(*c.problem, c.device, c.precision,
-                                            found.assignment.ipu, c.num_ipus,
-                                            options.oracle));
+                     FitWithLowerProportion(c.Models(), found.assignment.ipu,
+                                            c.num_ipus, options.oracle));
     if (lower) {
       found.fits = true;
       found.available_memory_proportion = lower->available_memory_proportion;
@@ -153,7 +152,7 @@ absl::StatusOr<StrategyResult> SearchFrom(const StrategyContext& c,
   // The plan is evaluated with the proportion the search settled on.
   StrategyResult r = Evaluated(c, std::move(found.assignment),
                                found.available_memory_proportion);
-  proto::SearchSummary& s = r.search.emplace();
+  proto::SearchSummary& s = *r.summary.mutable_search();
   s.set_candidates(levels.candidates);
   s.set_raw_max_tile_bytes(levels.raw_max_tile_bytes);
   s.set_max_tile_bytes(found.max_tile_bytes);
@@ -174,6 +173,9 @@ namespace {
 class Search : public Strategy {
  public:
   absl::string_view name() const override { return "search"; }
+  // PopRT's way: a compiler judges every candidate as the search goes.
+  bool accepts_oracle() const override { return true; }
+  bool optimal_perf() const override { return true; }
   absl::StatusOr<StrategyResult> Run(const StrategyContext& c) const override {
     ASSIGN_OR_RETURN(Assignment raw, RawSplit(c));
     return SearchFrom(c, raw);

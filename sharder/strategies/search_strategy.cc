@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_model.h"
+#include "costmodel/device_models.h"
 #include "costmodel/plan_evaluation.h"
 #include "graph/status_macros.h"
 
@@ -251,15 +252,12 @@ int32_t CostliestGroup(const Split& split) {
 }  // namespace
 
 absl::StatusOr<std::optional<LowerProportionFit>> FitWithLowerProportion(
-    const ShardingProblem& problem, const proto::DeviceProfile& device,
-    Precision precision, const std::vector<int32_t>& ipu_of_node, int num_ipus,
-    const SearchOracle& oracle) {
+    const DeviceModels& models, const std::vector<int32_t>& ipu_of_node,
+    int num_ipus, const SearchOracle& oracle) {
   for (double amp : {0.3, 0.1}) {
-    if (amp >= device.available_memory_proportion()) continue;
-    const DeviceModel lower_model(problem, WithMemoryProportion(device, amp),
-                                  precision);
+    if (amp >= models.profile().available_memory_proportion()) continue;
     const PlanEvaluation e =
-        EvaluatePlan(lower_model, ipu_of_node, num_ipus, /*batch=*/1);
+        EvaluatePlan(models.At(amp), ipu_of_node, num_ipus, /*batch=*/1);
     bool fits = e.fits;
     int64_t fullest = e.max_tile_bytes;
     if (oracle) {
@@ -318,18 +316,17 @@ using MovePlans =
 // its queue and the best splits found so far.
 class SplitSearch {
  public:
-  SplitSearch(const ShardingProblem& problem, const SubgraphSet& subgraphs,
-              int num_ipus, const proto::DeviceProfile& device,
-              Precision precision, const SearchOptions& options)
-      : problem_(problem),
+  SplitSearch(const DeviceModels& models, const SubgraphSet& subgraphs,
+              int num_ipus, const SearchOptions& options)
+      : problem_(models.problem()),
         num_ipus_(num_ipus),
-        device_(device),
-        precision_(precision),
+        models_(models),
+        device_(models.profile()),
         options_(options),
         start_time_(std::chrono::steady_clock::now()),
-        model_(problem, device, precision),
-        searcher_(problem, subgraphs, num_ipus, model_) {
-    result_.available_memory_proportion = device.available_memory_proportion();
+        model_(models.Get()),
+        searcher_(problem_, subgraphs, num_ipus, model_) {
+    result_.available_memory_proportion = device_.available_memory_proportion();
   }
 
   // Costs (and, with a compiler, compiles) the start split and queues it.
@@ -378,8 +375,7 @@ class SplitSearch {
     if (!result_.fits && options_.retry_lower_proportions) {
       ASSIGN_OR_RETURN(
           std::optional<LowerProportionFit> lower,
-          FitWithLowerProportion(problem_, device_, precision_,
-                                 searcher_.ToAssignment(closest_).ipu,
+          FitWithLowerProportion(models_, searcher_.ToAssignment(closest_).ipu,
                                  num_ipus_, options_.oracle));
       if (lower) {
         result_.fits = true;
@@ -525,11 +521,11 @@ class SplitSearch {
 
   const ShardingProblem& problem_;
   const int num_ipus_;
+  const DeviceModels& models_;
   const proto::DeviceProfile& device_;
-  const Precision precision_;
   const SearchOptions& options_;
   const std::chrono::steady_clock::time_point start_time_;
-  const DeviceModel model_;
+  const DeviceModel& model_;
   Searcher searcher_;
   SearchResult result_;
   int64_t candidates_ = 1;
@@ -554,8 +550,18 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
                                             const proto::DeviceProfile& device,
                                             Precision precision,
                                             const SearchOptions& options) {
+  const DeviceModels models(problem, device, precision);
+  return SearchStrategy(models, subgraphs, std::move(start_groups), num_ipus,
+                        options);
+}
+
+absl::StatusOr<SearchResult> SearchStrategy(const DeviceModels& models,
+                                            const SubgraphSet& subgraphs,
+                                            std::vector<int32_t> start_groups,
+                                            int num_ipus,
+                                            const SearchOptions& options) {
   RETURN_IF_ERROR(CheckStart(subgraphs, start_groups, num_ipus, options));
-  SplitSearch search(problem, subgraphs, num_ipus, device, precision, options);
+  SplitSearch search(models, subgraphs, num_ipus, options);
   RETURN_IF_ERROR(search.Start(std::move(start_groups)));
   RETURN_IF_ERROR(search.Run());
   return search.Finish();

@@ -31,8 +31,11 @@
 
 #include "absl/status/statusor.h"
 #include "costmodel/cost_model.h"
+#include "costmodel/device_models.h"
 #include "costmodel/problem.h"
 #include "proto/device.pb.h"
+#include "sharder/strategies/defaults.h"
+#include "sharder/strategies/oracle.h"
 #include "sharder/strategies/sharding_points.h"
 #include "sharder/strategies/subgraphs.h"
 
@@ -46,24 +49,11 @@ struct SearchProgress {
   double elapsed_s = 0;
 };
 
-// A compiler's answer for one candidate (see compile_oracle.h).
-struct OracleVerdict {
-  bool fits = false;
-  int64_t tile = -1;  // the global tile that overflowed, -1 unknown
-  int64_t bytes = 0;  // bytes on it
-  std::string
-      message;  // a failure the compiler did not say as "Out of memory on tile"
-};
-// Judges candidate splits (IPU of every node), in order, with the available
-// memory proportion to compile with.
-using SearchOracle = std::function<absl::StatusOr<std::vector<OracleVerdict>>(
-    const std::vector<std::vector<int32_t>>& candidates,
-    double available_memory_proportion)>;
-
 struct SearchOptions {
   bool optimal_perf = false;        // keep searching for the best bottleneck
-  int64_t max_candidates = 100000;  // splits to evaluate before stopping (> 0)
-  double max_seconds = 60;          // and time to spend (> 0)
+  // Splits to evaluate before stopping (> 0), and time to spend (> 0).
+  int64_t max_candidates = kDefaultMaxCandidates;
+  double max_seconds = kDefaultMaxSearchSeconds;
   // While no split fits: stop after this many candidates without a closer
   // split (a smaller fullest tile). At POD scale the closest split's fullest
   // tile is often one IPU's that no move reaches, and the rest of the
@@ -102,12 +92,12 @@ struct LowerProportionFit {
 };
 
 // PopRT's last resort: does the split `ipu_of_node` fit with available memory
-// proportion 0.3, else 0.1 (only those below the device's)? Judged by the
-// tile-memory model, or by `oracle` when set. nullopt when neither fits.
+// proportion 0.3, else 0.1 (only those below models.profile()'s)? Judged by
+// the tile-memory model (models.At(proportion)), or by `oracle` when set.
+// nullopt when neither fits.
 absl::StatusOr<std::optional<LowerProportionFit>> FitWithLowerProportion(
-    const ShardingProblem& problem, const proto::DeviceProfile& device,
-    Precision precision, const std::vector<int32_t>& ipu_of_node, int num_ipus,
-    const SearchOracle& oracle);
+    const DeviceModels& models, const std::vector<int32_t>& ipu_of_node,
+    int num_ipus, const SearchOracle& oracle);
 
 // Runs the search on `subgraphs` starting from `start_groups` (group per
 // subgraph, e.g. RawSplitSubgraphs; every group 0..num_ipus-1 non-empty and
@@ -119,6 +109,15 @@ absl::StatusOr<SearchResult> SearchStrategy(const ShardingProblem& problem,
                                             int num_ipus,
                                             const proto::DeviceProfile& device,
                                             Precision precision,
+                                            const SearchOptions& options);
+
+// The same with the run's device models (models.problem() on
+// models.profile()), which the search and its retries take their
+// DeviceModels from instead of building them.
+absl::StatusOr<SearchResult> SearchStrategy(const DeviceModels& models,
+                                            const SubgraphSet& subgraphs,
+                                            std::vector<int32_t> start_groups,
+                                            int num_ipus,
                                             const SearchOptions& options);
 
 }  // namespace autoshard

@@ -9,12 +9,6 @@
 
 namespace autoshard {
 
-int Assignment::num_ipus() const {
-  int32_t max_ipu = -1;
-  for (int32_t i : ipu) max_ipu = std::max(max_ipu, i);
-  return max_ipu + 1;
-}
-
 absl::StatusOr<Assignment> ApplyShardingPoints(
     const ShardingProblem& problem, std::vector<ShardingPoint> points) {
   const int n = problem.num_nodes();

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "costmodel/problem.h"
+#include "graph/placement.h"
 
 namespace autoshard {
 
@@ -22,12 +23,9 @@ struct ShardingPoint {
   int32_t pipeline_stage = 0;
 };
 
-// Where every node runs; both vectors are indexed by node id.
-struct Assignment {
-  std::vector<int32_t> ipu;
-  std::vector<int32_t> pipeline_stage;
-  int num_ipus() const;  // max IPU + 1 (0 when empty)
-};
+// Where every node runs, as the strategies name it: the one placement type
+// (graph/placement.h).
+using Assignment = Placement;
 
 // Applies `points` with PopRT's semantics. Errors (InvalidArgument): a point
 // names a node twice, has an IPU or stage outside 0..n-1, or names a node an

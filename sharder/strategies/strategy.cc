@@ -7,14 +7,20 @@ namespace autoshard {
 StrategyResult Evaluated(const StrategyContext& context, Assignment assignment,
                          double proportion) {
   StrategyResult r;
-  const DeviceModel model(*context.problem,
-                          WithMemoryProportion(context.device, proportion),
-                          context.precision);
-  r.evaluation =
-      EvaluatePlan(model, assignment.ipu, context.num_ipus, context.batch);
+  r.evaluation = EvaluatePlan(context.Models().At(proportion), assignment.ipu,
+                              context.num_ipus, context.batch);
   r.assignment = std::move(assignment);
   r.available_memory_proportion = proportion;
   return r;
+}
+
+const DeviceModels& StrategyContext::Models() const {
+  if (device_models != nullptr) return *device_models;
+  if (own_device_models_ == nullptr) {
+    own_device_models_ =
+        std::make_shared<const DeviceModels>(*problem, device, precision);
+  }
+  return *own_device_models_;
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point since) {

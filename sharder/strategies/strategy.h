@@ -10,18 +10,21 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "costmodel/device_models.h"
 #include "costmodel/plan_evaluation.h"
 #include "costmodel/precision.h"
 #include "costmodel/problem.h"
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
-#include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/defaults.h"
+#include "sharder/strategies/oracle.h"
 #include "sharder/strategies/sharding_points.h"
 
 namespace autoshard {
@@ -33,11 +36,22 @@ struct StrategyContext {
   // the profile's): strategies that try lower ones say so in their result.
   proto::DeviceProfile device;
   Precision precision = Precision::kFp32;
+  // The device models of `problem` on `device` at `precision`, one per
+  // available memory proportion (costmodel/device_models.h): the planner
+  // passes the model analysis's, so a run builds each once, whatever the
+  // strategy and its candidates. When null, Models() makes them on first use
+  // (contexts made by hand in tests).
+  const DeviceModels* device_models = nullptr;
+  // device_models, else the ones made for this context on first use.
+  const DeviceModels& Models() const;
+  // The device model with `device`'s own proportion: Models().Get().
+  const DeviceModel& Model() const { return Models().Get(); }
   int num_ipus = 1;                 // 1 .. problem->num_nodes()
   int64_t batch = 1;                // samples per pipeline step
   bool optimal_perf = false;        // search: keep going for the bottleneck
-  int64_t max_candidates = 100000;  // search: splits to evaluate at most
-  double max_search_s = 60;         // search, and optimal's DPs again
+  // search: splits to evaluate at most.
+  int64_t max_candidates = kDefaultMaxCandidates;
+  double max_search_s = kDefaultMaxSearchSeconds;  // search, optimal's DPs
   // When the plan started: auto gives its last step what is left of
   // max_search_s since then.
   std::chrono::steady_clock::time_point start =
@@ -47,6 +61,9 @@ struct StrategyContext {
   std::function<void(int64_t, int64_t)> progress;
   // search: when set, a compiler judges every candidate (compile_oracle.h).
   SearchOracle oracle;
+
+ private:
+  mutable std::shared_ptr<const DeviceModels> own_device_models_;  // Models()
 };
 
 // A split a strategy found besides the one it chose: the next ones a
@@ -58,7 +75,9 @@ struct RunnerUp {
   double available_memory_proportion = 0;
 };
 
-// What a strategy returns: the split and its evaluation.
+// What a strategy returns: a part every strategy fills (the split, its
+// evaluation, warnings, a compiler's verdict, other splits worth
+// compiling), and the strategy's own summary, which only it knows.
 struct StrategyResult {
   Assignment assignment;
   // The proportion the split is evaluated with: the context's, or a lower
@@ -66,15 +85,18 @@ struct StrategyResult {
   double available_memory_proportion = 0;
   // EvaluatePlan of `assignment` with that proportion: the plan's figures.
   PlanEvaluation evaluation;
-  std::optional<proto::SearchSummary> search;     // when a search ran
-  std::optional<proto::OptimalSummary> optimal;   // when the DPs ran
-  std::vector<proto::StrategyResult> candidates;  // auto: the splits compared
-  // search with a compiler: whether it accepted the split, and its words
-  // when it failed without naming a tile.
+  // The strategy's own fields of the plan (proto/plan.proto: `search` when
+  // a search ran, `optimal` when the DPs ran, auto's `candidates`), merged
+  // into the plan as they are; nothing else is set.
+  proto::Plan summary;
+  // A compiler's verdict on the split (search judging its candidates, or
+  // sharder/compile_judge.h afterwards): whether it accepted it, and its
+  // words when it failed without naming a tile.
   std::optional<bool> compiler_fits;
   std::string compiler_message;
   std::vector<std::string> warnings;  // for the plan, in order
-  // auto: the other candidates' distinct splits, best first (BetterResult).
+  // Other distinct splits worth compiling when this one fails, best first
+  // (auto's other candidates, BetterResult).
   std::vector<RunnerUp> runners_up;
 };
 
@@ -83,6 +105,14 @@ class Strategy {
   virtual ~Strategy() = default;
   // The --strategy name ("raw", "search", "optimal", "auto").
   virtual absl::string_view name() const = 0;
+  // Capabilities the options and the planner ask about, declared by each
+  // strategy instead of compared by name.
+  // It judges its candidates with StrategyContext::oracle as it searches
+  // (else a compile command judges its chosen split afterwards,
+  // sharder/compile_judge.h).
+  virtual bool accepts_oracle() const { return false; }
+  // It reads StrategyContext::optimal_perf (--optimal-perf).
+  virtual bool optimal_perf() const { return false; }
   // Splits context.problem over context.num_ipus IPUs. Errors: those of the
   // underlying algorithm (InvalidArgument for a split it cannot make,
   // Internal when time ran out before it started, a compiler's error).
