@@ -63,7 +63,7 @@ onnx::ModelProto WithInputs(const onnx::ModelProto& model,
 // name. nullopt when the inference stopped on another error.
 std::optional<std::map<std::string, std::string>> NodeErrors(
     onnx::ModelProto* model) {
-  ++ThreadStepCounts().onnx_inferences;
+  ++ThreadStepCounts().dim_checks;
   if (!CheckModelForOnnx(*model).ok()) return std::nullopt;
   onnx::ShapeInferenceOptions options;
   options.check_type = false;

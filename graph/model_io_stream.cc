@@ -16,6 +16,7 @@
 #include "google/protobuf/wire_format_lite.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
+#include "graph/saturating.h"
 #include "graph/shapes.h"
 #include "graph/status_macros.h"
 
@@ -122,6 +123,21 @@ absl::Status WireError(absl::string_view what, const FieldWalker& w,
                    " at byte ", w.start(), ")"));
 }
 
+// Whether `raw_bytes` of raw_data is what t's dims and type hold. Only such
+// a tensor is streamed: one that is not stays in memory, so the model guard
+// (graph/onnx_guard.h), which skips data left in the file, still refuses it
+// with the same message as a load without streaming.
+bool RawDataMatchesDims(const onnx::TensorProto& t, int64_t raw_bytes) {
+  const int64_t element = ElementSizeBytes(t.data_type());
+  if (t.data_type() == onnx::TensorProto::STRING || element <= 0) return false;
+  int64_t bytes = element;
+  for (int64_t d : t.dims()) {
+    if (d < 0) return false;
+    bytes = SaturatingMul(bytes, d);
+  }
+  return bytes == raw_bytes;
+}
+
 // One initializer, bytes [begin, end): parsed without a raw_data of
 // kStreamMinBytes or more, whose place goes to *streamed (size 0: none).
 absl::Status ParseInitializer(absl::string_view file, int64_t begin,
@@ -154,7 +170,8 @@ absl::Status ParseInitializer(absl::string_view file, int64_t begin,
         what, ": not an ONNX model (an initializer does not parse at byte ",
         begin, ")"));
   }
-  if (!stream || t->data_location() == onnx::TensorProto::EXTERNAL) {
+  if (!stream || t->data_location() == onnx::TensorProto::EXTERNAL ||
+      !RawDataMatchesDims(*t, streamed->size)) {
     if (stream) t->set_raw_data(std::string(file.substr(streamed->offset,
                                                         streamed->size)));
     streamed->size = 0;

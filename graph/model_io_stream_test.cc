@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "graph/model_io.h"
+#include "graph/onnx_guard.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
 
@@ -143,7 +145,45 @@ TEST(ModelIoStreamTest, AChangedInputIsRefused) {
                              dir.path(), {}, nullptr, loaded->streamed);
   EXPECT_THAT(s.message(), HasSubstr("changed since it was read"));
   EXPECT_FALSE(fs::exists(dir.path() / "out.onnx"));
-  EXPECT_EQ(fs::directory_iterator(dir.path())->path().filename(), "m.onnx");
+  // Nothing else left in the folder: the input alone.
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    left.push_back(e.path().filename().string());
+  EXPECT_THAT(left, ::testing::ElementsAre("m.onnx"));
+}
+
+// A raw_data whose length is not what the dims and type hold is not
+// streamed: it stays in memory, so the model guard judges it as it does a
+// model loaded whole (found by review: streamed, it was marked EXTERNAL, the
+// guard skipped it, and the Reshape got an unknown shape instead of the
+// refusal).
+TEST(ModelIoStreamTest, AWeightWhoseBytesContradictItsDimsIsNotStreamed) {
+  TempDir dir;
+  onnx::ModelProto m = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[4,4] x) => (float[2,8] y) {
+      y = Reshape(x, s)
+    })");
+  // s claims dims [2] (2 int64 values, 16 bytes) but holds 65536 bytes:
+  // over kStreamMinBytes.
+  onnx::TensorProto* s = m.mutable_graph()->add_initializer();
+  s->set_name("s");
+  s->set_data_type(onnx::TensorProto::INT64);
+  s->add_dims(2);
+  s->set_raw_data(std::string(65536, 0));
+  WriteBytes(dir.path() / "m.onnx", m.SerializeAsString());
+  auto streamed = LoadModel(dir.path() / "m.onnx", /*stream_weights=*/true);
+  auto whole = LoadModel(dir.path() / "m.onnx", /*stream_weights=*/false);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_TRUE(streamed->streamed.tensors.empty());
+  const onnx::TensorProto& kept = streamed->model.graph().initializer(0);
+  EXPECT_NE(kept.data_location(), onnx::TensorProto::EXTERNAL);
+  EXPECT_EQ(kept.raw_data().size(), 65536u);
+  const absl::Status a = CheckModelForOnnx(streamed->model);
+  const absl::Status b = CheckModelForOnnx(whole->model);
+  EXPECT_THAT(b.message(), HasSubstr("stores 8192 values"));
+  EXPECT_EQ(a, b);
 }
 
 // Expects `bytes` as a model file to be refused naming the file, `reason`

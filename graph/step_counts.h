@@ -15,6 +15,11 @@ struct StepCounts {
   int64_t node_namings = 0;     // AssignNodeNames (graph/naming.h)
   int64_t dag_builds = 0;       // Graph::Build (graph/graph.h)
   int64_t onnx_inferences = 0;  // InferShapes (graph/shapes.h), any model
+  // ONNX's inference in error mode at the options' dims (graph/
+  // dim_conflicts.h): once when the options change an input's dims, a
+  // second time only when it finds a conflict; not in onnx_inferences
+  // (one driver for both is issue 25's point 6).
+  int64_t dim_checks = 0;
   // Nodes whose ONNX inference function ran on its own, outside a
   // whole-model InferShapes (graph/fixed_shapes.h).
   int64_t node_reinferences = 0;
@@ -47,6 +52,7 @@ inline std::string StepCountsText(const StepCounts& counts) {
   line("node_namings", counts.node_namings);
   line("dag_builds", counts.dag_builds);
   line("onnx_inferences", counts.onnx_inferences);
+  line("dim_checks", counts.dim_checks);
   line("node_reinferences", counts.node_reinferences);
   line("plan_evaluations", counts.plan_evaluations);
   line("constant_masks", counts.constant_masks);

@@ -368,8 +368,8 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   // Note [One check where dims meet] (graph/dim_conflicts.h).
   if (const std::string cause = ShapeOptionsText(options.shapes);
       !cause.empty() &&
-      InputsBytes(p.model->graph().input()) != InputsBytes(declared_inputs)) {
-    RETURN_IF_ERROR(CheckOptionDims(*p.model, declared_inputs, cause));
+      InputsBytes(a.model->graph().input()) != InputsBytes(declared_inputs)) {
+    RETURN_IF_ERROR(CheckOptionDims(*a.model, declared_inputs, cause));
   }
   RETURN_IF_ERROR(CostNodes(options, tensors, &p));
   a.problem = MakeProblem(a.dag, a.costs);

@@ -28,8 +28,10 @@ once() {
   done
   # --batch-size 1 fixes squeezenet's free batch dim: its Flatten, whose
   # recorded output type names `batch`, is inferred again on its own
-  # (docs/architecture.md), once.
+  # (docs/architecture.md), once; and the options' dims are checked against
+  # every op (graph/dim_conflicts.h) once, finding no conflict.
   counted "$1" node_reinferences 1
+  counted "$1" dim_checks 1
 }
 
 run_kind() {  # WHAT ARGS...: shard squeezenet onto 4 IPUs with ARGS
@@ -54,7 +56,7 @@ run_kind "--html" --html "$TMP/out_dir/r.html"
 once "--html"
 run_kind "--graph" --graph "$TMP/out_dir/g.dot"
 once "--graph"
-run_kind "--split-dir" --split-dir "$TMP/out_dir/stages"
+run_kind "--split-dir" -o "$TMP/out_dir/m.onnx" --split-dir "$TMP/out_dir/stages"
 once "--split-dir"
 # Each of the 4 stage models is checked by ONNX's strict inference once.
 counted "--split-dir" stage_inferences 4
