@@ -55,17 +55,18 @@ absl::Status ParseInputShape(const std::string& spec, ShapeOptions* shapes) {
   return absl::OkStatus();
 }
 
-// --dim NAME=VALUE into shapes->dims.
+// --dim NAME=VALUE into shapes->dims. 0 is a dim ONNX allows (an empty KV
+// cache: --dim past_sequence_length=0 for a prefill).
 absl::Status ParseDim(const std::string& spec, ShapeOptions* shapes) {
   const size_t eq = spec.find('=');
   int64_t value = 0;
   if (eq == std::string::npos || eq == 0 ||
-      !absl::SimpleAtoi(spec.substr(eq + 1), &value) || value < 1 ||
+      !absl::SimpleAtoi(spec.substr(eq + 1), &value) || value < 0 ||
       value > INT32_MAX) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--dim '", spec,
-        "': expected NAME=VALUE, VALUE an integer from 1 to 2^31-1 (e.g. "
-        "seq_len=128)"));
+        "': expected NAME=VALUE, VALUE an integer from 0 to 2^31-1 (e.g. "
+        "seq_len=128, or past_sequence_length=0 for an empty KV cache)"));
   }
   if (!shapes->dims.emplace(spec.substr(0, eq), value).second) {
     return absl::InvalidArgumentError(

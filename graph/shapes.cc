@@ -121,9 +121,9 @@ absl::Status SetNamedDims(
     const std::vector<
         std::pair<onnx::TensorShapeProto_Dimension*, std::string>>& symbolic) {
   for (const auto& [name, value] : dims) {
-    if (value < 1) {
+    if (value < 0) {  // 0 is a dim ONNX allows: an empty KV cache
       return absl::InvalidArgumentError(
-          absl::StrCat("--dim ", name, "=", value, ": must be at least 1"));
+          absl::StrCat("--dim ", name, "=", value, ": must be at least 0"));
     }
     bool found = false;
     std::set<std::string> names;

@@ -157,15 +157,15 @@ CallOptions ToOptions(const py::dict& d) {
 // Sets every graph-input dim whose dim_param is a key of `dims` to its
 // value, before shape inference (the dims of other tensors follow from
 // it). InvalidArgument for a name no graph-input dim has, or a value
-// outside 1 .. 2^31-1.
+// outside 0 .. 2^31-1 (0: an empty KV cache, as the CLI's --dim).
 absl::Status FixDims(const std::map<std::string, int64_t>& dims,
                      onnx::ModelProto* model) {
   std::map<std::string, bool> used;
   for (const auto& [name, value] : dims) {
-    if (value < 1 || value > INT32_MAX) {
+    if (value < 0 || value > INT32_MAX) {
       return absl::InvalidArgumentError(
           absl::StrCat("dims['", name, "'] = ", value,
-                       " is not an integer from 1 to 2^31-1"));
+                       " is not an integer from 0 to 2^31-1"));
     }
     used[name] = false;
   }

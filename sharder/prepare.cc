@@ -149,9 +149,11 @@ absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
 // The batch the pipeline figures use (samples per step): the first tensor
 // input's first dim (inputs that are initializers, as old exporters list
 // them, do not count), or 1 when that input has no batch axis
-// (graph/batch_axis.h: the graph adds one).
-void FindBatch(const Options& options, const InputShapeChanges& changes,
-               Prepared* p) {
+// (graph/batch_axis.h: the graph adds one). InvalidArgument when that dim
+// is 0 (--dim allows 0, for an empty KV cache; a step of no samples would
+// plan 0 FLOPs and an endless throughput).
+absl::Status FindBatch(const Options& options,
+                       const InputShapeChanges& changes, Prepared* p) {
   std::set<std::string> initializer_names;
   for (const auto& t : p->analysis->model->graph().initializer())
     initializer_names.insert(t.name());
@@ -162,6 +164,13 @@ void FindBatch(const Options& options, const InputShapeChanges& changes,
       continue;
     }
     const auto& d0 = vi.type().tensor_type().shape().dim(0);
+    if (d0.has_dim_value() && d0.dim_value() == 0 &&
+        !changes.without_batch_axis.contains(vi.name())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", vi.name(),
+          "' has batch 0: a step of no samples (0 suits a dim such as an "
+          "empty KV cache's past length, not the batch)"));
+    }
     p->analysis->batch =
         d0.has_dim_value() && d0.dim_value() > 0 ? d0.dim_value() : 1;
     if (changes.without_batch_axis.contains(vi.name())) p->analysis->batch = 1;
@@ -174,6 +183,7 @@ void FindBatch(const Options& options, const InputShapeChanges& changes,
     }
     break;
   }
+  return absl::OkStatus();
 }
 
 // Sets every input dim still unknown to 1, listing it in unresolved_dims
@@ -358,7 +368,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   const Inputs declared_inputs = a.model->graph().input();
   ASSIGN_OR_RETURN(const InputShapeChanges changes,
                    ApplyOptionShapes(options, &p));
-  FindBatch(options, changes, &p);
+  RETURN_IF_ERROR(FindBatch(options, changes, &p));
   FixUnresolvedDims(&p);
   // The DAG does not depend on shapes: built once, before the inference,
   // it also types the per-stage interfaces.

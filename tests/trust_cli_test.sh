@@ -145,5 +145,17 @@ if [ -n "$C" ] && [ -f "$C/seg_isnet_quant_uint8.onnx" ]; then
   expect 0 "SSDlite" -- "$BIN" inspect "$C/tv_ssdlite320_mobilenet_v3_large.onnx" --dim h=320 --dim w=320
   stdout_has "batch: 1 " "SSDlite: one image per run"
 fi
+if [ -n "$C" ] && [ -f "$C/llm_tiny_random_gpt2_fp32_past.onnx" ]; then
+  # A prefill: the KV cache is empty, past_seq_len = 0 (a dim ONNX allows),
+  # so total_seq_len = seq_len.
+  G=$C/llm_tiny_random_gpt2_fp32_past.onnx
+  expect 0 "--dim past_seq_len=0" -- "$BIN" inspect "$G" --dim batch_size=1 --dim seq_len=8 \
+    --dim past_seq_len=0 --dim total_seq_len=8
+  lacks "$TMP/out" "assumed:" "a prefill leaves nothing assumed"
+  expect 2 "--dim past_seq_len=-1" -- "$BIN" inspect "$G" --dim past_seq_len=-1
+  stderr_has "VALUE an integer from 0 to 2^31-1" "a negative dim is refused"
+  expect 2 "--dim batch_size=0" -- "$BIN" inspect "$G" --dim batch_size=0
+  stderr_has "input 'input_ids' has batch 0: a step of no samples" "a batch of 0 is refused"
+fi
 
 finish

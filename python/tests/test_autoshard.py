@@ -190,7 +190,10 @@ def test_dims_set_symbolic_input_dims_by_name():
     assert untimed(by_shape.to_json()) == untimed(by_batch.to_json())
     with pytest.raises(ValueError, match="dims: no graph input has a dim named 'seq'"):
         autoshard.plan(MODEL, 2, dims={"seq": 128})
-    with pytest.raises(ValueError, match=r"dims\['batch'\] = 0 is not an integer"):
+    with pytest.raises(ValueError, match=r"dims\['batch'\] = -1 is not an integer"):
+        autoshard.plan(MODEL, 2, dims={"batch": -1})
+    # 0 is a dim (an empty KV cache) but not a batch.
+    with pytest.raises(ValueError, match="input 'input' has batch 0"):
         autoshard.plan(MODEL, 2, dims={"batch": 0})
 
 
