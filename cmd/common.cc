@@ -105,7 +105,8 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
       ->allow_extra_args(false);
   sub->add_option("--dim", o->dims,
                   "set every input dim with this symbolic name, NAME=VALUE "
-                  "(repeatable; e.g. --dim seq_len=128)")
+                  "(repeatable; e.g. --dim seq_len=128; 0 for an empty KV "
+                  "cache, --dim past_seq_len=0, not for the batch)")
       ->allow_extra_args(false);
   sub->add_option("--batch-size", o->batch_size,
                   "set the symbolic first dim of every input to B (B >= 1); "
