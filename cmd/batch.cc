@@ -496,9 +496,10 @@ int ReportSummary(const ShardOptions& o, const proto::BatchSummary& summary,
         "%s, %d failed, %d %s (%s), %.2f s\n", Plural(n, "model"),
         summary.failed(), summary.does_not_fit(),
         summary.does_not_fit() == 1 ? "does not fit" : "do not fit",
-        o.out_dir.empty()                                   ? "no --out-dir"
-        : o.model.write_anyway || summary.does_not_fit() == 0 ? "outputs written"
-                                                              : "no model written for them",
+        o.out_dir.empty() ? "no --out-dir"
+        : o.model.write_anyway || summary.does_not_fit() == 0
+            ? "outputs written"
+            : "no model written for them",
         summary.seconds());
   }
   if (!o.summary_path.empty()) {

@@ -96,12 +96,12 @@ struct ModelOptions {
   std::string device = "ipu2";  // built-in name or text-proto file
   bool quiet = false;
   bool verbose = false;
-  std::string report = "text";        // --report text|json
-  std::string plan_path;              // --plan OUT.json
+  std::string report = "text";    // --report text|json
+  std::string plan_path;          // --plan OUT.json
   bool write_anyway = false;      // --write-anyway: the model even when no fit
   bool fix_input_shapes = false;  // shard --fix-input-shapes
-  std::string html_path;              // --html OUT.html
-  std::string graph_path;             // --graph OUT.svg|.png|.pdf|.dot
+  std::string html_path;          // --html OUT.html
+  std::string graph_path;         // --graph OUT.svg|.png|.pdf|.dot
   std::string graph_detail = "auto";  // --graph-detail auto|nodes|runs
   std::string command_line;           // the process's arguments, for the page
 };
@@ -156,13 +156,13 @@ struct InspectOptions {
 
 // `solve PROBLEM.json` (cmd/solve_command.cc).
 struct SolveCommandOptions {
-  std::string problem;          // the problem file
-  int num_ipus = 0;             // --num-ipus; 0: the file's
-  std::string plan;             // --plan OUT.json
-  std::string report = "text";  // --report text|json
-  bool quiet = false;           // -q (kQuietHelp)
+  std::string problem;                             // the problem file
+  int num_ipus = 0;                                // --num-ipus; 0: the file's
+  std::string plan;                                // --plan OUT.json
+  std::string report = "text";                     // --report text|json
+  bool quiet = false;                              // -q (kQuietHelp)
   double max_search_s = kDefaultMaxSearchSeconds;  // --max-search-seconds
-  double bound_s = 10;          // --bound-seconds
+  double bound_s = 10;                             // --bound-seconds
 };
 
 // Each Setup registers a subcommand and returns it, so main can tell which

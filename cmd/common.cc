@@ -212,9 +212,10 @@ absl::StatusOr<LoadedModel> LoadModelReported(const ModelOptions& options,
   auto progress = [&](int64_t done, int64_t total) {
     if (console.progress == nullptr || done - shown < total / 100) return;
     shown = done;
-    console.progress->Update(absl::StrCat("loading ", options.model, ": ",
-                                          HumanBytesText(static_cast<double>(done)), " of ",
-                                          HumanBytesText(static_cast<double>(total))));
+    console.progress->Update(
+        absl::StrCat("loading ", options.model, ": ",
+                     HumanBytesText(static_cast<double>(done)), " of ",
+                     HumanBytesText(static_cast<double>(total))));
   };
   absl::StatusOr<LoadedModel> loaded =
       LoadModel(options.model, stream_weights, progress);
@@ -311,10 +312,10 @@ int ReportNoFit(const ModelOptions& options, const proto::Plan& pp,
       pp.would_fit_size() > 0
           ? absl::StrCat("; would fit: ", absl::StrJoin(pp.would_fit(), "; "))
           : "",
-      wrote_model    ? " (outputs written; exit code 3)"
-      : model_asked  ? " (no model written: --write-anyway writes it; exit "
-                       "code 3)"
-                     : " (exit code 3)");
+      wrote_model   ? " (outputs written; exit code 3)"
+      : model_asked ? " (no model written: --write-anyway writes it; exit "
+                      "code 3)"
+                    : " (exit code 3)");
   *console.err << "autoshard: error: " << message << "\n";
   if (console.error.empty()) console.error = message;
   return kExitNoFit;
@@ -368,9 +369,9 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
                                          int64_t done, int64_t total) mutable {
       if (done - shown < total / 100 && done < total) return;  // 1% steps
       shown = done;
-      console.progress->Update(absl::StrCat("writing ", output, ": ",
-                                            HumanBytesText(static_cast<double>(done)), " of ",
-                                            HumanBytesText(static_cast<double>(total))));
+      console.progress->Update(absl::StrCat(
+          "writing ", output, ": ", HumanBytesText(static_cast<double>(done)),
+          " of ", HumanBytesText(static_cast<double>(total))));
     };
   }
   std::unique_lock<ProcessWriteLock> one_writer;

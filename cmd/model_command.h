@@ -53,8 +53,8 @@ int RunModelCommand(const ModelOptions& flags,
   if (command.prepare) {
     if (absl::Status s = command.prepare(); !s.ok()) return ReportError(s);
   }
-  absl::StatusOr<LoadedModel> loaded = LoadModelReported(
-      flags, /*stream_weights=*/options->compile_cmd.empty());
+  absl::StatusOr<LoadedModel> loaded =
+      LoadModelReported(flags, /*stream_weights=*/options->compile_cmd.empty());
   if (!loaded.ok()) return ReportError(loaded.status());
   options->model_dir = loaded->path.parent_path();
   options->external_files = loaded->external_files;

@@ -163,7 +163,8 @@ int RunShard(const ShardOptions& o) {
   }
   if (o.output_option != nullptr && o.output_option->count() > 0 &&
       o.output.empty()) {
-    return ReportError(absl::InvalidArgumentError("-o: the output path is empty"));
+    return ReportError(
+        absl::InvalidArgumentError("-o: the output path is empty"));
   }
   ShardOptions one = o;
   one.model.model = o.models[0];
@@ -236,7 +237,8 @@ int ShardOneModel(const ShardOptions& o) {
             max_s, best, trying_ipus.load()));
       };
       options.trying_num_ipus = [&](int k) { trying_ipus = k; };
-      progress.Update(absl::StrCat("planning ", o.model.model, ": shapes and costs of ",
+      progress.Update(absl::StrCat("planning ", o.model.model,
+                                   ": shapes and costs of ",
                                    loaded.model.graph().node_size(), " nodes"));
     }
     auto plan = *pod ? pod::PlanPod(loaded.model, options, **pod)

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/builtin_profiles.h"
-#include "graph/step_counts.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "graph/step_counts.h"
 
 namespace autoshard {
 namespace {

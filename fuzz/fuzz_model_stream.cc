@@ -36,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto streamed = autoshard::ParseModelStreaming(bytes, "fuzz", nullptr, 16);
   if (!streamed.ok()) return 0;
   auto whole = autoshard::ParseModelBytes(bytes, "fuzz");
-  if (!whole.ok()) __builtin_trap();  // the reader accepted what protobuf refuses
+  if (!whole.ok())
+    __builtin_trap();  // the reader accepted what protobuf refuses
   const int in = ::memfd_create("in", 0);
   const int out = ::memfd_create("out", 0);
   if (in < 0 || out < 0) std::abort();
@@ -48,8 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   weights.file_bytes = st.st_size;
   weights.file_mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
   weights.tensors = streamed->tensors;
-  absl::Status written = autoshard::WriteStreamedModel(streamed->model, weights,
-                                                       out, "fuzz");
+  absl::Status written =
+      autoshard::WriteStreamedModel(streamed->model, weights, out, "fuzz");
   if (!written.ok()) __builtin_trap();
   if (ReadAllFd(out) != whole->SerializeAsString()) __builtin_trap();
   ::close(in);

@@ -253,7 +253,8 @@ void MarkStreamed(const StreamedWeights& streamed,
                   onnx::TensorProto::DataLocation location,
                   onnx::ModelProto* model) {
   for (const StreamedTensor& s : streamed.tensors) {
-    model->mutable_graph()->mutable_initializer(s.initializer)
+    model->mutable_graph()
+        ->mutable_initializer(s.initializer)
         ->set_data_location(location);
   }
 }
@@ -283,9 +284,9 @@ absl::StatusOr<LoadedModel> LoadStreaming(
                      "larger than 2 GB: protobuf cannot parse it; save the "
                      "weights as external data");
   }
-  void* map = st.st_size == 0 ? nullptr
-                              : ::mmap(nullptr, st.st_size, PROT_READ,
-                                       MAP_PRIVATE, fd, 0);
+  void* map = st.st_size == 0
+                  ? nullptr
+                  : ::mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (map == MAP_FAILED)
     return PathError(path, absl::StrCat("cannot map: ", std::strerror(errno)));
@@ -533,8 +534,8 @@ absl::Status CheckModelFile(const fs::path& path) {
                             streamed->external_files.empty();
   try {
     if (placeholders) {
-      onnx::checker::check_model(WithPlaceholderData(
-          streamed->model, streamed->streamed.tensors));
+      onnx::checker::check_model(
+          WithPlaceholderData(streamed->model, streamed->streamed.tensors));
       return absl::OkStatus();
     }
     onnx::checker::check_model(path.string());

@@ -23,8 +23,8 @@
 namespace autoshard {
 namespace {
 
-using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
 
 // Field numbers of onnx.proto that the walk looks at.
 constexpr int kModelGraph = 7;
@@ -118,9 +118,9 @@ class FieldWalker {
 
 absl::Status WireError(absl::string_view what, const FieldWalker& w,
                        absl::string_view where) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ": not an ONNX model (", where, ": ", w.error(),
-                   " at byte ", w.start(), ")"));
+  return absl::InvalidArgumentError(absl::StrCat(what, ": not an ONNX model (",
+                                                 where, ": ", w.error(),
+                                                 " at byte ", w.start(), ")"));
 }
 
 // Whether `raw_bytes` of raw_data is what t's dims and type hold. Only such
@@ -172,8 +172,9 @@ absl::Status ParseInitializer(absl::string_view file, int64_t begin,
   }
   if (!stream || t->data_location() == onnx::TensorProto::EXTERNAL ||
       !RawDataMatchesDims(*t, streamed->size)) {
-    if (stream) t->set_raw_data(std::string(file.substr(streamed->offset,
-                                                        streamed->size)));
+    if (stream)
+      t->set_raw_data(
+          std::string(file.substr(streamed->offset, streamed->size)));
     streamed->size = 0;
     return absl::OkStatus();
   }
@@ -185,10 +186,10 @@ absl::Status ParseInitializer(absl::string_view file, int64_t begin,
 }
 
 // The graph, bytes [begin, end).
-absl::Status ParseGraph(
-    absl::string_view file, int64_t begin, int64_t end, absl::string_view what,
-    const std::function<void(int64_t, int64_t)>& progress, int64_t min_bytes,
-    StreamedModel* out) {
+absl::Status ParseGraph(absl::string_view file, int64_t begin, int64_t end,
+                        absl::string_view what,
+                        const std::function<void(int64_t, int64_t)>& progress,
+                        int64_t min_bytes, StreamedModel* out) {
   FieldWalker w(file, begin, end);
   std::string kept;
   std::vector<onnx::TensorProto> initializers;
@@ -259,8 +260,8 @@ absl::StatusOr<StreamedModel> ParseModelStreaming(
         absl::StrCat(what, ": not an ONNX model (does not parse)"));
   }
   if (graph_at >= 0) {
-    absl::Status s = ParseGraph(bytes, graph_begin, graph_end, what, progress, min_bytes,
-                              &out);
+    absl::Status s = ParseGraph(bytes, graph_begin, graph_end, what, progress,
+                                min_bytes, &out);
     if (!s.ok() && absl::StrContains(s.message(), "does not parse")) {
       ASSIGN_OR_RETURN(onnx::ModelProto ignored, ParseModelBytes(bytes, what));
     }

@@ -48,7 +48,7 @@ struct StreamedTensor {
 // The file a model was read from and the payloads it still holds.
 struct StreamedWeights {
   std::filesystem::path file;
-  int64_t file_bytes = 0;   // st_size when read
+  int64_t file_bytes = 0;     // st_size when read
   int64_t file_mtime_ns = 0;  // st_mtim when read
   std::vector<StreamedTensor> tensors;
   bool empty() const { return tensors.empty(); }
@@ -83,8 +83,8 @@ absl::Status ReadStreamedWeights(onnx::ModelProto* model,
 // The same model with each streamed tensor as it was in the file except
 // for its data: raw_data a zero element of its type, so that ONNX's checker
 // sees an inline tensor (ONNX 1.12 does not check raw_data's length).
-onnx::ModelProto WithPlaceholderData(const onnx::ModelProto& model,
-                                     const std::vector<StreamedTensor>& tensors);
+onnx::ModelProto WithPlaceholderData(
+    const onnx::ModelProto& model, const std::vector<StreamedTensor>& tensors);
 
 // Called with (bytes written, bytes in all) as the file is written.
 using WriteProgress = std::function<void(int64_t, int64_t)>;

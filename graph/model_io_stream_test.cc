@@ -74,7 +74,8 @@ TEST(ModelIoStreamTest, LoadLeavesLargeWeightsInTheFile) {
   EXPECT_EQ(s.size, 131072);
   EXPECT_FALSE(s.had_data_location);
   // The recorded bytes are w's data.
-  EXPECT_EQ(bytes.substr(s.offset, s.size), m.graph().initializer(0).raw_data());
+  EXPECT_EQ(bytes.substr(s.offset, s.size),
+            m.graph().initializer(0).raw_data());
   const onnx::TensorProto& w = loaded->model.graph().initializer(0);
   EXPECT_EQ(w.data_location(), onnx::TensorProto::EXTERNAL);
   EXPECT_FALSE(w.has_raw_data());
@@ -102,8 +103,8 @@ TEST(ModelIoStreamTest, SaveIsByteIdenticalToTheWholeModelsBytes) {
     a->set_i(1);
   }
   int64_t last_done = 0, last_total = 0;
-  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out.onnx", dir.path(),
-                        {}, nullptr, loaded->streamed,
+  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out.onnx", dir.path(), {},
+                        nullptr, loaded->streamed,
                         [&](int64_t done, int64_t total) {
                           last_done = done;
                           last_total = total;
@@ -128,8 +129,8 @@ TEST(ModelIoStreamTest, AnUnknownDataLocationValueStaysUnknown) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_EQ(loaded->streamed.tensors.size(), 1u);
   EXPECT_FALSE(loaded->streamed.tensors[0].had_data_location);
-  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out.onnx", dir.path(),
-                        {}, nullptr, loaded->streamed)
+  ASSERT_TRUE(SaveModel(loaded->model, dir.path() / "out.onnx", dir.path(), {},
+                        nullptr, loaded->streamed)
                   .ok());
   EXPECT_EQ(ReadBytes(dir.path() / "out.onnx"), m.SerializeAsString());
 }
@@ -141,8 +142,8 @@ TEST(ModelIoStreamTest, AChangedInputIsRefused) {
   auto loaded = LoadModel(dir.path() / "m.onnx", true);
   ASSERT_TRUE(loaded.ok());
   WriteBytes(dir.path() / "m.onnx", "shorter");
-  absl::Status s = SaveModel(loaded->model, dir.path() / "out.onnx",
-                             dir.path(), {}, nullptr, loaded->streamed);
+  absl::Status s = SaveModel(loaded->model, dir.path() / "out.onnx", dir.path(),
+                             {}, nullptr, loaded->streamed);
   EXPECT_THAT(s.message(), HasSubstr("changed since it was read"));
   EXPECT_FALSE(fs::exists(dir.path() / "out.onnx"));
   // Nothing else left in the folder: the input alone.
@@ -211,8 +212,8 @@ TEST(ModelIoStreamTest, BadWireFormatIsRefusedWithTheByte) {
   // A file that ends inside the ir_version field.
   ExpectRefused(good.substr(0, 1), "cut off by the end", 0);
   // A second graph field: protobuf would merge the two.
-  const std::string graph_field = good.substr(2, good.size() - 2 -
-                                  (TwoWeights().metadata_props(0).ByteSizeLong() + 2));
+  const std::string graph_field = good.substr(
+      2, good.size() - 2 - (TwoWeights().metadata_props(0).ByteSizeLong() + 2));
   ExpectRefused(good + graph_field, "a second graph field", good.size());
 }
 
@@ -220,13 +221,17 @@ TEST(ModelIoStreamTest, BadWireFormatIsRefusedWithTheByte) {
 // (its data is out of the file's bounds as the tensor says them).
 TEST(ModelIoStreamTest, InitializerDataPastItsMessageIsRefused) {
   // graph { initializer { name: "w" raw_data: <length 1000, 3 bytes> } }
-  std::string tensor = "\x42\x01w";       // name (8): "w"
-  tensor += "\x4A\xE8\x07" "abc";         // raw_data (9): length 1000
-  std::string graph = "\x2A" + std::string(1, static_cast<char>(tensor.size())) + tensor;
+  std::string tensor = "\x42\x01w";  // name (8): "w"
+  tensor +=
+      "\x4A\xE8\x07"
+      "abc";  // raw_data (9): length 1000
+  std::string graph =
+      "\x2A" + std::string(1, static_cast<char>(tensor.size())) + tensor;
   std::string model = std::string("\x08\x08", 2) + "\x3A" +
                       std::string(1, static_cast<char>(graph.size())) + graph;
   // The initializer starts at byte 6, its raw_data's tag at byte 9.
-  ExpectRefused(model, "a length prefix of 1000 bytes past the end (3 left)", 9);
+  ExpectRefused(model, "a length prefix of 1000 bytes past the end (3 left)",
+                9);
 }
 
 }  // namespace

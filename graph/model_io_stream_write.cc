@@ -160,17 +160,18 @@ absl::StatusOr<std::vector<Piece>> ModelPieces(
 absl::StatusOr<int> OpenUnchanged(const StreamedWeights& weights) {
   const int fd = ::open(weights.file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        weights.file.string(), ": cannot read it again: ", std::strerror(errno)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(weights.file.string(),
+                     ": cannot read it again: ", std::strerror(errno)));
   }
   struct stat st;
   if (::fstat(fd, &st) != 0 || st.st_size != weights.file_bytes ||
       st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec !=
           weights.file_mtime_ns) {
     ::close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(
-        weights.file.string(),
-        ": changed since it was read; nothing written from it"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(weights.file.string(),
+                     ": changed since it was read; nothing written from it"));
   }
   return fd;
 }
@@ -211,9 +212,8 @@ absl::Status CopyRange(int in, int out, int64_t offset, int64_t size,
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        return absl::InternalError(
-            absl::StrCat(what, ": write failed at byte ", at, ": ",
-                         std::strerror(errno)));
+        return absl::InternalError(absl::StrCat(
+            what, ": write failed at byte ", at, ": ", std::strerror(errno)));
       }
     } else {
       buffer.resize(1 << 20);
@@ -271,7 +271,8 @@ onnx::ModelProto WithPlaceholderData(
     const onnx::ModelProto& model, const std::vector<StreamedTensor>& tensors) {
   onnx::ModelProto copy = model;
   for (const StreamedTensor& s : tensors) {
-    onnx::TensorProto* t = copy.mutable_graph()->mutable_initializer(s.initializer);
+    onnx::TensorProto* t =
+        copy.mutable_graph()->mutable_initializer(s.initializer);
     *t = AsInFile(*t, s);
     t->set_raw_data(
         std::string(std::max<int64_t>(1, ElementSizeBytes(t->data_type())), 0));

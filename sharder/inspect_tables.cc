@@ -59,8 +59,8 @@ std::vector<bool> DataDependentNodes(const internal::Prepared& p) {
   for (const auto& a : p.shape_assumptions) {
     if (NodeId id = p.analysis->dag.producer_of(a.tensor); id != kNoNode) {
       out[id] = true;
-    } else if (NodeId outer =
-                   p.analysis->dag.FindNode(a.node.substr(0, a.node.find(" > ")));
+    } else if (NodeId outer = p.analysis->dag.FindNode(
+                   a.node.substr(0, a.node.find(" > ")));
                outer != kNoNode) {
       out[outer] = true;  // a body's node: its If/Loop/Scan
     }
@@ -71,7 +71,8 @@ std::vector<bool> DataDependentNodes(const internal::Prepared& p) {
     if (node.op_type() != "If") return false;
     for (const std::string& o : node.output()) {
       auto it = p.analysis->tensors.find(o);
-      if (it == p.analysis->tensors.end() || !it->second.IsStatic()) return true;
+      if (it == p.analysis->tensors.end() || !it->second.IsStatic())
+        return true;
     }
     return false;
   };

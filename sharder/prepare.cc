@@ -152,8 +152,8 @@ absl::StatusOr<InputShapeChanges> ApplyOptionShapes(const Options& options,
 // (graph/batch_axis.h: the graph adds one). InvalidArgument when that dim
 // is 0 (--dim allows 0, for an empty KV cache; a step of no samples would
 // plan 0 FLOPs and an endless throughput).
-absl::Status FindBatch(const Options& options,
-                       const InputShapeChanges& changes, Prepared* p) {
+absl::Status FindBatch(const Options& options, const InputShapeChanges& changes,
+                       Prepared* p) {
   std::set<std::string> initializer_names;
   for (const auto& t : p->analysis->model->graph().initializer())
     initializer_names.insert(t.name());

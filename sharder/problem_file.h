@@ -52,7 +52,7 @@ absl::Status WriteProblemFile(const proto::Problem& problem,
 struct SolveOptions {
   // The optimal DPs and the ideal DP together.
   double max_search_s = kDefaultMaxSearchSeconds;
-  double bound_s = 10;       // the certified bound (0: the cheap one)
+  double bound_s = 10;  // the certified bound (0: the cheap one)
 };
 
 // Plans a loaded problem: the optimal strategy's slicings and the ideal DP

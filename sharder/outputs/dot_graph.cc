@@ -9,8 +9,8 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/graph.h"
@@ -101,12 +101,12 @@ Boxes RunBoxes(const PlanGraph& g, int max_runs, const std::string& prefix) {
       for (int32_t n : run) b.box_of[n] = static_cast<int32_t>(b.boxes.size());
       b.boxes.push_back(
           {absl::StrCat("r", d, "_", j),
-           absl::StrCat(
-               run.size(), run.size() == 1 ? " node\n" : " nodes\n",
-               ShortName(g.names[run.front()], prefix),
-               run.size() > 1 ? "\nto " + ShortName(g.names[run.back()], prefix)
-                              : "",
-               "\n", CommonOps(g, run)),
+           absl::StrCat(run.size(), run.size() == 1 ? " node\n" : " nodes\n",
+                        ShortName(g.names[run.front()], prefix),
+                        run.size() > 1
+                            ? "\nto " + ShortName(g.names[run.back()], prefix)
+                            : "",
+                        "\n", CommonOps(g, run)),
            d});
     }
   }
@@ -151,10 +151,9 @@ std::vector<std::vector<Stub>> MakeStubs(const PlanGraph& g, const Boxes& b,
                                          std::vector<StubGroup> groups,
                                          bool out, int max_stubs,
                                          const std::string& prefix) {
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const StubGroup& x, const StubGroup& y) {
-                     return x.bytes > y.bytes;
-                   });
+  std::stable_sort(
+      groups.begin(), groups.end(),
+      [](const StubGroup& x, const StubGroup& y) { return x.bytes > y.bytes; });
   std::vector<std::vector<Stub>> stubs(g.num_ipus);
   std::map<std::pair<int, int>, StubGroup> rest;  // (IPU, other IPU)
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -166,8 +165,8 @@ std::vector<std::vector<Stub>> MakeStubs(const PlanGraph& g, const Boxes& b,
       continue;
     }
     auto [it, fresh] = rest.try_emplace({ipu, group.other_ipu}, group);
-    if (!fresh) it->second.tensors.insert(group.tensors.begin(),
-                                          group.tensors.end());
+    if (!fresh)
+      it->second.tensors.insert(group.tensors.begin(), group.tensors.end());
   }
   for (auto& [ipus, group] : rest) {
     group.bytes = 0;
@@ -184,8 +183,8 @@ std::vector<std::vector<Stub>> MakeStubs(const PlanGraph& g, const Boxes& b,
 }
 
 // The DOT lines of IPU d's stubs, numbered from *next.
-std::string StubLines(const Boxes& b, const std::vector<Stub>& stubs,
-                      bool out, int* next) {
+std::string StubLines(const Boxes& b, const std::vector<Stub>& stubs, bool out,
+                      int* next) {
   std::string text;
   for (const Stub& stub : stubs) {
     const std::string id = absl::StrCat(out ? "o" : "i", (*next)++);
@@ -308,9 +307,9 @@ std::string PlanDot(const PlanGraph& g, const DotOptions& options) {
       "digraph autoshard {\n  graph [label=\"", DotEscape(g.model), ": ",
       g.names.size(), " nodes on ", g.num_ipus, " IPUs",
       runs ? " (boxes are runs of nodes)" : "",
-      prefix.empty() ? ""
-                     : absl::StrCat("; names shown without ",
-                                    DotEscape(prefix)),
+      prefix.empty()
+          ? ""
+          : absl::StrCat("; names shown without ", DotEscape(prefix)),
       "\", labelloc=t, fontname=\"Helvetica\", fontsize=14, newrank=true, "
       "rankdir=TB];\n  node [shape=box, style=\"rounded,filled\", "
       "fontname=\"Helvetica\", fontsize=9];\n  edge [color=\"#888888\", "
@@ -339,7 +338,7 @@ std::string PlanDot(const PlanGraph& g, const DotOptions& options) {
         in_group.bytes += g.tensors[t].bytes;
     }
   }
-  std::vector<std::string> inside(g.num_ipus);  // edge lines per IPU
+  std::vector<std::string> inside(g.num_ipus);   // edge lines per IPU
   std::vector<bool> fed(b.boxes.size(), false);  // from a box of its IPU
   for (const auto& [from, to] : inside_edges) {
     absl::StrAppend(&inside[b.boxes[from].ipu], "    ", b.boxes[from].id,
@@ -361,12 +360,13 @@ std::string PlanDot(const PlanGraph& g, const DotOptions& options) {
   int next_out = 0, next_in = 0;
   for (int d = 0; d < g.num_ipus; ++d) {
     const std::string colour = IpuColour(d);
-    absl::StrAppend(&out, "  subgraph cluster_ipu", d,
-                    " {\n    label=\"\"; style=\"rounded,filled\"; color=\"",
-                    colour, "\"; fillcolor=\"", Lighten(colour, 0.88), "\";\n",
-                    "    t", d, " [shape=plaintext, style=\"\", fontsize=12, "
-                    "label=\"IPU ", d, ": ", nodes_on[d],
-                    nodes_on[d] == 1 ? " node" : " nodes", "\"];\n");
+    absl::StrAppend(
+        &out, "  subgraph cluster_ipu", d,
+        " {\n    label=\"\"; style=\"rounded,filled\"; color=\"", colour,
+        "\"; fillcolor=\"", Lighten(colour, 0.88), "\";\n", "    t", d,
+        " [shape=plaintext, style=\"\", fontsize=12, "
+        "label=\"IPU ",
+        d, ": ", nodes_on[d], nodes_on[d] == 1 ? " node" : " nodes", "\"];\n");
     for (size_t i = 0; i < b.boxes.size(); ++i) {
       const Box& box = b.boxes[i];
       if (box.ipu != d) continue;
@@ -375,12 +375,10 @@ std::string PlanDot(const PlanGraph& g, const DotOptions& options) {
       // Every box no box of its IPU feeds hangs under the title, so the
       // IPU is one piece that nothing outside it joins.
       if (!fed[i]) {
-        absl::StrAppend(&out, "    t", d, " -> ", box.id,
-                        " [style=invis];\n");
+        absl::StrAppend(&out, "    t", d, " -> ", box.id, " [style=invis];\n");
       }
     }
-    absl::StrAppend(&out, inside[d],
-                    StubLines(b, in_stubs[d], false, &next_in),
+    absl::StrAppend(&out, inside[d], StubLines(b, in_stubs[d], false, &next_in),
                     StubLines(b, out_stubs[d], true, &next_out), "  }\n");
   }
   absl::StrAppend(&out, "}\n");

@@ -104,7 +104,8 @@ TEST(PlanDotTest, RunsGroupNodesAndCountThem) {
                              "#c0392b\", fontsize=8, label=\"from IPU 0: t3\\n"
                              "100 B\"];\n    i0 -> r1_0 [color=\"#c0392b\", "
                              "penwidth=2];\n"));
-  EXPECT_THAT(dot, HasSubstr("label=\"to IPU 1: t3\\n100 B\"];\n    r0_1 -> o0 "));
+  EXPECT_THAT(dot,
+              HasSubstr("label=\"to IPU 1: t3\\n100 B\"];\n    r0_1 -> o0 "));
   EXPECT_THAT(dot, Not(HasSubstr("r0_1 -> r1_0")));
   EXPECT_THAT(dot, Not(HasSubstr(" n0 ")));
   EXPECT_THAT(dot, HasSubstr("label=\"IPU 1: 3 nodes\""));
@@ -154,7 +155,8 @@ TEST(PlanDotTest, AStubNamesItsLargestTensorAndCountsEachTensorOnce) {
   // Node 2 sends three tensors to nodes 3 and 4 on IPU 1; node 4 reads two
   // of those node 3 reads too. 60 + 30 + 10 = 100 bytes, not 60 + 30 +
   // 10 + 30 + 10.
-  g.tensors = {{"/layers.0/mlp/y", 30}, {"/layers.0/mlp/out", 60},
+  g.tensors = {{"/layers.0/mlp/y", 30},
+               {"/layers.0/mlp/out", 60},
                {"/layers.0/mlp/z", 10}};
   g.edges[2].cut = {0, 1, 2};
   g.edges[2].cut_bytes = 100;

@@ -51,8 +51,8 @@ std::string ReadAll(const fs::path& path) {
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderDot(absl::string_view dot,
-                                      GraphFormat format, double timeout_s) {
+absl::StatusOr<std::string> RenderDot(absl::string_view dot, GraphFormat format,
+                                      double timeout_s) {
   const char* kind = format == GraphFormat::kPng   ? "png"
                      : format == GraphFormat::kPdf ? "pdf"
                                                    : "svg";
@@ -84,11 +84,11 @@ absl::StatusOr<std::string> RenderDot(absl::string_view dot,
       posix_spawnp(&pid, "dot", &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned == ENOENT) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("Graphviz's dot is not installed, so no ", kind,
-                     " can be laid out: install "
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Graphviz's dot is not installed, so no ", kind,
+        " can be laid out: install "
         "it (Debian: apt-get install graphviz), or write the graph as "
-                     ".dot"));
+        ".dot"));
   }
   if (spawned != 0) {
     return absl::InternalError(

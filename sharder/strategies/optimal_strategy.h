@@ -88,7 +88,7 @@ SliceOrder SubgraphOrder(const ShardingProblem& problem, int num_ipus);
 struct OptimalOptions {
   // For all orders together (> 0).
   double max_seconds = kDefaultMaxSearchSeconds;
-  int max_units = 6000;     // per order; longer orders are cut into blocks
+  int max_units = 6000;  // per order; longer orders are cut into blocks
   int64_t max_fit_evaluations = 50000;  // per order
   // Known beforehand that no slicing fits (a node no IPU holds,
   // sharder/pod/node_bound.h): only the fastest slicing ignoring memory is
