@@ -16,16 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::ReadBytes;
 using testing::TempDir;
-
-void WriteBytes(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-}
-
-std::string ReadBytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testing::WriteBytes;
 
 // y = MatMul(x, w) + b: w float[128,256] (131072 bytes of raw_data, over
 // kStreamMinBytes: streamed), b float[256] (1024 bytes: kept in memory,

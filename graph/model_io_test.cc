@@ -17,10 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing::TempDir;
-
-void WriteBytes(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-}
+using testing::WriteBytes;
 
 // A model with one float[4,4] initializer `w` (64 bytes) stored externally
 // at `location`, `offset`.

@@ -1,6 +1,8 @@
 #include "tests/test_util.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +23,15 @@ onnx::ModelProto ParseModelText(std::string_view text, bool name_nodes) {
     }
   }
   return model;
+}
+
+void WriteBytes(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string ReadBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TempDir::TempDir() {

@@ -45,6 +45,12 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Writes `bytes` to the file `path` as they are (binary), replacing it.
+void WriteBytes(const std::filesystem::path& path, const std::string& bytes);
+
+// The bytes of the file `path` ("" when it cannot be read).
+std::string ReadBytes(const std::filesystem::path& path);
+
 // Adds to `graph` a float[4,4] initializer `name` (64 bytes) whose data is
 // external, at `location` and `offset`.
 void AddExternalWeight(onnx::GraphProto* graph, const std::string& name,
