@@ -184,7 +184,7 @@ int Severity(int code) {
 std::string SummaryCsv(const proto::BatchSummary& summary) {
   std::string out =
       "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error,"
-      "assumed\n";
+      "assumed,shapes\n";
   for (const proto::BatchRow& r : summary.models()) {
     const bool planned = r.ipus() > 0;
     absl::StrAppend(&out, CsvField(r.model()), ",", CsvField(r.output()), ",",
@@ -194,16 +194,16 @@ std::string SummaryCsv(const proto::BatchSummary& summary) {
                     planned ? absl::StrFormat("%.6g", r.bottleneck_s()) : "",
                     ",", absl::StrFormat("%.3f", r.seconds()), ",",
                     r.exit_code(), ",", CsvField(r.error()), ",",
-                    CsvField(r.assumed()), "\n");
+                    CsvField(r.assumed()), ",", CsvField(r.shapes()), "\n");
   }
   return out;
 }
 
 // The summary table on stdout: a header, then one row per model.
 std::string TableHeader(size_t model_width) {
-  return absl::StrFormat("%-*s %7s %4s %4s %12s %8s  %s\n", model_width,
-                         "model", "nodes", "ipus", "fits", "bottleneck",
-                         "seconds", "error");
+  return absl::StrFormat("%-*s %7s %4s %4s %-10s %12s %8s  %s\n", model_width,
+                         "model", "nodes", "ipus", "fits", "shapes",
+                         "bottleneck", "seconds", "error");
 }
 
 std::string TableRow(const proto::BatchRow& r, size_t model_width) {
@@ -212,10 +212,11 @@ std::string TableRow(const proto::BatchRow& r, size_t model_width) {
   if (const size_t eol = error.find('\n'); eol != std::string::npos) {
     error = error.substr(0, eol) + " ...";
   }
-  return absl::StrFormat("%-*s %7s %4s %4s %12s %8.2f  %s\n", model_width,
+  return absl::StrFormat("%-*s %7s %4s %4s %-10s %12s %8.2f  %s\n", model_width,
                          r.model(), planned ? absl::StrCat(r.nodes()) : "-",
                          planned ? absl::StrCat(r.ipus()) : "-",
                          planned ? (r.fits() ? "yes" : "no") : "-",
+                         planned && !r.shapes().empty() ? r.shapes() : "-",
                          planned ? HumanSeconds(r.bottleneck_s()) : "-",
                          r.seconds(), error);
 }
@@ -397,6 +398,7 @@ proto::BatchRow RowOf(const BatchModel& m, const Console& console, int code,
     row.set_fits(console.fits);
     row.set_bottleneck_s(console.bottleneck_s);
     row.set_assumed(console.assumed);
+    row.set_shapes(console.shapes);
   }
   row.set_seconds(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

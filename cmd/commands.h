@@ -70,6 +70,7 @@ struct Console {
   bool fits = false;
   double bottleneck_s = 0;
   std::string assumed;  // the plan's assumed dims, as the report names them
+  std::string shapes;   // exact | assumed | unresolved (ShapesVerdict)
   std::string output;   // the annotated model, once written
 };
 // The calling thread's Console (by default stdout and stderr).

@@ -133,6 +133,11 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
       "--strict-names", o->library.strict_names,
       "refuse nodes with empty or repeated names (PopRT's rule) instead "
       "of naming them <op_type>_<index>");
+  sub->add_flag(
+      "--strict", o->library.strict,
+      "refuse (exit 2) a model whose dims are not all its own or the "
+      "options': a dim costed as 1, a data-dependent dim set to a bound, or "
+      "a node whose dims no inference found (the report's shapes: line)");
   CLI::Option* quiet = sub->add_flag("-q,--quiet", o->quiet, kQuietHelp);
   sub->add_flag("-v,--verbose", o->verbose,
                 "also print each step's time and each file written on stderr")
@@ -335,6 +340,7 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
   console.fits = plan.proto.fits();
   console.bottleneck_s = plan.proto.performance().bottleneck_s();
   console.assumed = AssumedText(plan.proto.assumptions());
+  console.shapes = plan.proto.shapes().verdict();
   // An empty `output`: no annotated model asked for (shard without -o).
   OutputFiles files =
       FilesToWrite(options, plan, output, sharding_config_out, split_dir);

@@ -92,6 +92,7 @@ bool SendAnswer(int code, const Console& console, const std::string& out,
     row.set_fits(console.fits);
     row.set_bottleneck_s(console.bottleneck_s);
     row.set_assumed(console.assumed);
+    row.set_shapes(console.shapes);
   }
   const bool sent = WriteAll(
       kAnswerFd, Frame(row.SerializeAsString()) + Frame(out) + Frame(err));
@@ -272,6 +273,7 @@ int ShardInChild(const std::string& model, const std::string& stem,
     console.fits = row.fits();
     console.bottleneck_s = row.bottleneck_s();
     console.assumed = row.assumed();
+    console.shapes = row.shapes();
     return row.exit_code();
   }
   const std::string how =

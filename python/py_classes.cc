@@ -219,6 +219,13 @@ void BindPlanLists(PlanClass& c) {
           "op_type, tensor, dim, value, reason, dim_name; input dims costed "
           "as 1 first (node ''), then data-dependent dims.")
       .def_property_readonly(
+          "shapes",
+          [](const Plan& p) { return MessageToDict(p.proto.shapes()); },
+          "The verdict of trust in the dims: a dict of verdict ('exact', "
+          "'assumed' or 'unresolved'), dim_flags (the assumed input dims as "
+          "CLI flags, e.g. '--dim seq_len=1'), data_dependent_dims, "
+          "unresolved_node_count and unresolved_nodes (the first 20).")
+      .def_property_readonly(
           "warnings", [](const Plan& p) { return List(p.proto.warnings()); },
           "What the CLI prints as warnings: ops without a rule, unresolved "
           "dims, data-dependent dims assumed...")
@@ -325,6 +332,9 @@ void BindInspectReport(py::module_& m) {
       .def_property_readonly(
           "warnings", [](const R& r) { return List(r.warnings()); },
           "What the CLI prints as warnings.")
+      .def_property_readonly(
+          "shapes", [](const R& r) { return MessageToDict(r.shapes()); },
+          "The verdict of trust in the dims, as Plan.shapes.")
       .def_property_readonly(
           "shape_assumptions",
           [](const R& r) {

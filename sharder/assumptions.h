@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "google/protobuf/repeated_field.h"
 #include "proto/plan.pb.h"
 #include "sharder/outputs/assumed_text.h"
@@ -25,6 +26,18 @@ void AddAssumptions(
 void AddDataDependentAssumptions(
     const Prepared& p,
     google::protobuf::RepeatedPtrField<proto::ShapeAssumption>* out);
+
+// The verdict of trust in `p`'s dims (proto/plan.proto ShapesVerdict):
+// unresolved when some node's costs rest on unknown dims
+// (NodeCost::shapes_known false), else assumed when `p` set an input dim
+// or a data-dependent dim, else exact.
+proto::ShapesVerdict MakeShapesVerdict(const Prepared& p);
+
+// --strict (Options::strict): OK for an exact verdict; otherwise
+// InvalidArgument naming what is assumed (with the flags that would fix
+// it) or unresolved (the first nodes), so the CLI exits 2.
+absl::Status CheckStrictShapes(const proto::ShapesVerdict& verdict,
+                               const Prepared& p);
 
 }  // namespace autoshard::internal
 

@@ -63,6 +63,7 @@ absl::StatusOr<proto::InspectReport> InspectModel(const onnx::ModelProto& model,
   proto::InspectReport r;
   internal::AddTensorsAndNodes(p, &r);
   internal::AddAssumptions(p, r.mutable_assumptions());
+  *r.mutable_shapes() = internal::MakeShapesVerdict(p);
   const ShardingProblem& problem = p.analysis->problem;
   const int n = problem.num_nodes();
   r.set_num_nodes(n);
@@ -150,10 +151,8 @@ std::string SummaryText(const proto::InspectReport& r) {
                         r.model(), r.num_nodes(), r.ir_version(), r.opset());
   absl::StrAppendFormat(&out, "precision: %s   batch: %d   device: %s\n",
                         r.precision(), std::max(r.batch_size(), 1), r.device());
-  if (r.assumptions_size() > 0) {
-    absl::StrAppend(&out, "assumed: ", AssumedText(r.assumptions()),
-                    " (not the model's own; set with --dim NAME=VALUE)\n");
-  }
+  absl::StrAppend(&out, "shapes: ", ShapesText(r.shapes(), r.assumptions()),
+                  "\n");
   absl::StrAppend(&out, internal::TensorsText(r));
   absl::StrAppendFormat(&out, "compute: %s (%.4g MACs in contractions)\n",
                         HumanFlopsText(r.total_flops()), r.total_macs());
@@ -163,7 +162,8 @@ std::string SummaryText(const proto::InspectReport& r) {
   absl::StrAppendFormat(
       &out, "on one IPU: peak activations %s, total %s, fullest tile %s (%s)\n",
       HumanBytesText(m.activation_bytes()), HumanBytesText(m.total_bytes()),
-      HumanBytesText(m.max_tile_bytes()), m.fits() ? "fits" : "does not fit");
+      HumanBytesText(m.max_tile_bytes()),
+      m.fits() ? absl::StrCat("fits", FitsCaveat(r.shapes())) : "does not fit");
   if (r.min_ipus() > 0) {
     absl::StrAppendFormat(&out,
                           "fewest IPUs: %d (planned as shard --num-ipus auto "

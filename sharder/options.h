@@ -70,6 +70,9 @@ struct Options {
   std::filesystem::path model_dir;  // where the model's external data is
   std::vector<std::string> external_files;  // relative to model_dir
   bool strict_names = false;  // refuse empty/duplicate names (PopRT)
+  // Refuse (InvalidArgument) a model whose shapes verdict is not exact:
+  // assumed or unresolved dims (proto/plan.proto ShapesVerdict).
+  bool strict = false;
   // Evaluate the placement the model carries (__ipu_number and
   // __pipeline_stage on every node, as `apply` evaluates a config) instead
   // of planning; num_ipus and strategy are then not used. Without it, a

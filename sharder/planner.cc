@@ -117,6 +117,7 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   for (const auto& w : p.warnings) pp.add_warnings(w);
   for (const auto& w : warnings) pp.add_warnings(w);
   AddAssumptions(p, pp.mutable_assumptions());
+  *pp.mutable_shapes() = MakeShapesVerdict(p);
   for (proto::PlannedInput& in :
        pod::PlannedInputs(p.analysis->model->graph(), p.analysis->tensors))
     *pp.add_planned_inputs() = std::move(in);

@@ -14,6 +14,7 @@
 #include "graph/shape_analysis.h"
 #include "graph/shape_conflicts.h"
 #include "graph/status_macros.h"
+#include "sharder/assumptions.h"
 
 namespace autoshard::internal {
 namespace {
@@ -385,6 +386,9 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   a.problem = MakeProblem(a.dag, a.costs);
   WarnAboutMissingOpClasses(&p);
   a.tensors = std::move(tensors);
+  if (options.strict) {
+    RETURN_IF_ERROR(CheckStrictShapes(MakeShapesVerdict(p), p));
+  }
   return p;
 }
 

@@ -38,11 +38,11 @@ stderr_has "$TMP/missing.onnx: no such file" "missing model reported on stderr"
 stdout_has "$((count + 2)) models, 2 failed" "the table's last line"
 # One row per model in the table: the header, the rows, the total.
 [ "$(wc -l <"$TMP/out")" -eq $((count + 4)) ] && ok || bad "table rows: $(wc -l <"$TMP/out") lines for $count + 2 models"
-grep -qE "^$TMP/missing.onnx +- +- +- +- +[0-9.]+ +$TMP/missing.onnx: no such file" "$TMP/out" && ok || bad "the missing model's row"
+grep -qE "^$TMP/missing.onnx +- +- +- +- +- +[0-9.]+ +$TMP/missing.onnx: no such file" "$TMP/out" && ok || bad "the missing model's row"
 # The summary: a header and a row per model, the good ones planned onto 2 IPUs
 # and written (exit 0, or 3 when the plan does not fit), the assumed dims last.
 [ "$(wc -l <"$TMP/out2/summary.csv")" -eq $((count + 3)) ] && ok || bad "summary.csv has $((count + 3)) lines"
-head -1 "$TMP/out2/summary.csv" | grep -qx "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error,assumed" && ok || bad "summary.csv header"
+head -1 "$TMP/out2/summary.csv" | grep -qx "model,output,nodes,ipus,fits,bottleneck_s,seconds,exit_code,error,assumed,shapes" && ok || bad "summary.csv header"
 [ "$(grep -cE ',2,(true,[0-9.e-]*,[0-9.]*,0,,.*|false,[0-9.e-]*,[0-9.]*,3,.*does not fit.*)$' "$TMP/out2/summary.csv")" -eq "$count" ] && ok || bad "every good model's row: 2 IPUs, exit 0 (or 3, does not fit)"
 nofit=$(grep -c ',3,' "$TMP/out2/summary.csv")
 grep -q "^$TMP/corrupt.onnx,,,,,,[0-9.]*,2,$TMP/corrupt.onnx: not an ONNX model" "$TMP/out2/summary.csv" && ok || bad "corrupt model's row"

@@ -28,7 +28,7 @@ grep -qE '^3 +[0-9]+' "$TMP/out" && ok || bad "report has a row for IPU 3"
 
 # Assumed shapes in plain sight (issue 16 point 3): SqueezeNet's input is
 # [batch, 3, 224, 224]; without an option batch is 1, and the report says so.
-stdout_has "assumed: batch=1 (not the model's own; set with --dim NAME=VALUE)" "report names the assumed dim"
+stdout_has "shapes: assumed: batch=1 (not the model's own; set them, e.g. --dim batch=1)" "report names the assumed dim"
 /usr/bin/python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["assumptions"]; sys.exit(0 if [(x["tensor"], x["dim"], x["dim_name"], x["value"]) for x in a] == [("input", 0, "batch", 1)] else 1)' "$TMP/plan.json" && ok || bad "plan JSON lists input[0] 'batch' = 1 as assumed"
 expect 0 "--report json" -- "$BIN" shard "$TMP/model.onnx" -n 2 -o "$TMP/q.onnx" --report json
 stdout_has '"dim_name": "batch"' "--report json lists the assumption"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Issue 25 ("no confident wrong answer"), points 2, 3 and 5: dims the
-# options make that an op cannot take are refused naming the node (exit 2),
-# an input the graph unsqueezes has no batch axis (one sample per run), and
-# a large tied weight raises no false warning. Hand-made models; with
+# Issue 25 ("no confident wrong answer"), points 2 to 5: dims the options
+# make that an op cannot take are refused naming the node (exit 2), an input
+# the graph unsqueezes has no batch axis (one sample per run), every answer
+# carries one verdict of trust in its dims (--strict refuses all but exact),
+# and a large tied weight raises no false warning. Hand-made models; with
 # $AUTOSHARD_CORPUS_DIR, IS-Net at batch 4 and SSDlite's CHW image too.
 # Usage: tests/trust_cli_test.sh AUTOSHARD_BINARY SOURCE_DIR ONNX_TEXT_TO_MODEL
 # Writes only to a temporary folder. Prints "N passed, M failed".
@@ -134,6 +135,67 @@ P
 expect 0 "a tied 20 MiB embedding" -- "$BIN" inspect "$TMP/tied.onnx" --batch-size 2
 lacks "$TMP/err" "stores 0 values" "no false stored-values warning"
 lacks "$TMP/err" "using the shapes the file records" "ONNX's inference stays on"
+
+# --- Point 4: one verdict of trust (shapes: exact | assumed | unresolved)
+# in the report, the plan JSON, inspect, batch rows; --strict refuses all
+# but exact (exit 2).
+/usr/bin/python3 - "$TMP" <<'P' || bad "verdict models not written"
+import sys, onnx
+from onnx import helper as h, TensorProto as T
+def save(name, nodes, inputs, outputs, inits=()):
+    g = h.make_graph(nodes, name, inputs, outputs, list(inits))
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)], ir_version=8),
+              f"{sys.argv[1]}/{name}.onnx")
+w = h.make_tensor("w", T.FLOAT, [4, 4], [0.0] * 16)
+mm = [h.make_node("MatMul", ["x", "w"], ["m"], name="mm"), h.make_node("Relu", ["m"], ["y"], name="relu")]
+# x[N, seq_len, 4]: two named dims, neither fixed.
+save("named", mm, [h.make_tensor_value_info("x", T.FLOAT, ["N", "seq_len", 4])],
+     [h.make_tensor_value_info("y", T.FLOAT, ["N", "seq_len", 4])], [w])
+# x[?, 4]: a dim with neither a value nor a name.
+save("unnamed", mm, [h.make_tensor_value_info("x", T.FLOAT, [None, 4])],
+     [h.make_tensor_value_info("y", T.FLOAT, [None, 4])], [w])
+# x[2,8] reshaped by the graph input s (data): the dims after it are unknown.
+save("unknown", [h.make_node("Reshape", ["x8", "s"], ["x"], name="reshape")] + mm,
+     [h.make_tensor_value_info("x8", T.FLOAT, [2, 8]), h.make_tensor_value_info("s", T.INT64, [2])],
+     [h.make_tensor_value_info("y", T.FLOAT, None)], [w])
+# NonZero of x[8]: [1, nz] with nz data-dependent (at most 8).
+save("nonzero", [h.make_node("NonZero", ["x"], ["y"], name="nz")],
+     [h.make_tensor_value_info("x", T.FLOAT, [8])], [h.make_tensor_value_info("y", T.INT64, [1, None])])
+# x[2,4], every dim static.
+save("static", mm, [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+     [h.make_tensor_value_info("y", T.FLOAT, [2, 4])], [w])
+P
+json() { /usr/bin/python3 -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; }
+expect 0 "static: shard" -- "$BIN" shard "$TMP/static.onnx" -n 1 --plan "$TMP/static.json" --strict
+stdout_has "shapes: exact" "static: exact"
+json "$TMP/static.json" 'j["shapes"]["verdict"] == "exact"' && ok || bad "static: plan JSON verdict exact"
+expect 0 "named: shard" -- "$BIN" shard "$TMP/named.onnx" -n 1 --plan "$TMP/named.json"
+stdout_has "shapes: assumed: N=1, seq_len=1 (not the model's own; set them, e.g. --dim N=1 --dim seq_len=1)" "named: assumed, with the flags"
+json "$TMP/named.json" 'j["shapes"]["verdict"] == "assumed" and j["shapes"]["dim_flags"] == ["--dim N=1", "--dim seq_len=1"]' && ok || bad "named: plan JSON verdict and flags: $(cat "$TMP/named.json" | head -c 300)"
+expect 2 "named: --strict" -- "$BIN" shard "$TMP/named.onnx" -n 1 --strict -o "$TMP/named.out.onnx"
+stderr_has "--strict: the figures assume dims that are not the model's own: N=1, seq_len=1; to plan with them, pass --dim N=1 --dim seq_len=1" "named: --strict names the dims and the flags"
+[ ! -e "$TMP/named.out.onnx" ] && ok || bad "named: --strict wrote no output"
+expect 0 "named: the flags pasted, --strict" -- "$BIN" shard "$TMP/named.onnx" -n 1 --strict --dim N=1 --dim seq_len=1
+stdout_has "shapes: exact" "named: the pasted flags make it exact"
+expect 0 "unnamed: inspect" -- "$BIN" inspect "$TMP/unnamed.onnx"
+stdout_has "shapes: assumed: x[0]=1 (not the model's own; set them, e.g. --input-shape x:1,4)" "unnamed: one --input-shape per input"
+expect 2 "unnamed: inspect --strict" -- "$BIN" inspect "$TMP/unnamed.onnx" --strict
+stderr_has "pass --input-shape x:1,4" "unnamed: --strict gives the flag"
+# Reshape, MatMul and Relu each touch a tensor of unknown dims: 3 nodes.
+expect 0 "unknown: shard" -- "$BIN" shard "$TMP/unknown.onnx" -n 1 --plan "$TMP/unknown.json"
+stdout_has "shapes: unresolved: 3 nodes have dims no inference found, costed as 1 (reshape, mm, relu): FLOPs and" "unknown: unresolved, the nodes named"
+stdout_has "fits: all 1 IPUs, on unresolved dims (3 nodes costed as 1)" "unknown: 'fits' says on what"
+json "$TMP/unknown.json" 'j["shapes"]["verdict"] == "unresolved" and j["shapes"]["unresolved_node_count"] == 3' && ok || bad "unknown: plan JSON verdict unresolved, 3 nodes"
+expect 2 "unknown: --strict" -- "$BIN" shard "$TMP/unknown.onnx" -n 1 --strict
+stderr_has "--strict: 3 nodes have tensors whose dims no inference found (costed as 1, so FLOPs and memory may be too low): reshape, mm, relu" "unknown: --strict names the nodes"
+expect 0 "nonzero: shard" -- "$BIN" shard "$TMP/nonzero.onnx" -n 1 --plan "$TMP/nonzero.json"
+stdout_has "shapes: assumed: y[1]=8 (NonZero nz) (not the model's own)" "nonzero: a data-dependent dim is assumed, no flag"
+json "$TMP/nonzero.json" 'j["shapes"]["verdict"] == "assumed" and j["shapes"]["data_dependent_dims"] == 1 and j["shapes"]["dim_flags"] == []' && ok || bad "nonzero: plan JSON"
+expect 2 "nonzero: --strict" -- "$BIN" shard "$TMP/nonzero.onnx" -n 1 --strict
+stderr_has "data-dependent dims (NonZero...) cannot be fixed by a flag" "nonzero: --strict says why no flag helps"
+expect 0 "batch of four" -- "$BIN" shard "$TMP/static.onnx" "$TMP/named.onnx" "$TMP/unknown.onnx" "$TMP/nonzero.onnx" -n 1 --summary "$TMP/sum.csv"
+/usr/bin/python3 -c 'import csv, sys; r = list(csv.DictReader(open(sys.argv[1]))); sys.exit(0 if [x["shapes"] for x in r] == ["exact", "assumed", "unresolved", "assumed"] else 1)' "$TMP/sum.csv" && ok || bad "batch: summary.csv shapes column: $(cat "$TMP/sum.csv")"
+grep -qE 'unknown\.onnx +[0-9]+ +1 +yes +unresolved' "$TMP/out" && ok || bad "batch: the table's shapes column: $(cat "$TMP/out")"
 
 # --- The corpus's cases (issue 25), when it is there.
 C=${AUTOSHARD_CORPUS_DIR:-}

@@ -43,7 +43,7 @@ M
 
 # --- Point 3: assumed shapes in plain sight, --dim, static dims replaced.
 expect 0 "no --dim: seq_len assumed" -- "$BIN" shard "$TMP/symbolic.onnx" -n 1 -o "$TMP/s1.onnx" --plan "$TMP/s1.json"
-stdout_has "assumed: N=1, seq_len=1 (not the model's own; set with --dim NAME=VALUE)" "report header names the assumed dims"
+stdout_has "shapes: assumed: N=1, seq_len=1 (not the model's own; set them, e.g. --dim N=1 --dim seq_len=1)" "report header names the assumed dims"
 json "$TMP/s1.json" '[(a["dim_name"], a["value"]) for a in j["assumptions"]] == [("N", 1), ("seq_len", 1)]' && ok || bad "plan JSON lists N=1, seq_len=1"
 expect 0 "--dim seq_len=128 --dim N=2" -- "$BIN" shard "$TMP/symbolic.onnx" -n 1 --dim seq_len=128 --dim N=2 -o "$TMP/s2.onnx" --plan "$TMP/s2.json"
 lacks "$TMP/out" "assumed:" "--dim leaves nothing assumed"

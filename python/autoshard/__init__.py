@@ -70,7 +70,8 @@ def _model_options(*,
                    precision: str = "fp32",
                    device: Union[str, "os.PathLike[str]"] = "ipu2",
                    available_memory_proportion: Optional[float] = None,
-                   strict_names: bool = False) -> dict:
+                   strict_names: bool = False,
+                   strict: bool = False) -> dict:
     """The options every call takes (plan, evaluate and inspect: the
     keywords of this signature), checked as the CLI checks its flags; the
     library checks the ranges of the rest (Options::Validate)."""
@@ -110,6 +111,7 @@ def _model_options(*,
         "device": os.fspath(device),
         "available_memory_proportion": None if amp is None else float(amp),
         "strict_names": bool(strict_names),
+        "strict": bool(strict),
     }
 
 

@@ -181,6 +181,21 @@ def test_plan_lists_the_dims_it_assumed():
     assert autoshard.plan(MODEL, 2, batch_size=1).assumptions == []
 
 
+def test_the_shapes_verdict_and_strict():
+    # Without an option SqueezeNet's batch is assumed: the flag to paste.
+    shapes = autoshard.plan(MODEL, 2).shapes
+    assert shapes["verdict"] == "assumed"
+    assert shapes["dim_flags"] == ["--dim batch=1"]
+    assert autoshard.inspect(MODEL).shapes["verdict"] == "assumed"
+    with pytest.raises(ValueError, match="--strict: the figures assume dims "
+                       "that are not the model's own: batch=1; to plan with "
+                       "them, pass --dim batch=1"):
+        autoshard.plan(MODEL, 2, strict=True)
+    exact = autoshard.plan(MODEL, 2, batch_size=1, strict=True)
+    assert exact.shapes["verdict"] == "exact"
+    assert exact.shapes["unresolved_node_count"] == 0
+
+
 def test_dims_set_symbolic_input_dims_by_name():
     by_dims = autoshard.plan(MODEL, 2, dims={"batch": 8})
     by_batch = autoshard.plan(MODEL, 2, batch_size=8)

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/plural.h"
 
 namespace autoshard {
 
@@ -29,6 +30,38 @@ std::string AssumedText(
     parts.push_back(absl::StrCat("and ", more, " more"));
   }
   return absl::StrJoin(parts, ", ");
+}
+
+std::string ShapesText(
+    const proto::ShapesVerdict& v,
+    const google::protobuf::RepeatedPtrField<proto::ShapeAssumption>&
+        assumptions) {
+  if (v.verdict() == "unresolved") {
+    const int64_t more = v.unresolved_node_count() - v.unresolved_nodes_size();
+    return absl::StrCat(
+        "unresolved: ",
+        Plural(v.unresolved_node_count(), "node has", "nodes have"),
+        " dims no inference found, costed as 1 (",
+        absl::StrJoin(v.unresolved_nodes(), ", "),
+        more > 0 ? absl::StrCat(" and ", more, " more") : "",
+        "): FLOPs and memory may be too low");
+  }
+  if (v.verdict() == "assumed") {
+    return absl::StrCat(
+        "assumed: ", AssumedText(assumptions), " (not the model's own",
+        v.dim_flags_size() > 0 ? absl::StrCat("; set them, e.g. ",
+                                              absl::StrJoin(v.dim_flags(), " "))
+                               : "",
+        ")");
+  }
+  return v.verdict().empty() ? "exact" : v.verdict();
+}
+
+std::string FitsCaveat(const proto::ShapesVerdict& v) {
+  if (v.verdict() != "unresolved") return "";
+  return absl::StrCat(", on unresolved dims (",
+                      Plural(v.unresolved_node_count(), "node", "nodes"),
+                      " costed as 1)");
 }
 
 }  // namespace autoshard

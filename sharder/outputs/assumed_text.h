@@ -16,6 +16,23 @@ namespace autoshard {
 std::string AssumedText(
     const google::protobuf::RepeatedPtrField<proto::ShapeAssumption>& a);
 
+// The shapes verdict (proto/plan.proto ShapesVerdict) in one line for a
+// person, after "shapes: ":
+//   "exact"
+//   "assumed: seq_len=1 (not the model's own; set them, e.g. --dim
+//    seq_len=1)"
+//   "unresolved: 3 nodes have dims no inference found, costed as 1 (a, b,
+//    c): FLOPs and memory may be too low"
+// `assumptions` are the plan's (or the inspection's), listed by AssumedText.
+std::string ShapesText(
+    const proto::ShapesVerdict& verdict,
+    const google::protobuf::RepeatedPtrField<proto::ShapeAssumption>&
+        assumptions);
+
+// "" for an exact or assumed verdict; for an unresolved one, what a "fits"
+// must add: ", on unresolved dims (3 nodes costed as 1)".
+std::string FitsCaveat(const proto::ShapesVerdict& verdict);
+
 }  // namespace autoshard
 
 #endif  // AUTOSHARD_SHARDER_OUTPUTS_ASSUMED_TEXT_H_

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "sharder/outputs/assumed_text.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/outputs/html_page.h"
 #include "sharder/outputs/svg.h"
@@ -43,12 +44,14 @@ std::string Header(const proto::Plan& plan) {
              absl::StrCat(plan.num_ipus())),
       " IPUs (", XmlEscape(plan.device()), ", strategy ",
       XmlEscape(plan.strategy()), "): ",
-      plan.fits() ? "<span class=\"fits\">fits</span>"
-                  : absl::StrCat("<span class=\"nofit\">does not fit: ",
-                                 XmlEscape(plan.no_fit_reason().empty()
-                                               ? plan.out_of_memory()
-                                               : plan.no_fit_reason()),
-                                 "</span>"),
+      plan.fits()
+          ? absl::StrCat("<span class=\"fits\">fits",
+                         XmlEscape(FitsCaveat(plan.shapes())), "</span>")
+          : absl::StrCat(
+                "<span class=\"nofit\">does not fit: ",
+                XmlEscape(plan.no_fit_reason().empty() ? plan.out_of_memory()
+                                                       : plan.no_fit_reason()),
+                "</span>"),
       "<br>bottleneck ",
       Seconds("performance.bottleneck_s", perf.bottleneck_s()), ", throughput ",
       Figure("performance.throughput_per_s", perf.throughput_per_s(),
@@ -64,7 +67,11 @@ std::string Header(const proto::Plan& plan) {
       Seconds("performance.lower_bound_s", perf.lower_bound_s()), ", gap ",
       Figure("performance.gap_percent", perf.gap_percent(),
              absl::StrFormat("%.1f%%", perf.gap_percent())),
-      ")</p>\n<p class=\"note\">Memory and times are autoshard's tile-memory "
+      ")<br>shapes: <span class=\"shapes\" data-verdict=\"",
+      XmlEscape(plan.shapes().verdict()), "\">",
+      XmlEscape(ShapesText(plan.shapes(), plan.assumptions())),
+      "</span></p>\n<p class=\"note\">Memory and times are autoshard's "
+      "tile-memory "
       "and performance models of the device, not the compiler's "
       "figures.</p>\n");
 }

@@ -140,7 +140,8 @@ void AppendMemoryByKind(const proto::Plan& plan, std::string* out) {
 void AppendFitLines(const proto::Plan& plan, std::string* out) {
   const std::string over = pod::OverflowSummary(plan);
   if (over.empty()) {
-    absl::StrAppend(out, "fits: all ", plan.ipus_size(), " IPUs\n");
+    absl::StrAppend(out, "fits: all ", plan.ipus_size(), " IPUs",
+                    FitsCaveat(plan.shapes()), "\n");
   } else {
     absl::StrAppend(out, over);
   }
@@ -328,10 +329,8 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
       "device: %s\n",
       s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
       std::max(plan.batch_size(), 1), plan.device());
-  if (plan.assumptions_size() > 0) {
-    absl::StrAppend(&out, "assumed: ", AssumedText(plan.assumptions()),
-                    " (not the model's own; set with --dim NAME=VALUE)\n");
-  }
+  absl::StrAppend(&out, "shapes: ",
+                  ShapesText(plan.shapes(), plan.assumptions()), "\n");
   const int64_t tile = BytesPerTile(plan);
   absl::StrAppend(&out, "IPU capacity: ",
                   plan.tiles_per_ipu() > 0
