@@ -206,8 +206,9 @@ class CostBuilder {
         continue;
       }
       const TensorInfo& info = it->second;
-      if (!info.IsStatic()) cost.shapes_known = false;
+      // A sequence or map (ZipMap's output) has no dims to know.
       if (!info.IsStatic() && !info.non_tensor) {
+        cost.shapes_known = false;
         cost.output_shapes_static = false;
       }
       const int64_t bytes = TensorBytes(info);

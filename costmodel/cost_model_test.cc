@@ -326,6 +326,39 @@ TEST(CostTest, TemporaryAndLargestOutputBytes) {
   EXPECT_EQ(fp32.nodes[3].temporary_bytes, 0);
 }
 
+// A sequence of maps (ZipMap's output, as scikit-learn pipelines end) has no
+// dims: it is not an unresolved shape (the shapes verdict would call the
+// plan "unresolved"), and it costs no tensor bytes.
+TEST(CostTest, ASequenceOfMapsIsNotAnUnknownShape) {
+  // ONNX 1.12's text format has no seq/map types: the output is declared as
+  // a tensor, then typed seq(map(int64, float)) as ZipMap's schema says
+  // (ONNX 1.12's strict inference cannot merge a map type: the declared
+  // types are the ones costed, as autoshard's fallback does).
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 13, "ai.onnx.ml" : 1]>
+    g (float[3,2] x) => (float[3,2] z) {
+      z = ai.onnx.ml.ZipMap<classlabels_int64s = [0, 1]>(x)
+    })");
+  onnx::TypeProto_Map* map = model.mutable_graph()
+                                 ->mutable_output(0)
+                                 ->mutable_type()
+                                 ->mutable_sequence_type()
+                                 ->mutable_elem_type()
+                                 ->mutable_map_type();
+  map->set_key_type(onnx::TensorProto::INT64);
+  map->mutable_value_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  absl::StatusOr<Graph> graph = Graph::Build(model.graph());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<ModelCosts> c = ComputeCosts(
+      model.graph(), *graph, CollectTensorInfo(model.graph()), CostOptions{});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->nodes.size(), 1u);
+  EXPECT_TRUE(c->nodes[0].shapes_known);
+  EXPECT_EQ(c->nodes_with_unknown_shapes, 0);
+  EXPECT_EQ(c->nodes[0].activation_bytes, 0);
+}
+
 TEST(CostTest, RejectsGraphOfAnotherProto) {
   onnx::ModelProto model = testing::ParseModelText(R"(
     <ir_version: 8, opset_import: ["" : 13]>

@@ -187,9 +187,10 @@ def test_the_shapes_verdict_and_strict():
     assert shapes["verdict"] == "assumed"
     assert shapes["dim_flags"] == ["--dim batch=1"]
     assert autoshard.inspect(MODEL).shapes["verdict"] == "assumed"
-    with pytest.raises(ValueError, match="--strict: the figures assume dims "
+    # The CLI's flags are named as Python's keywords in the message.
+    with pytest.raises(ValueError, match="strict: the figures assume dims "
                        "that are not the model's own: batch=1; to plan with "
-                       "them, pass --dim batch=1"):
+                       "them, pass dims batch=1"):
         autoshard.plan(MODEL, 2, strict=True)
     exact = autoshard.plan(MODEL, 2, batch_size=1, strict=True)
     assert exact.shapes["verdict"] == "exact"
