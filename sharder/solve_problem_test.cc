@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/model_analysis.h"
 #include "gmock/gmock.h"
 #include "graph/model_io.h"
 #include "gtest/gtest.h"
