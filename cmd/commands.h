@@ -155,16 +155,25 @@ struct InspectOptions {
   std::string nodes_csv;  // --nodes-csv FILE: the per-node table as CSV
 };
 
-// `solve PROBLEM.json` (cmd/solve_command.cc).
+// `solve PROBLEM.json` (cmd/solve_command.cc): shard's planning flags.
 struct SolveCommandOptions {
-  std::string problem;                             // the problem file
-  int num_ipus = 0;                                // --num-ipus; 0: the file's
-  std::string plan;                                // --plan OUT.json
-  std::string report = "text";                     // --report text|json
-  bool quiet = false;                              // -q (kQuietHelp)
-  double max_search_s = kDefaultMaxSearchSeconds;  // --max-search-seconds
-  double bound_s = 10;                             // --bound-seconds
+  std::string problem;          // the problem file
+  std::string num_ipus;         // -n/--num-ipus COUNT|auto; "": the file's
+  std::string plan;             // --plan OUT.json
+  std::string report = "text";  // --report text|json
+  bool quiet = false;           // -q (kQuietHelp)
+  bool verbose = false;         // -v: every IPU in the report
+  // --strategy, --optimal-perf, --max-candidates, --max-search-seconds,
+  // --bound-seconds, --max-ipus, as shard's.
+  Options library;
 };
+
+// --strategy, --optimal-perf, --max-candidates, --max-search-seconds and
+// --bound-seconds into `options` (shard and solve).
+void AddStrategyFlags(CLI::App* sub, Options* options);
+// "auto" -> kAutoIpus, else a count of at least 1; InvalidArgument naming
+// --num-ipus otherwise (shard and solve).
+absl::StatusOr<int> ParseNumIpus(const std::string& text);
 
 // Each Setup registers a subcommand and returns it, so main can tell which
 // one was given after parsing.

@@ -18,15 +18,7 @@
 
 namespace autoshard::cmd {
 
-namespace {
-
-// shard's planning flags, bound into the library's options.
-void AddPlanningFlags(CLI::App* sub, Options* o) {
-  sub->add_flag("--keep-placement", o->keep_placement,
-                "evaluate the placement the model already carries "
-                "(__ipu_number and __pipeline_stage on every node, as apply "
-                "evaluates a config) instead of planning again; --num-ipus "
-                "and --strategy are then not used");
+void AddStrategyFlags(CLI::App* sub, Options* o) {
   sub->add_option("--strategy", o->strategy, StrategiesHelp())
       ->check(CLI::IsMember(StrategyNames()));
   sub->add_flag("--optimal-perf", o->optimal_perf,
@@ -45,6 +37,18 @@ void AddPlanningFlags(CLI::App* sub, Options* o) {
       "seconds the certified lower bound may take (the ideal DP's "
       "relaxation or COIN-OR CBC; default 10); 0: solver off, the cheap "
       "bound");
+}
+
+namespace {
+
+// shard's planning flags, bound into the library's options.
+void AddPlanningFlags(CLI::App* sub, Options* o) {
+  sub->add_flag("--keep-placement", o->keep_placement,
+                "evaluate the placement the model already carries "
+                "(__ipu_number and __pipeline_stage on every node, as apply "
+                "evaluates a config) instead of planning again; --num-ipus "
+                "and --strategy are then not used");
+  AddStrategyFlags(sub, o);
   sub->add_option(
       "--compile-cmd", o->compile_cmd,
       "confirm the split with a real compiler, e.g. 'my_compile.sh "
@@ -185,6 +189,16 @@ int RunShard(const ShardOptions& o) {
   return ShardOneModel(one);
 }
 
+absl::StatusOr<int> ParseNumIpus(const std::string& text) {
+  int count = 0;
+  if (text == "auto") return kAutoIpus;
+  if (!absl::SimpleAtoi(text, &count) || count < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--num-ipus must be a count of at least 1 or auto, got '", text, "'"));
+  }
+  return count;
+}
+
 absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
   ModelOptions model = o.model;
   int batch = 0;
@@ -192,14 +206,7 @@ absl::StatusOr<Options> ShardLibraryOptions(const ShardOptions& o) {
     model.batch_size.clear();  // auto or a list: PlanPod tries each
   }
   ASSIGN_OR_RETURN(Options options, ToLibraryOptions(model));
-  if (o.num_ipus == "auto") {
-    options.num_ipus = kAutoIpus;
-  } else if (!absl::SimpleAtoi(o.num_ipus, &options.num_ipus) ||
-             options.num_ipus < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--num-ipus must be a count of at least 1 or auto, got '",
-                     o.num_ipus, "'"));
-  }
+  ASSIGN_OR_RETURN(options.num_ipus, ParseNumIpus(o.num_ipus));
   options.keep_problem = !o.write_problem.empty();
   RETURN_IF_ERROR(options.Validate());
   return options;

@@ -235,10 +235,16 @@ DeviceModel::DeviceModel(const ShardingProblem& problem,
         out / profile.grain_bytes() + (out % profile.grain_bytes() != 0);
     tiles_spanned_[node] =
         static_cast<int32_t>(std::clamp<int64_t>(grains, 1, tiles));
-    // A problem file's own figures (ShardingProblem::node_time_s, code_bytes).
-    if (!problem.node_time_s.empty() && problem.node_time_s[node] > 0)
+    if (PlainMemory()) {
+      // One pool: a node's code is its own code_bytes, on one "tile".
+      code_bytes_per_tile_[node] = 0;
+      tiles_spanned_[node] = 1;
+    }
+    // A problem file's own figures (ShardingProblem::node_time_s,
+    // code_bytes; negative: derived).
+    if (!problem.node_time_s.empty() && problem.node_time_s[node] >= 0)
       node_time_s_[node] = problem.node_time_s[node];
-    if (!problem.code_bytes.empty() && problem.code_bytes[node] > 0) {
+    if (!problem.code_bytes.empty() && problem.code_bytes[node] >= 0) {
       code_bytes_per_tile_[node] =
           (problem.code_bytes[node] + tiles_spanned_[node] - 1) /
           tiles_spanned_[node];
@@ -261,10 +267,31 @@ IpuMemory DeviceModel::EvaluateMemory(absl::Span<const int32_t> ipu_of_node,
   return EvaluateSchedule(ipu_of_node, ipu, schedule, &step_scratch);
 }
 
+IpuMemory DeviceModel::EvaluatePlainBytes(
+    absl::Span<const int32_t> schedule) const {
+  IpuMemory m;
+  TileMap pool(1, 1);  // one tile, one-byte grains: plain sums
+  m.weight_bytes = PlaceWeights(problem_, schedule, &pool);
+  for (int32_t node : schedule) {
+    m.code_bytes = SaturatingAdd(m.code_bytes, CodeBytes(node));
+    if (profile_.memory_model() ==
+        proto::MEMORY_MODEL_PLAIN_WEIGHTS_AND_ACTIVATIONS) {
+      for (int64_t bytes : problem_.output_bytes[node])
+        m.activation_bytes = SaturatingAdd(m.activation_bytes, bytes);
+    }
+  }
+  m.max_tile = 0;
+  m.max_tile_bytes = m.total_bytes();
+  m.fits = m.max_tile_bytes <= SaturatingMul(int64_t{profile_.tiles_per_ipu()},
+                                             profile_.bytes_per_tile());
+  return m;
+}
+
 IpuMemory DeviceModel::EvaluateSchedule(
     absl::Span<const int32_t> ipu_of_node, int32_t ipu,
     absl::Span<const int32_t> schedule,
     std::vector<int32_t>* step_scratch) const {
+  if (PlainMemory()) return EvaluatePlainBytes(schedule);
   const ShardingProblem& p = problem_;
   const int32_t tiles = profile_.tiles_per_ipu();
   const int64_t temp_cap_per_tile =
@@ -361,6 +388,18 @@ double DeviceModel::LowerBound(int num_ipus) const {
 
 std::string DeviceModel::OutOfMemoryMessage(int32_t ipu,
                                             const IpuMemory& memory) const {
+  if (PlainMemory()) {
+    return absl::StrCat(
+        "Out of memory on IPU ", ipu, ": ", memory.max_tile_bytes,
+        " bytes used but it has ",
+        SaturatingMul(int64_t{profile_.tiles_per_ipu()},
+                      profile_.bytes_per_tile()),
+        " (plain bytes: weights",
+        profile_.memory_model() ==
+                proto::MEMORY_MODEL_PLAIN_WEIGHTS_AND_ACTIVATIONS
+            ? ", code and activations)"
+            : " and code)");
+  }
   const int64_t global_tile =
       static_cast<int64_t>(ipu) * profile_.tiles_per_ipu() + memory.max_tile;
   return absl::StrCat("Out of memory on tile ", global_tile, ": ",

@@ -129,7 +129,19 @@ class DeviceModel {
 
   const proto::DeviceProfile& profile() const { return profile_; }
 
+  // The profile judges memory as plain bytes (proto::MemoryModel, issue
+  // 31): an IPU is one pool of tiles_per_ipu x bytes_per_tile bytes holding
+  // its distinct weights and its nodes' code bytes (a problem file's, else
+  // none), and with MEMORY_MODEL_PLAIN_WEIGHTS_AND_ACTIVATIONS every output
+  // tensor of its nodes; IpuMemory's max_tile is 0 and max_tile_bytes the
+  // total. No exchange buffers, liveness or temporaries.
+  bool PlainMemory() const {
+    return profile_.memory_model() != proto::MEMORY_MODEL_TILES;
+  }
+
  private:
+  IpuMemory EvaluatePlainBytes(absl::Span<const int32_t> schedule) const;
+
   const ShardingProblem& problem_;
   proto::DeviceProfile profile_;
   std::vector<double> node_time_s_;

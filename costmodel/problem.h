@@ -42,7 +42,8 @@ struct ShardingProblem {
 
   // Problem files (sharder/problem_file.h) may give a node's seconds and
   // code bytes directly: when not empty, per node, replacing what the device
-  // profile derives from flops and op_class (0 keeps the derived value).
+  // profile derives from flops and op_class (0 included; a negative value
+  // keeps the derived one).
   std::vector<double> node_time_s;
   std::vector<int64_t> code_bytes;
   // Cut tensors are staged through host memory (sent once by the producer's

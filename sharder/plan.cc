@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "sharder/bound/certify.h"
 
 namespace autoshard {
@@ -55,7 +56,9 @@ std::vector<proto::CutTensor> ListCutTensors(const ShardingProblem& problem,
       std::sort(readers.begin(), readers.end());
       readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
       proto::CutTensor& t = cut.emplace_back();
-      t.set_tensor(graph.node(node).output(static_cast<int>(slot)));
+      t.set_tensor(graph.num_nodes() == problem.num_nodes()
+                       ? graph.node(node).output(static_cast<int>(slot))
+                       : absl::StrCat(problem.names[node], ":", slot));
       t.set_producer(problem.names[node]);
       t.set_from_ipu(d);
       for (int32_t r : readers) t.add_reader_ipus(r);

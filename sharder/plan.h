@@ -24,7 +24,8 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
                                           const Assignment& assignment);
 
 // The cut tensors of `assignment` (see proto::CutTensor), largest first, then
-// by producer id and output slot; `graph` (the problem's) names the tensors.
+// by producer id and output slot; `graph` (the problem's) names the tensors,
+// or when it has no nodes (a problem file's plan) "<producer>:<slot>" does.
 // Cost: O(nodes + tensor readers).
 std::vector<proto::CutTensor> ListCutTensors(const ShardingProblem& problem,
                                              const Graph& graph,

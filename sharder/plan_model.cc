@@ -92,7 +92,12 @@ absl::StatusOr<Plan> PlanPreparedModel(
   }
   ASSIGN_OR_RETURN(std::unique_ptr<CompileOracle> compiler,
                    MakeCompiler(model, p, options));
-  const SearchOracle oracle = OracleOf(compiler.get());
+  return PlanPreparedCount(p, options, OracleOf(compiler.get()), start);
+}
+
+absl::StatusOr<Plan> PlanPreparedCount(
+    const Prepared& p, const Options& options, const SearchOracle& oracle,
+    std::chrono::steady_clock::time_point start) {
   if (options.num_ipus == kAutoIpus) {
     return PlanAutoIpus(p, options, oracle, start);
   }

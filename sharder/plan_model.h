@@ -14,6 +14,7 @@
 #include "sharder/autoshard.h"
 #include "sharder/carried_placement.h"
 #include "sharder/prepare.h"
+#include "sharder/strategies/oracle.h"
 #include "sharder/strategies/sharding_points.h"
 
 namespace autoshard::internal {
@@ -25,6 +26,16 @@ namespace autoshard::internal {
 // kAutoIpus. `start` is when planning began. Errors as PlanModel's.
 absl::StatusOr<Plan> PlanPreparedModel(
     Prepared& p, const onnx::ModelProto& model, const Options& options,
+    std::chrono::steady_clock::time_point start);
+
+// One plan of `p` with options.strategy: onto options.num_ipus IPUs, or
+// with kAutoIpus the fewest powers of two that fit (up to max_ipus, sharing
+// max_search_s; the certified bound for the last count only); `oracle`, when
+// set, judges the splits. What PlanPreparedModel does once the carried
+// placement is set aside, and what `solve` does with a problem file
+// (SolveProblem, sharder/problem_file.h). Errors as PlanModel's.
+absl::StatusOr<Plan> PlanPreparedCount(
+    const Prepared& p, const Options& options, const SearchOracle& oracle,
     std::chrono::steady_clock::time_point start);
 
 // PlanFromShardingPoints' planning of `p`: the points resolved by node name.

@@ -13,12 +13,9 @@
 #include "google/protobuf/util/json_util.h"
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
-#include "sharder/bound/certify.h"
 #include "sharder/outputs/emit.h"
 #include "sharder/plan.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/ideal_dp.h"
-#include "sharder/strategies/optimal_strategy.h"
 
 namespace autoshard {
 namespace {
@@ -52,7 +49,7 @@ absl::Status BuildEdges(const proto::Problem& in, const std::string& source,
                               "': negative bytes or copy_s"));
     const int32_t slot = static_cast<int32_t>(p->output_bytes[from].size());
     p->output_bytes[from].push_back(
-        tensor.copy_s() > 0
+        tensor.has_copy_s()
             ? static_cast<int64_t>(std::llround(tensor.copy_s() * link))
             : tensor.bytes());
     p->output_consumers[from].emplace_back();
@@ -74,6 +71,11 @@ absl::Status BuildEdges(const proto::Problem& in, const std::string& source,
         p->producers[c].push_back(from);
       }
     }
+  }
+  // Ascending, as a model's DAG lists them (graph/graph.h).
+  for (int32_t v = 0; v < n; ++v) {
+    std::sort(p->producers[v].begin(), p->producers[v].end());
+    std::sort(p->consumers[v].begin(), p->consumers[v].end());
   }
   std::vector<int32_t> missing(n);
   std::vector<int32_t> ready;
@@ -106,6 +108,18 @@ absl::Status BuildEdges(const proto::Problem& in, const std::string& source,
 
 }  // namespace
 
+void SetPlainMemory(int64_t capacity_bytes, proto::MemoryCounts counts,
+                    proto::DeviceProfile* device) {
+  device->set_memory_model(
+      counts == proto::MEMORY_COUNTS_WEIGHTS_AND_ACTIVATIONS
+          ? proto::MEMORY_MODEL_PLAIN_WEIGHTS_AND_ACTIVATIONS
+          : proto::MEMORY_MODEL_PLAIN_WEIGHTS);
+  device->set_tiles_per_ipu(1);
+  device->set_bytes_per_tile(capacity_bytes);
+  device->set_grain_bytes(1);
+  device->set_tile_fixed_bytes(0);
+}
+
 absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& in,
                                                const std::string& source) {
   LoadedProblem out;
@@ -133,6 +147,14 @@ absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& in,
         out.device,
         LoadDeviceProfile(in.device().empty() ? "ipu2" : in.device()));
   }
+  if (in.has_capacity_bytes()) {
+    if (in.capacity_bytes() <= 0)
+      return Bad(source, absl::StrCat("capacity_bytes ", in.capacity_bytes(),
+                                      " is not positive"));
+    SetPlainMemory(in.capacity_bytes(), in.memory_counts(), &out.device);
+    if (absl::Status s = ValidateDeviceProfile(out.device); !s.ok())
+      return Bad(source, absl::StrCat("capacity_bytes: ", s.message()));
+  }
   ShardingProblem& p = out.problem;
   p.copies_through_host = in.copy_model() == proto::COPY_MODEL_HOST;
   RETURN_IF_ERROR(BuildEdges(in, source, out.device.link_bytes_per_s(), &p));
@@ -146,14 +168,17 @@ absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& in,
   for (int32_t v = 0; v < n; ++v) {
     const proto::ProblemNode& node = in.nodes(v);
     if (node.flops() < 0 || node.compute_s() < 0 || node.code_bytes() < 0 ||
-        node.temporary_bytes() < 0)
-      return Bad(source, absl::StrCat("node '", node.name(),
-                                      "': negative flops, seconds or bytes"));
+        node.temporary_bytes() < 0 || node.activation_inputs() < 0)
+      return Bad(source,
+                 absl::StrCat("node '", node.name(),
+                              "': negative flops, seconds, bytes or inputs"));
     p.names.push_back(node.name().empty() ? absl::StrCat("node_", v)
                                           : node.name());
     p.flops.push_back(node.flops());
-    p.node_time_s.push_back(node.compute_s());
-    p.code_bytes.push_back(node.code_bytes());
+    // Absent: derived (ShardingProblem's negative); present, 0 included: as
+    // given.
+    p.node_time_s.push_back(node.has_compute_s() ? node.compute_s() : -1);
+    p.code_bytes.push_back(node.has_code_bytes() ? node.code_bytes() : -1);
     p.op_class.push_back(node.op_class().empty() ? "other" : node.op_class());
     p.temporary_bytes.push_back(node.temporary_bytes());
     p.is_constant.push_back(node.constant() ? 1 : 0);
@@ -172,7 +197,9 @@ absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& in,
     p.activation_bytes.push_back(total);
     p.largest_output_bytes.push_back(largest);
     p.num_activation_inputs.push_back(
-        static_cast<int32_t>(p.producers[v].size()));
+        node.has_activation_inputs()
+            ? node.activation_inputs()
+            : static_cast<int32_t>(p.producers[v].size()));
   }
   FillProblemDefaults(&p);
   return out;
@@ -190,6 +217,15 @@ proto::Problem ToProblemProto(const ShardingProblem& p,
   out.set_batch_size(batch);
   out.set_copy_model(p.copies_through_host ? proto::COPY_MODEL_HOST
                                            : proto::COPY_MODEL_ADJACENT_STAGES);
+  if (device.memory_model() != proto::MEMORY_MODEL_TILES) {
+    out.set_capacity_bytes(SaturatingMul(int64_t{device.tiles_per_ipu()},
+                                         device.bytes_per_tile()));
+    out.set_memory_counts(
+        device.memory_model() ==
+                proto::MEMORY_MODEL_PLAIN_WEIGHTS_AND_ACTIVATIONS
+            ? proto::MEMORY_COUNTS_WEIGHTS_AND_ACTIVATIONS
+            : proto::MEMORY_COUNTS_WEIGHTS);
+  }
   for (size_t w = 0; w < p.weight_size_bytes.size(); ++w) {
     proto::ProblemWeight* weight = out.add_weights();
     weight->set_name(absl::StrCat("w", w));
@@ -199,8 +235,13 @@ proto::Problem ToProblemProto(const ShardingProblem& p,
     proto::ProblemNode* node = out.add_nodes();
     node->set_name(p.names[v]);
     node->set_flops(p.flops[v]);
-    if (!p.node_time_s.empty()) node->set_compute_s(p.node_time_s[v]);
-    if (!p.code_bytes.empty()) node->set_code_bytes(p.code_bytes[v]);
+    if (!p.node_time_s.empty() && p.node_time_s[v] >= 0)
+      node->set_compute_s(p.node_time_s[v]);
+    if (!p.code_bytes.empty() && p.code_bytes[v] >= 0)
+      node->set_code_bytes(p.code_bytes[v]);
+    if (!p.num_activation_inputs.empty() &&
+        p.num_activation_inputs[v] != static_cast<int>(p.producers[v].size()))
+      node->set_activation_inputs(p.num_activation_inputs[v]);
     node->set_op_class(p.op_class[v]);
     node->set_temporary_bytes(p.temporary_bytes[v]);
     node->set_constant(p.is_constant[v] != 0);

@@ -13,7 +13,8 @@
 #include "proto/device.pb.h"
 #include "proto/plan.pb.h"
 #include "proto/problem.pb.h"
-#include "sharder/strategies/defaults.h"
+#include "sharder/autoshard.h"
+#include "sharder/options.h"
 
 namespace autoshard {
 
@@ -49,19 +50,27 @@ absl::StatusOr<LoadedProblem> ReadProblemFile(const std::string& path);
 absl::Status WriteProblemFile(const proto::Problem& problem,
                               const std::string& path);
 
-struct SolveOptions {
-  // The optimal DPs and the ideal DP together.
-  double max_search_s = kDefaultMaxSearchSeconds;
-  double bound_s = 10;  // the certified bound (0: the cheap one)
-};
+// Plain-bytes memory (Problem.capacity_bytes): `device` judges memory as
+// one pool of `capacity_bytes` (> 0) per IPU counting `counts`
+// (proto::MemoryModel; one tile of that many bytes, one-byte grains).
+void SetPlainMemory(int64_t capacity_bytes, proto::MemoryCounts counts,
+                    proto::DeviceProfile* device);
 
-// Plans a loaded problem: the optimal strategy's slicings and the ideal DP
-// (sharder/strategies/ideal_dp.h), the better by (fits, bottleneck), then
-// its certified bound. The plan has nodes, IPUs (memory, stage times) and
-// performance, no sharding points. Errors: the strategies' (no split found
-// within the time limit).
-absl::StatusOr<proto::Plan> SolveProblem(const LoadedProblem& loaded,
-                                         const SolveOptions& options);
+// Plans a loaded problem as `shard` plans a model (issue 31): the same
+// planner (sharder/plan_model.h's PlanPreparedCount: the strategy registry,
+// auto included, its budgets, --num-ipus auto up to max_ipus, the certified
+// bound, one "better" rule) on the problem's analysis, so `shard
+// --write-problem` then `solve` gives shard's plan. options.num_ipus is the
+// count (1..nodes) or kAutoIpus, not the file's (the caller chooses);
+// precision, device and batch are the file's; the options about a model
+// (shapes, device, names) are not read. The plan has nodes, IPUs, cut
+// tensors ("<producer>:<slot>"), performance and the strategies' summaries;
+// no sharding points' model, planned inputs or PopRT flags. Errors:
+// InvalidArgument for options Options::Validate refuses, a compile command
+// (a problem has no model to compile), or a count above the node count;
+// the strategies' (no split found within the time limit).
+absl::StatusOr<Plan> SolveProblem(const LoadedProblem& loaded,
+                                  const Options& options);
 
 }  // namespace autoshard
 

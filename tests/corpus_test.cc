@@ -3,7 +3,8 @@
 // ../shared/models). For 2 and 4 IPUs each model must give a valid plan:
 // every node annotated, IPU in range, no edge to an earlier stage, the ONNX
 // checker passing where it passes on the input, and the sharding config
-// reproducing the same assignment through `apply`.
+// reproducing the same assignment through `apply`; and its problem file,
+// solved, must give the same plan (issue 31).
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "sharder/autoshard.h"
 #include "sharder/outputs/emit.h"
+#include "sharder/problem_file.h"
 #include "tests/test_util.h"
 
 namespace autoshard {
@@ -166,6 +168,36 @@ TEST_P(CorpusTest, AutoIsNeverWorseThanRawSearchOrOptimal) {
         testing::Ipu2WithTiles(testing::FullestTile(on_ipu2["raw"]) * 8 / 10);
     SCOPED_TRACE("num_ipus=" + std::to_string(k) + ", tiles at 80%");
     testing::ExpectAutoNoWorse(loaded->model, options);
+  }
+}
+
+// Issue 31: `shard --write-problem` then `solve` gives shard's plan: the
+// problem file carries all the planner reads, and solve runs its planner.
+TEST_P(CorpusTest, SolveGivesShardsPlan) {
+  auto loaded = LoadModel(GetParam());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  for (int k : {2, 4}) {
+    if (loaded->model.graph().node_size() < k) continue;
+    SCOPED_TRACE("num_ipus=" + std::to_string(k));
+    Options options;
+    options.num_ipus = k;
+    options.shapes.batch_size = 1;
+    // Budgets of candidates rather than seconds, as above, and no solver:
+    // the splits are compared.
+    options.max_candidates = 3000;
+    options.max_search_s = 600;
+    options.bound_s = 0;
+    options.keep_problem = true;
+    auto shard = PlanModel(loaded->model, options);
+    ASSERT_TRUE(shard.ok()) << shard.status();
+    auto problem = FromProblemProto(shard->problem, "written.json");
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    auto solve = SolveProblem(*problem, options);
+    ASSERT_TRUE(solve.ok()) << solve.status();
+    EXPECT_EQ(solve->placement.ipu, shard->placement.ipu);
+    EXPECT_EQ(solve->proto.fits(), shard->proto.fits());
+    EXPECT_DOUBLE_EQ(solve->proto.performance().bottleneck_s(),
+                     shard->proto.performance().bottleneck_s());
   }
 }
 

@@ -274,6 +274,8 @@ void AppendStrategyLines(const proto::Plan& plan, bool all_ipus,
     absl::StrAppend(out, "auto: bottlenecks ", absl::StrJoin(parts, ", "),
                     "; chose ", chosen, "\n");
   }
+  for (const std::string& why : plan.gave_up())
+    absl::StrAppend(out, "auto: ", why, "\n");
 }
 
 // The pipeline's figures and the best proven bound (the certified one, at

@@ -8,6 +8,14 @@ namespace autoshard::pod {
 int64_t NodeBoundBytes(const ShardingProblem& p, const DeviceModel& model,
                        int32_t n) {
   int64_t bytes = SaturatingAdd(p.NodeWeightBytes(n), model.CodeBytes(n));
+  if (model.PlainMemory()) {
+    // Plain bytes hold the node's own outputs at most, not its inputs.
+    if (model.profile().memory_model() !=
+        proto::MEMORY_MODEL_PLAIN_WEIGHTS_AND_ACTIVATIONS)
+      return bytes;
+    for (int64_t out : p.output_bytes[n]) bytes = SaturatingAdd(bytes, out);
+    return bytes;
+  }
   for (const auto& [producer, slot] : p.input_tensors[n]) {
     if (p.is_constant[producer]) continue;  // a weight, counted above or not
     bytes = SaturatingAdd(bytes, p.output_bytes[producer][slot]);

@@ -12,7 +12,9 @@
 // is at most the IPU's total bytes, and the fullest of its T tiles holds at
 // least total / T. When bound(n) > T x bytes per tile, some tile overflows
 // wherever n runs, with whatever company. Temporaries and graph inputs are
-// left out, so the bound is never above the model's figure.
+// left out, so the bound is never above the model's figure. Under plain-bytes
+// memory (DeviceModel::PlainMemory) it is what that memory counts of n alone:
+// weights(n) + code(n), plus Σ outputs' bytes when activations count.
 #ifndef AUTOSHARD_SHARDER_POD_NODE_BOUND_H_
 #define AUTOSHARD_SHARDER_POD_NODE_BOUND_H_
 

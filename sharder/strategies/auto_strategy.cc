@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "sharder/strategies/builtin.h"
 #include "sharder/strategies/closure_cuts.h"
@@ -58,9 +59,10 @@ absl::StatusOr<std::optional<Assignment>> Polish(const StrategyContext& c,
 // sources joining their reader whatever the cap (quantized models: a
 // weight's DequantizeLinear per Conv), when faster: both are candidates
 // (memory is judged on the nodes by auto's Evaluated, not on the groups).
+// `*ran` says whether some coarsened DP ran.
 std::vector<Assignment> RunCoarseIdeal(const StrategyContext& c,
                                        const DeviceModel& model, double cap_s,
-                                       const IdealDpOptions& ideal) {
+                                       const IdealDpOptions& ideal, bool* ran) {
   const ShardingProblem& p = *c.problem;
   double total_s = 0;
   for (int32_t n = 0; n < p.num_nodes(); ++n) total_s += model.NodeTime(n);
@@ -72,6 +74,7 @@ std::vector<Assignment> RunCoarseIdeal(const StrategyContext& c,
       const IdealDpResult r =
           IdealDpSplit(coarse.problem, coarse_model, c.num_ipus, cap_s,
                        /*ignore_memory=*/true, ideal);
+      *ran |= r.ran;
       if (r.found) {
         std::vector<int32_t> ipu = Refine(p, coarse, r.ipu);
         found.push_back(Assignment{ipu, ipu});
@@ -87,14 +90,25 @@ std::vector<Assignment> RunCoarseIdeal(const StrategyContext& c,
   return found;
 }
 
+// RunIdeal's splits, and when it gave none (or only on the coarsened
+// graph), why, for the plan's gave_up.
+struct IdealRun {
+  std::vector<Assignment> found;
+  std::string gave_up;  // "" when the exact DP found its split
+};
+
 // auto's "ideal" candidate (sharder/strategies/ideal_dp.h): the fastest
 // fitting monotone split, when the graph's ideals are few (else
 // RunCoarseIdeal's), with stage times at most `cap_s`, within `seconds`.
-std::vector<Assignment> RunIdeal(const StrategyContext& c, double cap_s,
-                                 double seconds) {
+IdealRun RunIdeal(const StrategyContext& c, double cap_s, double seconds) {
   const ShardingProblem& p = *c.problem;
-  if (c.num_ipus < 2 || seconds <= 0 || p.num_nodes() > kMaxNodeGranularity) {
-    return {};
+  if (c.num_ipus < 2) return {};
+  if (seconds <= 0)
+    return {{}, "ideal: not run: --max-search-seconds was spent before it"};
+  if (p.num_nodes() > kMaxNodeGranularity) {
+    return {{},
+            absl::StrCat("ideal: not run: ", p.num_nodes(),
+                         " nodes, above its limit of ", kMaxNodeGranularity)};
   }
   const DeviceModel& model = c.Model();
   IdealDpOptions ideal;
@@ -104,9 +118,33 @@ std::vector<Assignment> RunIdeal(const StrategyContext& c, double cap_s,
           std::chrono::duration<double>(seconds));
   IdealDpResult r = IdealDpSplit(p, model, c.num_ipus, cap_s,
                                  /*ignore_memory=*/false, ideal);
-  if (r.found) return {Assignment{r.ipu, r.ipu}};
-  if (r.ran) return {};  // the lattice was small enough: none
-  return RunCoarseIdeal(c, model, cap_s, ideal);
+  if (r.found) return {{Assignment{r.ipu, r.ipu}}, ""};
+  if (r.ran) {
+    return {{},
+            absl::StrCat("ideal: ", r.ideals, " ideals, ", r.pairs, " pairs: ",
+                         r.complete
+                             ? "no fitting monotone split is faster than "
+                               "optimal's"
+                             : "stopped by --max-search-seconds or its budget "
+                               "of tile-memory evaluations before a split")};
+  }
+  const std::string why =
+      r.pairs > ideal.max_pairs
+          ? absl::StrCat("more than ", ideal.max_pairs,
+                         " pairs of ideals within optimal's bottleneck")
+          : absl::StrCat("more ideals than its limit (", ideal.max_ideals,
+                         ", or 32 MB of them)");
+  bool coarse_ran = false;
+  std::vector<Assignment> found =
+      RunCoarseIdeal(c, model, cap_s, ideal, &coarse_ran);
+  std::string gave_up = absl::StrCat(
+      "ideal: the exact DP did not run: ", why, "; ",
+      !found.empty() ? "its split is the coarsened graph's DP's"
+      : coarse_ran   ? "the coarsened graph's DP found no split faster than "
+                       "optimal's"
+                     : "the coarsened graphs had too many ideals too, or "
+                       "time ran out");
+  return {std::move(found), std::move(gave_up)};
 }
 
 // One split auto compares, with its name and seconds.
@@ -259,11 +297,12 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   }
   t = std::chrono::steady_clock::now();
   std::optional<StrategyResult> ideal;  // the best of RunIdeal's
-  for (Assignment& a :
-       RunIdeal(c,
-                optimal->fits() ? optimal->bottleneck_s()
-                                : std::numeric_limits<double>::infinity(),
-                c.max_search_s - SecondsSince(c.start))) {
+  IdealRun ideal_run =
+      RunIdeal(c,
+               optimal->fits() ? optimal->bottleneck_s()
+                               : std::numeric_limits<double>::infinity(),
+               c.max_search_s - SecondsSince(c.start));
+  for (Assignment& a : ideal_run.found) {
     StrategyResult r = Evaluated(c, std::move(a), amp);
     if (!ideal || BetterResult(r, *ideal)) ideal = std::move(r);
   }
@@ -294,6 +333,7 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   for (size_t i = 0; i < candidates.size(); ++i) {
     *out.summary.add_candidates() = CandidateProto(candidates[i], i == best);
   }
+  if (!ideal_run.gave_up.empty()) out.summary.add_gave_up(ideal_run.gave_up);
   out.runners_up = RunnersUp(candidates, best);
   return out;
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Converts an input of Tarnawski et al., "Efficient Algorithms for Device
+Placement of DNN Graph Operators" (NeurIPS 2020; github.com/msr-fiddle/
+dnn-partitioning, throughput-inputs/*/*.json) to an autoshard problem file
+(proto/problem.proto), for `autoshard solve`:
+
+    bench/tarnawski_to_problem.py IN.json OUT.json [plain|tiles]
+
+What it keeps: each node's fpgaLatency as its compute_s (0 kept as 0), each
+edge's cost as its source's tensor's copy_s, copied through host
+(COPY_MODEL_HOST: sent once, received once by each other device that reads
+it, as their max-load counts it), maxFPGAs as num_ipus, and each node's
+`size` as a weight of its own. Memory: `plain` (default) gives
+capacity_bytes = maxSizePerFPGA counting weights only; `tiles` gives a
+1-tile profile of 2^40 bytes that never binds (for builds without
+capacity_bytes). The profile's link is 1e6 bytes/s, so a copy's bytes are
+its cost x 1e6 (rounded: 1e-6 of the file's time unit).
+
+What it leaves out (issue 31 point 2, not yet in problem files): the CPU
+device (maxCPUs, cpuLatency; nodes not supportedOnFpga are kept as
+accelerator nodes) and colorClass colocation. The result is a relaxation of
+their problem: its optimum is at most theirs.
+"""
+import json
+import os
+import sys
+
+
+def convert(src, mode):
+    index = {n["id"]: i for i, n in enumerate(src["nodes"])}
+    nodes, weights = [], []
+    for n in src["nodes"]:
+        node = {"name": "%s#%d" % (n.get("name", n["id"]), n["id"]),
+                "compute_s": float(n["fpgaLatency"])}
+        if n.get("size", 0) > 0:
+            node["weights"] = [len(weights)]
+            weights.append({"name": "size%d" % n["id"], "bytes": int(n["size"])})
+        nodes.append(node)
+    tensors = {}
+    for e in src["edges"]:
+        s, d = index[e["sourceId"]], index[e["destId"]]
+        t = tensors.setdefault(
+            s, {"producer": s, "consumers": [], "copy_s": float(e["cost"])})
+        if d not in t["consumers"]:
+            t["consumers"].append(d)
+    profile = {"name": "tarnawski", "tiles_per_ipu": 1,
+               "bytes_per_tile": 1 << 40, "peak_fp16_flops_per_s": 1e12,
+               "peak_fp32_flops_per_s": 1e12, "link_bytes_per_s": 1e6,
+               "available_memory_proportion": 1, "op_overhead_s": 0,
+               "grain_bytes": 1,
+               "op_classes": [{"op_class": "other", "efficiency": 1}]}
+    problem = {"nodes": nodes, "tensors": list(tensors.values()),
+               "weights": weights, "num_ipus": src["maxFPGAs"],
+               "device_profile": profile, "copy_model": "COPY_MODEL_HOST"}
+    if mode == "plain":
+        problem["capacity_bytes"] = int(src["maxSizePerFPGA"])
+        problem["memory_counts"] = "MEMORY_COUNTS_WEIGHTS"
+    return problem
+
+
+def main():
+    if len(sys.argv) not in (3, 4) or (len(sys.argv) == 4 and
+                                       sys.argv[3] not in ("plain", "tiles")):
+        sys.exit(__doc__)
+    with open(sys.argv[1]) as f:
+        problem = convert(json.load(f), sys.argv[3] if len(sys.argv) == 4
+                          else "plain")
+    tmp = sys.argv[2] + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(problem, f)
+    os.replace(tmp, sys.argv[2])
+
+
+if __name__ == "__main__":
+    main()
