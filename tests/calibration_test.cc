@@ -77,9 +77,12 @@ TEST(Calibration, HeldOutFactsFollowTheRule) {
   }
   // ResNet-50 at 1, 4, 32, 80: the 2nd (4) is held out, the 4th (80) not.
   for (const auto& f : facts.facts()) {
-    if (f.id() == "bytemlperf_resnet50_b4")
+    if (f.id() == "bytemlperf_resnet50_b4") {
       EXPECT_TRUE(HeldOutByRule(facts, f));
-    if (f.id() == "poprt_resnet50_b80") EXPECT_FALSE(HeldOutByRule(facts, f));
+    }
+    if (f.id() == "poprt_resnet50_b80") {
+      EXPECT_FALSE(HeldOutByRule(facts, f));
+    }
   }
   // 4 of 13: ResNet-50 b4, BERT-Base b128, ViT b32, RoFormerV2 b64.
   EXPECT_EQ(held, 4);
