@@ -3,13 +3,17 @@
 // procedure): prints the calibration table (published figure, prediction,
 // error) of the built-in profiles as they are, then the fitted constants.
 //
-//   build/autoshard_calibration_fit [FACTS_FILE]
+//   build/autoshard_calibration_fit [--markdown] [FACTS_FILE]
 //
-// Throughput: a 1-IPU stage time is Σ_class FLOPs_class / (peak x
-// efficiency_class) + ops x op_overhead_s + data_movement ops x their
-// overhead + data_movement output bytes / their rate (costmodel/
-// device_model.h), so each throughput or latency fact is a few sums taken
-// once from the model; the fit minimises Σ (log predicted - log published)^2
+// --markdown: only the table by model and batch (docs/calibration.md §4).
+//
+// Throughput: a 1-IPU step time is the profile's step_fixed_s plus, per
+// node, FLOPs / (peak x efficiency_class) x max(1, tiles x
+// work_grain_bytes_class / largest output bytes) + op_overhead_class, and
+// for data_movement output bytes / their rate (costmodel/device_model.h),
+// so each throughput or latency fact reduces to sums over groups of nodes of
+// one class and one output size, taken once from the model; the fit
+// minimises Σ (log predicted - log published)^2
 // over the "fitted" facts plus 0.01 x Σ (log value - log prior)^2, the prior
 // being the estimates before any calibration (a weak pull that only holds
 // still what no fact constrains), by coordinate descent with a
@@ -30,34 +34,77 @@
 #include "sharder/prepare.h"
 #include "tests/calibration_cases.h"
 #include "tests/calibration_models.h"
+#include "tests/calibration_table.h"
 
 namespace autoshard {
 namespace {
 
-// The constants the throughput fit moves: five efficiencies and the per-op
-// overhead (log scale).
+// The constants the throughput fit moves (log scale), in this order: five
+// efficiencies, then kOverhead.. below.
 const std::vector<std::string> kFitClasses = {"matmul", "conv", "elementwise",
                                               "normalization", "reduction"};
+enum : size_t {
+  kOverhead = 5,  // op_overhead_s of the vector classes (and other)
+  kMacOverhead,   // matmul and conv op_overhead_s
+  kDataOverhead,  // data_movement op_overhead_s
+  kDataRate,      // data_movement output_bytes_per_s
+  kMacGrain,      // matmul and conv work_grain_bytes
+  kVectorGrain,   // elementwise, normalization, reduction work_grain_bytes
+  kStepFixed,     // step_fixed_s
+  kNumParams
+};
+const char* const kParamNames[] = {"op_overhead_s",
+                                   "matmul/conv op_overhead_s",
+                                   "data_movement op_overhead_s",
+                                   "data_movement output_bytes_per_s",
+                                   "matmul/conv work_grain_bytes",
+                                   "vector work_grain_bytes",
+                                   "step_fixed_s"};
+
+// The nodes of one class with one largest-output size: their time is linear
+// in their summed FLOPs, count and output bytes.
+struct NodeGroup {
+  int cls = -1;  // index into kFitClasses; -1: data_movement; -2: other
+  double out_bytes = 0;
+  double flops = 0, count = 0, data_bytes = 0;
+  double efficiency = 1;  // of an unfitted class (control_flow, other)
+};
 
 struct TimeCase {
   std::string id;
-  double published_s = 0;               // seconds per batch
-  double peak = 0;                      // FLOP/s at the fact's precision
-  std::map<std::string, double> flops;  // per op class
-  double ops = 0;                       // non-constant nodes but data_movement
-  double data_ops = 0;                  // data_movement nodes
-  double data_bytes = 0;                // their output bytes
+  bool fitted = false;
+  double published_s = 0;  // seconds per batch
+  double peak = 0;         // FLOP/s at the fact's precision
+  double tiles = 0;
+  std::vector<NodeGroup> groups;
 };
 
+double Grain(const NodeGroup& g, const std::vector<double>& x) {
+  if (g.cls == 0 || g.cls == 1) return std::exp(x[kMacGrain]);
+  if (g.cls >= 2) return std::exp(x[kVectorGrain]);
+  return 0;
+}
+
+// The model of costmodel/device_model.h (NodeTime, SmallWorkFactor,
+// EvaluatePerformance on one IPU) under the constants x.
 double CaseSeconds(const TimeCase& c, const std::vector<double>& x) {
-  double t = 0;
-  for (size_t k = 0; k < kFitClasses.size(); ++k) {
-    auto it = c.flops.find(kFitClasses[k]);
-    if (it != c.flops.end()) t += it->second / (c.peak * std::exp(x[k]));
+  double t = std::exp(x[kStepFixed]);
+  for (const NodeGroup& g : c.groups) {
+    if (g.cls == -1) {
+      t += g.count * std::exp(x[kDataOverhead]) +
+           g.data_bytes / std::exp(x[kDataRate]);
+      continue;
+    }
+    const double eff = g.cls >= 0 ? std::exp(x[g.cls]) : g.efficiency;
+    const double grain = Grain(g, x);
+    const double factor = grain > 0 && g.out_bytes > 0
+                              ? std::max(1.0, c.tiles * grain / g.out_bytes)
+                              : 1.0;
+    const bool mac = g.cls == 0 || g.cls == 1;
+    t += g.flops / (c.peak * eff) * factor +
+         g.count * std::exp(x[mac ? kMacOverhead : kOverhead]);
   }
-  const size_t k = kFitClasses.size();
-  return t + c.ops * std::exp(x[k]) + c.data_ops * std::exp(x[k + 1]) +
-         c.data_bytes / std::exp(x[k + 2]);
+  return t;
 }
 
 // Golden-section minimisation of f on [lo, hi].
@@ -89,21 +136,52 @@ absl::StatusOr<TimeCase> MakeTimeCase(const proto::CalibrationFact& fact,
   if (!prepared.ok()) return prepared.status();
   TimeCase c;
   c.id = fact.id();
+  c.fitted = fact.fitted();
   c.published_s = fact.kind() == "latency"
                       ? fact.figure()
                       : static_cast<double>(fact.batch()) / fact.figure();
   c.peak = options.precision == Precision::kFp16
                ? profile.peak_fp16_flops_per_s()
                : profile.peak_fp32_flops_per_s();
+  c.tiles = profile.tiles_per_ipu();
   const ShardingProblem& p = prepared->analysis->problem;
+  std::map<std::pair<int, int64_t>, NodeGroup> groups;
   for (int32_t n = 0; n < p.num_nodes(); ++n) {
     if (p.is_constant[n]) continue;
-    c.flops[p.op_class[n]] += p.flops[n];
-    const bool data = p.op_class[n] == "data_movement";
-    (data ? c.data_ops : c.ops) += 1;
-    if (data) c.data_bytes += static_cast<double>(p.activation_bytes[n]);
+    int cls = -2;
+    for (size_t k = 0; k < kFitClasses.size(); ++k) {
+      if (p.op_class[n] == kFitClasses[k]) cls = static_cast<int>(k);
+    }
+    if (p.op_class[n] == "data_movement") cls = -1;
+    NodeGroup& g = groups[{cls, p.largest_output_bytes[n]}];
+    g.cls = cls;
+    g.out_bytes = static_cast<double>(p.largest_output_bytes[n]);
+    g.flops += p.flops[n];
+    g.count += 1;
+    g.data_bytes += static_cast<double>(p.activation_bytes[n]);
+    if (cls == -2)
+      g.efficiency = OpClassOf(profile, p.op_class[n]).efficiency();
   }
+  for (auto& [key, g] : groups) c.groups.push_back(g);
   return c;
+}
+
+// The bounds of each constant's log: efficiencies in [0.01, 1], overheads
+// in [1 ns, 100 us], the data_movement rate in [100 GB/s, 1 PB/s], grains
+// in [1 B, 64 kB], the step's fixed time in [1 ns, 10 ms].
+std::pair<double, double> Bounds(size_t k) {
+  if (k < kFitClasses.size()) return {std::log(0.01), 0.0};
+  switch (k) {
+    case kDataRate:
+      return {std::log(1e11), std::log(1e15)};
+    case kMacGrain:
+    case kVectorGrain:
+      return {0.0, std::log(65536.0)};
+    case kStepFixed:
+      return {std::log(1e-9), std::log(1e-2)};
+    default:
+      return {std::log(1e-9), std::log(1e-4)};
+  }
 }
 
 std::vector<double> FitTimes(const std::vector<TimeCase>& cases,
@@ -111,6 +189,7 @@ std::vector<double> FitTimes(const std::vector<TimeCase>& cases,
   auto objective = [&](const std::vector<double>& x) {
     double j = 0;
     for (const TimeCase& c : cases) {
+      if (!c.fitted) continue;
       const double e = std::log(CaseSeconds(c, x) / c.published_s);
       j += e * e;
     }
@@ -121,14 +200,7 @@ std::vector<double> FitTimes(const std::vector<TimeCase>& cases,
   std::vector<double> x = prior;
   for (int sweep = 0; sweep < 60; ++sweep) {
     for (size_t k = 0; k < x.size(); ++k) {
-      // Efficiencies in [0.01, 1], overheads in [1 ns, 100 us], the
-      // data_movement rate in [100 GB/s, 1 PB/s].
-      const bool overhead = k >= kFitClasses.size();
-      const bool rate = k == kFitClasses.size() + 2;
-      const double lo = rate       ? std::log(1e11)
-                        : overhead ? std::log(1e-9)
-                                   : std::log(0.01);
-      const double hi = rate ? std::log(1e15) : overhead ? std::log(1e-4) : 0.0;
+      const auto [lo, hi] = Bounds(k);
       x[k] = Golden(
           [&](double v) {
             std::vector<double> y = x;
@@ -248,14 +320,28 @@ void PrintTable(const proto::CalibrationFacts& facts, const char* title) {
 }
 
 int Main(int argc, char** argv) {
-  const std::string path = argc > 1 ? argv[1]
-                                    : AUTOSHARD_SOURCE_DIR
-                               "/costmodel/calibration/facts.textproto";
+  bool markdown = false;
+  std::string path =
+      AUTOSHARD_SOURCE_DIR "/costmodel/calibration/facts.textproto";
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--markdown") {
+      markdown = true;
+    } else {
+      path = argv[i];
+    }
+  }
   auto facts = testing::LoadCalibrationFacts(path);
   if (!facts.ok()) {
     std::fprintf(stderr, "%s\n", facts.status().ToString().c_str());
     return 2;
   }
+  auto rows = testing::TimeErrors(*facts);
+  if (!rows.ok()) {
+    std::fprintf(stderr, "%s\n", rows.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("%s", testing::CalibrationTableMarkdown(*rows).c_str());
+  if (markdown) return 0;
   auto c600 = LoadDeviceProfile("c600");
   auto ipu2 = LoadDeviceProfile("ipu2");
   if (!c600.ok() || !ipu2.ok()) return 2;
@@ -264,8 +350,7 @@ int Main(int argc, char** argv) {
   std::vector<TimeCase> cases;
   for (const auto& f : facts->facts()) {
     if (f.kind() == "memory" && f.fitted()) FitMemory(f, *ipu2);
-    if (!f.fitted() || (f.kind() != "throughput" && f.kind() != "latency"))
-      continue;
+    if (f.kind() != "throughput" && f.kind() != "latency") continue;
     auto c = MakeTimeCase(f, *c600);
     if (!c.ok()) {
       std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
@@ -276,27 +361,34 @@ int Main(int argc, char** argv) {
   // The prior: the estimates before any calibration (matmul 0.45, conv
   // 0.35, elementwise 0.10, normalization and reduction 0.08; 2 us per op,
   // data_movement too) and, for copies that cost nothing but the overhead
-  // then, 10 TB/s (the order of the chip's exchange bandwidth).
+  // then, 10 TB/s (the order of the chip's exchange bandwidth); the work
+  // grains: 64 B, the tile mapping's grain (grain_bytes); the step's fixed
+  // time: 50,000 cycles at the C600's 1.48 GHz, the host transfer's fixed
+  // cost in Graphcore's auto-pipeline cost model.
   std::vector<double> prior;
   for (double e : {0.45, 0.35, 0.10, 0.08, 0.08}) prior.push_back(std::log(e));
-  for (double v : {2e-6, 2e-6, 1e13}) prior.push_back(std::log(v));
+  for (double v : {2e-6, 2e-6, 2e-6, 1e13, 64.0, 64.0, 50000 / 1.48e9})
+    prior.push_back(std::log(v));
   const std::vector<double> x = FitTimes(cases, prior);
-  std::printf("\nfitted (previous):\n");
+  const double hz = 1.85e9 * 280 / 350;  // the C600's clock (Note)
+  std::printf("\nfitted (prior):\n");
   for (size_t k = 0; k < kFitClasses.size(); ++k) {
     std::printf("  %s efficiency %.3f (%.3f)\n", kFitClasses[k].c_str(),
                 std::exp(x[k]), std::exp(prior[k]));
   }
-  const size_t k = kFitClasses.size();
-  std::printf("  op_overhead_s %.3g (%.3g)\n", std::exp(x[k]),
-              std::exp(prior[k]));
-  std::printf("  data_movement op_overhead_s %.3g (%.3g)\n", std::exp(x[k + 1]),
-              std::exp(prior[k + 1]));
-  std::printf("  data_movement output_bytes_per_s %.3g (%.3g)\n",
-              std::exp(x[k + 2]), std::exp(prior[k + 2]));
+  for (size_t k = kOverhead; k < kNumParams; ++k) {
+    const bool seconds = k != kDataRate && k != kMacGrain && k != kVectorGrain;
+    std::printf("  %s %.4g (%.4g)", kParamNames[k - kOverhead], std::exp(x[k]),
+                std::exp(prior[k]));
+    if (seconds) std::printf(" = %.0f cycles", std::exp(x[k]) * hz);
+    if (k == kDataRate) std::printf(" = %.0f B/cycle", std::exp(x[k]) / hz);
+    std::printf("\n");
+  }
   for (const TimeCase& c : cases) {
-    std::printf("  %-34s published %.4g s, fitted %.4g s (%+.1f%%)\n",
-                c.id.c_str(), c.published_s, CaseSeconds(c, x),
-                100 * (CaseSeconds(c, x) / c.published_s - 1));
+    std::printf("  %-34s %s published %.4g s, fitted %.4g s (%+.1f%%)\n",
+                c.id.c_str(), c.fitted ? "fit " : "held", c.published_s,
+                CaseSeconds(c, x),
+                100 * (c.published_s / CaseSeconds(c, x) - 1));
   }
   return 0;
 }

@@ -197,6 +197,14 @@ Liveness PeakStep(const ShardingProblem& p, absl::Span<const int32_t> schedule,
 
 }  // namespace
 
+double SmallWorkFactor(const proto::OpClassProfile& op_class, int32_t tiles,
+                       int64_t output_bytes) {
+  if (op_class.work_grain_bytes() <= 0 || output_bytes <= 0) return 1;
+  const double full = static_cast<double>(tiles) *
+                      static_cast<double>(op_class.work_grain_bytes());
+  return std::max(1.0, full / static_cast<double>(output_bytes));
+}
+
 DeviceModel::DeviceModel(const ShardingProblem& problem,
                          const proto::DeviceProfile& profile,
                          Precision precision)
@@ -222,7 +230,8 @@ DeviceModel::DeviceModel(const ShardingProblem& problem,
       codelet_bytes_.push_back(c.codelet_bytes_per_tile());
     }
     node_time_s_[node] =
-        problem.flops[node] / (peak * c.efficiency()) +
+        problem.flops[node] / (peak * c.efficiency()) *
+            SmallWorkFactor(c, tiles, problem.largest_output_bytes[node]) +
         (c.has_op_overhead_s() ? c.op_overhead_s() : profile.op_overhead_s());
     if (c.output_bytes_per_s() > 0) {
       node_time_s_[node] +=
@@ -362,10 +371,12 @@ Performance DeviceModel::EvaluatePerformance(
     perf.bottleneck_s = std::max(perf.bottleneck_s, perf.stage_time_s[d]);
     perf.latency_s += perf.stage_time_s[d];
   }
+  // The step's fixed time (host sync) once per batch, on top of the stages.
+  const double step_s = perf.bottleneck_s + profile_.step_fixed_s();
+  perf.latency_s += profile_.step_fixed_s();
   perf.throughput_per_s =
-      perf.bottleneck_s > 0
-          ? static_cast<double>(std::max<int64_t>(batch, 1)) / perf.bottleneck_s
-          : 0;
+      step_s > 0 ? static_cast<double>(std::max<int64_t>(batch, 1)) / step_s
+                 : 0;
   perf.lower_bound_s = LowerBound(num_ipus);
   return perf;
 }

@@ -65,11 +65,21 @@ struct IpuMemory {
 struct Performance {
   std::vector<double> stage_time_s;  // per IPU: compute + overhead + copies
   double bottleneck_s = 0;           // max stage time
-  double throughput_per_s = 0;       // batch / bottleneck (samples/s)
-  double latency_s = 0;              // Σ stage times
+  // batch / (bottleneck + the profile's step_fixed_s) (samples/s)
+  double throughput_per_s = 0;
+  double latency_s = 0;  // Σ stage times + step_fixed_s
   // LowerBound(k): no split onto k IPUs has a smaller bottleneck.
   double lower_bound_s = 0;
 };
+
+// Why small work is slow (docs/calibration.md §2): an op of `op_class` whose
+// largest output has `output_bytes` keeps only output_bytes /
+// work_grain_bytes of the `tiles` tiles busy, so its FLOP time is
+// multiplied by max(1, tiles x work_grain_bytes / output_bytes); 1 when the
+// class has no work_grain_bytes or the op has no output. E.g. 1,472 tiles
+// x 1,000 B over a 147,200 B output: 10.
+double SmallWorkFactor(const proto::OpClassProfile& op_class, int32_t tiles,
+                       int64_t output_bytes);
 
 class DeviceModel {
  public:
@@ -92,7 +102,8 @@ class DeviceModel {
                              std::vector<int32_t>* step_scratch) const;
 
   // Stage times and pipeline figures for `num_ipus` IPUs; `batch` samples per
-  // pipeline step (>= 1).
+  // pipeline step (>= 1). The profile's step_fixed_s is in the throughput and
+  // latency, not in the stage times or the bottleneck.
   Performance EvaluatePerformance(absl::Span<const int32_t> ipu_of_node,
                                   int num_ipus, int64_t batch) const;
 
@@ -118,8 +129,9 @@ class DeviceModel {
                      : 0;
   }
 
-  // Seconds node `n` takes on its IPU: FLOPs / (peak x class efficiency)
-  // plus the per-op overhead; 0 for folded constants.
+  // Seconds node `n` takes on its IPU: FLOPs / (peak x class efficiency) x
+  // SmallWorkFactor, plus the per-op overhead (and data_movement's bytes /
+  // rate); 0 for folded constants.
   double NodeTime(int32_t n) const { return node_time_s_[n]; }
 
   // "Out of memory on tile T: M bytes used but tiles only have B bytes of

@@ -188,6 +188,35 @@ TEST(PerformanceTest, StageTimesBottleneckAndLowerBound) {
   EXPECT_DOUBLE_EQ(fp16.NodeTime(1), 2.0);
 }
 
+TEST(PerformanceTest, SmallWorkIsSlowAndTheStepPaysItsFixedTime) {
+  ShardingProblem p = Chain();
+  p.op_class[1] = "matmul";
+  proto::DeviceProfile chip = ToyChip();
+  // matmul keeps the 4 tiles busy from 4 x 6 = 24 output bytes; n1 outputs 8.
+  chip.mutable_op_classes(1)->set_work_grain_bytes(6);
+  chip.set_step_fixed_s(0.5);
+  ASSERT_TRUE(ValidateDeviceProfile(chip).ok());
+  DeviceModel model(p, chip, Precision::kFp32);
+  // n1: 2e9 / (1e9 x 0.5) = 4 s, x 24 / 8 = 3 -> 12 s; n0 ("other", no
+  // grain) stays 1 s.
+  EXPECT_DOUBLE_EQ(model.NodeTime(1), 12.0);
+  EXPECT_DOUBLE_EQ(model.NodeTime(0), 1.0);
+  // A 1,472-tile chip, 1,000 B grain, a 147,200 B output: 10; 1.5 MB: 1.
+  proto::OpClassProfile c;
+  c.set_work_grain_bytes(1000);
+  EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 147200), 10.0);
+  EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 1500000), 1.0);
+  EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 0), 1.0);
+  // One IPU, batch 8: stage 1 + 12 + 0 = 13 s; the step 13 + 0.5 s.
+  Performance perf =
+      model.EvaluatePerformance(std::vector<int32_t>{0, 0, 0}, 1, 8);
+  EXPECT_DOUBLE_EQ(perf.bottleneck_s, 13.0);
+  EXPECT_DOUBLE_EQ(perf.throughput_per_s, 8 / 13.5);
+  EXPECT_DOUBLE_EQ(perf.latency_s, 13.5);
+  // The lower bound is of the bottleneck: the step's fixed time is not in it.
+  EXPECT_DOUBLE_EQ(perf.lower_bound_s, 13.0);
+}
+
 TEST(PerformanceTest, CutTensorsAreCopiedStageByStage) {
   // n0 -> n1 -> n2 and n0 -> n2, one node per IPU: n0's 16 B output goes
   // IPU 0 -> 1 -> 2 (PopART copies only between adjacent stages), so IPU 1

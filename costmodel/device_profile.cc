@@ -143,6 +143,8 @@ absl::Status ValidateCalibratedFields(const proto::DeviceProfile& p) {
     return bad("tile_fixed_bytes", "in 0..2^40");
   if (!(p.transfer_fixed_s() >= 0 && std::isfinite(p.transfer_fixed_s())))
     return bad("transfer_fixed_s", "finite and >= 0");
+  if (!(p.step_fixed_s() >= 0 && p.step_fixed_s() <= 1))
+    return bad("step_fixed_s", "in [0, 1] (seconds per step)");
   for (const auto& c : p.op_classes()) {
     if (c.has_op_overhead_s() &&
         !(c.op_overhead_s() >= 0 && std::isfinite(c.op_overhead_s()))) {
@@ -153,6 +155,12 @@ absl::Status ValidateCalibratedFields(const proto::DeviceProfile& p) {
       return bad(
           absl::StrCat("op_classes '", c.op_class(), "' output_bytes_per_s"),
           "finite and >= 0");
+    // At most 1 MiB: with 2^20 tiles the slow-down factor stays below 2^40.
+    if (c.work_grain_bytes() < 0 || c.work_grain_bytes() > (1 << 20)) {
+      return bad(
+          absl::StrCat("op_classes '", c.op_class(), "' work_grain_bytes"),
+          "in 0..1048576");
+    }
     if (c.codelet_bytes_per_tile() < 0 ||
         c.codelet_bytes_per_tile() > kMaxBytes) {
       return bad(absl::StrCat("op_classes '", c.op_class(),
@@ -165,6 +173,9 @@ absl::Status ValidateCalibratedFields(const proto::DeviceProfile& p) {
     if (!(band >= 0 && band <= 1))
       return bad("calibration error bands", "in [0, 1]");
   }
+  if (k.min_batch() < 0 || k.max_batch() < k.min_batch() || k.max_ipus() < 0)
+    return bad("calibration min_batch, max_batch, max_ipus",
+               ">= 0 with min_batch <= max_batch");
   return absl::OkStatus();
 }
 

@@ -48,6 +48,15 @@ TEST(DeviceProfileRangesTest, ExtremeFieldsAreRefused) {
              static_cast<int64_t>(v));
        },
        1e15, "code_bytes_per_tile must be in 0..2^40"},
+      {[](proto::DeviceProfile* p, double v) {
+         p->mutable_op_classes(0)->set_work_grain_bytes(
+             static_cast<int64_t>(v));
+       },
+       2e6, "work_grain_bytes must be in 0..1048576"},
+      {[](proto::DeviceProfile* p, double v) { p->set_step_fixed_s(v); }, kNan,
+       "step_fixed_s must be in [0, 1]"},
+      {[](proto::DeviceProfile* p, double v) { p->set_step_fixed_s(v); }, -1,
+       "step_fixed_s must be in [0, 1]"},
   };
   for (const auto& c : kCases) {
     absl::StatusOr<proto::DeviceProfile> ipu2 = LoadDeviceProfile("ipu2");

@@ -38,6 +38,33 @@ void SetFigures(const proto::DeviceProfile& device, const PlanEvaluation& e,
   SetPerformanceProto(e.performance, pp->mutable_performance());
 }
 
+// The plan's conditions for CoverageNotes: each op class's share of the
+// model's node times under `model`.
+PlanConditions Conditions(const ShardingProblem& problem,
+                          const DeviceModel& model, int64_t batch,
+                          const std::string& precision, int num_ipus) {
+  PlanConditions c;
+  c.batch = batch;
+  c.precision = precision;
+  c.num_ipus = num_ipus;
+  double total = 0;
+  for (int32_t n = 0; n < problem.num_nodes(); ++n) {
+    if (problem.is_constant[n]) continue;
+    auto it = std::find_if(
+        c.class_time_share.begin(), c.class_time_share.end(),
+        [&](const auto& e) { return e.first == problem.op_class[n]; });
+    if (it == c.class_time_share.end()) {
+      c.class_time_share.emplace_back(problem.op_class[n], 0);
+      it = c.class_time_share.end() - 1;
+    }
+    it->second += model.NodeTime(n);
+    total += model.NodeTime(n);
+  }
+  for (auto& e : c.class_time_share)
+    e.second = total > 0 ? e.second / total : 0;
+  return c;
+}
+
 // The compiler's word wins over the tile-memory model's (search with
 // --compile-cmd).
 void ApplyCompilerVerdict(const StrategyResult& r, proto::Plan* plan) {
@@ -139,6 +166,10 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
       WithMemoryProportion(p.analysis->device, proportion);
   SetFigures(device, evaluation, proportion, &pp);
   const DeviceModel& judged = p.analysis->device_models().At(proportion);
+  for (std::string& note : CoverageNotes(
+           device, Conditions(p.analysis->problem, judged, p.analysis->batch,
+                              pp.precision(), a.num_ipus())))
+    pp.add_calibration_outside(std::move(note));
   for (const proto::IpuCost& ipu : pp.ipus()) {
     plan.copy_s.push_back(
         judged.CopySeconds(static_cast<double>(ipu.cut_tensor_in_bytes())) +

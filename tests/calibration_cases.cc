@@ -43,7 +43,7 @@ absl::StatusOr<Plan> PlanFact(const proto::CalibrationFact& fact,
 double PredictedFigure(const proto::CalibrationFact& fact, const Plan& plan) {
   const proto::Plan& p = plan.proto;
   if (fact.kind() == "throughput") return p.performance().throughput_per_s();
-  if (fact.kind() == "latency") return p.performance().bottleneck_s();
+  if (fact.kind() == "latency") return p.performance().latency_s();
   if (fact.kind() == "fits") return p.fits() ? 1 : 0;
   return static_cast<double>(p.ipus(0).memory().total_bytes());
 }

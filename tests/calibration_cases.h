@@ -24,8 +24,8 @@ absl::StatusOr<Plan> PlanFact(const proto::CalibrationFact& fact,
                               const proto::DeviceProfile& profile);
 
 // The fact's figure as the plan predicts it: throughput (samples/s),
-// latency (the bottleneck stage, s), fits (1 or 0), memory (the total bytes
-// of IPU 0).
+// latency (one batch through every stage plus the step's fixed time, s), fits
+// (1 or 0), memory (the total bytes of IPU 0).
 double PredictedFigure(const proto::CalibrationFact& fact, const Plan& plan);
 
 // The memory figure of `fact` named `category`, 0 when absent.

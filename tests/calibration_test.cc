@@ -2,20 +2,28 @@
 // costmodel/calibration/facts.textproto rebuilt in memory and predicted with
 // the built-in profile it is about, within the bands the doc states. A change
 // of constants or of the models that breaks a band fails here.
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "costmodel/device_profile.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sharder/prepare.h"
 #include "tests/calibration_cases.h"
 #include "tests/calibration_models.h"
+#include "tests/calibration_table.h"
 
 namespace autoshard::testing {
 namespace {
 
-// The bands docs/calibration.md states.
-constexpr double kThroughputBand = 0.15;
+// The targets of issue 33 (docs/calibration.md §6): every fitted
+// throughput or latency fact within 15%, every held-out one within 20%.
+constexpr double kFittedBand = 0.15;
+constexpr double kHeldOutBand = 0.20;
 
 proto::CalibrationFacts Facts() {
   auto facts = LoadCalibrationFacts(AUTOSHARD_SOURCE_DIR
@@ -56,15 +64,76 @@ TEST(CalibrationModels, MacsArePublishedCounts) {
   EXPECT_DOUBLE_EQ(Macs("dense_4096_1024", 16, 1), 16.0 * 4096 * 1024);
 }
 
-TEST(Calibration, BuiltinsStateTheirCalibration) {
+// The held-out facts are the ones the rule written before the fit picks
+// (facts.textproto's header), not chosen after seeing the errors.
+TEST(Calibration, HeldOutFactsFollowTheRule) {
+  const proto::CalibrationFacts facts = Facts();
+  int held = 0, time_facts = 0;
+  for (const auto& f : facts.facts()) {
+    if (f.kind() != "throughput" && f.kind() != "latency") continue;
+    ++time_facts;
+    held += HeldOutByRule(facts, f);
+    EXPECT_EQ(f.fitted(), !HeldOutByRule(facts, f)) << f.id();
+  }
+  // ResNet-50 at 1, 4, 32, 80: the 2nd (4) is held out, the 4th (80) not.
+  for (const auto& f : facts.facts()) {
+    if (f.id() == "bytemlperf_resnet50_b4") {
+      EXPECT_TRUE(HeldOutByRule(facts, f));
+    }
+    if (f.id() == "poprt_resnet50_b80") {
+      EXPECT_FALSE(HeldOutByRule(facts, f));
+    }
+  }
+  // 4 of 13: ResNet-50 b4, BERT-Base b128, ViT b32, RoFormerV2 b64.
+  EXPECT_EQ(held, 4);
+  EXPECT_EQ(time_facts, 13);
+}
+
+// The built-ins' throughput band is the measured one: the held-out facts'
+// 90th percentile |error|, rounded up to a whole percent; their coverage is
+// what the time facts span.
+TEST(Calibration, BuiltinsBandAndCoverageAreTheFacts) {
+  const proto::CalibrationFacts facts = Facts();
+  auto rows = TimeErrors(facts);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const double band = std::ceil(100 * AbsErrorP90(*rows, false)) / 100;
+  int64_t min_batch = 1 << 30, max_batch = 0;
+  std::set<std::string> classes;
+  for (const TimeError& r : *rows) {
+    min_batch = std::min(min_batch, r.batch);
+    max_batch = std::max(max_batch, r.batch);
+    classes.insert(r.op_classes.begin(), r.op_classes.end());
+  }
   for (const char* name : {"ipu2", "ipu21", "c600"}) {
     auto p = LoadDeviceProfile(name);
     ASSERT_TRUE(p.ok()) << p.status();
-    EXPECT_NE(p->calibration().status(), "") << name;
-    EXPECT_DOUBLE_EQ(p->calibration().throughput_error_band(), kThroughputBand)
+    const proto::Calibration& c = p->calibration();
+    EXPECT_NE(c.status(), "") << name;
+    EXPECT_NEAR(c.throughput_error_band(), band, 1e-9) << name;
+    EXPECT_GT(c.memory_error_band(), 0) << name;
+    EXPECT_EQ(c.min_batch(), min_batch) << name;
+    EXPECT_EQ(c.max_batch(), max_batch) << name;
+    EXPECT_THAT(c.precisions(), ::testing::ElementsAre("fp16")) << name;
+    EXPECT_EQ(c.max_ipus(), 1) << name;
+    EXPECT_EQ(
+        std::set<std::string>(c.op_classes().begin(), c.op_classes().end()),
+        classes)
         << name;
-    EXPECT_GT(p->calibration().memory_error_band(), 0) << name;
   }
+}
+
+// docs/calibration.md §4 shows the table as the code computes it now.
+TEST(Calibration, DocShowsTheTable) {
+  auto rows = TimeErrors(Facts());
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const std::string table = CalibrationTableMarkdown(*rows);
+  std::ifstream in(AUTOSHARD_SOURCE_DIR "/docs/calibration.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  EXPECT_NE(doc.str().find(table), std::string::npos)
+      << "docs/calibration.md lacks the table; "
+         "build/autoshard_calibration_fit --markdown prints it:\n"
+      << table;
 }
 
 class CalibrationFactTest
@@ -79,9 +148,10 @@ TEST_P(CalibrationFactTest, PredictedWithinBand) {
   const double predicted = PredictedFigure(fact, *plan);
   const proto::IpuMemory& m = plan->proto.ipus(0).memory();
   if (fact.kind() == "throughput" || fact.kind() == "latency") {
-    EXPECT_NEAR(predicted / fact.figure(), 1.0, kThroughputBand)
-        << fact.id() << ": predicted " << predicted << ", published "
-        << fact.figure();
+    EXPECT_NEAR(predicted / fact.figure(), 1.0,
+                fact.fitted() ? kFittedBand : kHeldOutBand)
+        << fact.id() << (fact.fitted() ? " (fitted)" : " (held out)")
+        << ": predicted " << predicted << ", published " << fact.figure();
   } else if (fact.kind() == "fits") {
     EXPECT_TRUE(plan->proto.fits())
         << fact.id() << ": fullest tile " << m.max_tile_bytes();

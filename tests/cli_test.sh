@@ -25,6 +25,10 @@ stdout_has "no annotated model written (-o FILE writes it)" "the report says no 
 grep -q '"num_ipus": 4' "$TMP/plan.json" && ok || bad "plan JSON has num_ipus 4"
 grep -qE '^3 +[0-9]+' "$TMP/out" && ok || bad "report has a row for IPU 3"
 [ "$(sha256sum "$TMP/model.onnx")" = "$before" ] && ok || bad "input unchanged"
+# Issue 33: the facts are fp16 runs on one IPU; this plan is fp32 on 4, and
+# the report and the plan say so.
+stdout_has "outside what the calibration checked: fp32 (the facts: fp16)" "report names the conditions no fact checked"
+grep -q '"4 IPUs (the facts ran on 1: inter-IPU copies unchecked)"' "$TMP/plan.json" && ok || bad "plan JSON lists calibration_outside"
 
 # Assumed shapes in plain sight (issue 16 point 3): SqueezeNet's input is
 # [batch, 3, 224, 224]; without an option batch is 1, and the report says so.

@@ -348,6 +348,10 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
   AppendCutLine(plan, &out);
   if (all_ipus) AppendMemoryByKind(plan, &out);
   absl::StrAppend(&out, "calibration: ", plan.calibration(), "\n");
+  if (plan.calibration_outside_size() > 0) {
+    absl::StrAppend(&out, "outside what the calibration checked: ",
+                    absl::StrJoin(plan.calibration_outside(), "; "), "\n");
+  }
   AppendPipelineLines(plan, all_ipus, &out);
   absl::StrAppend(&out,
                   "model weights: ", HumanBytesText(s.total_weight_bytes()),

@@ -17,6 +17,7 @@
 #include "sharder/strategies/ideal_moves.h"
 #include "sharder/strategies/optimal_strategy.h"
 #include "sharder/strategies/search_strategy.h"
+#include "sharder/strategies/sharding_points.h"
 #include "sharder/strategies/subgraphs.h"
 
 namespace autoshard {
@@ -303,6 +304,10 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
                                : std::numeric_limits<double>::infinity(),
                c.max_search_s - SecondsSince(c.start));
   for (Assignment& a : ideal_run.found) {
+    // A split that leaves an IPU without a node is no plan (planner.cc
+    // refuses it): vad_silero_v5 onto 4 IPUs, whose only Constant was an
+    // IPU's one node, once node times made moving it off look faster.
+    if (!ValidateAssignment(*c.problem, a).ok()) continue;
     StrategyResult r = Evaluated(c, std::move(a), amp);
     if (!ideal || BetterResult(r, *ideal)) ideal = std::move(r);
   }
@@ -313,7 +318,9 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   }
   // Each judged candidate is listed, and chosen when better.
   auto consider = [&](std::optional<Candidate> found) {
-    if (!found) return;
+    if (!found ||
+        !ValidateAssignment(*c.problem, found->result.assignment).ok())
+      return;
     candidates.push_back(std::move(*found));
     if (BetterResult(candidates.back().result, candidates[best].result))
       best = candidates.size() - 1;
