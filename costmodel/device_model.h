@@ -128,6 +128,7 @@ class DeviceModel {
   std::string OutOfMemoryMessage(int32_t ipu, const IpuMemory& memory) const;
 
   const proto::DeviceProfile& profile() const { return profile_; }
+  const ShardingProblem& problem() const { return problem_; }
 
  private:
   const ShardingProblem& problem_;
