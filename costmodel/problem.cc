@@ -93,8 +93,7 @@ CutBytes ComputeStageCutBytes(const ShardingProblem& problem,
       if (readers.empty()) continue;
       const int64_t bytes = problem.output_bytes[node][slot];
       std::sort(readers.begin(), readers.end());
-      readers.erase(std::unique(readers.begin(), readers.end()),
-                    readers.end());
+      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
       if (problem.copies_through_host) {
         cut.out_bytes[s] = SaturatingAdd(cut.out_bytes[s], bytes);
         for (int32_t r : readers)

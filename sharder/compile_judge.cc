@@ -54,8 +54,8 @@ absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(options.max_search_s));
   return std::make_unique<CompileOracle>(
-      options.compile_cmd, WriteCandidateOf(model, p.analysis->problem.names,
-                                            &p.analysis->problem),
+      options.compile_cmd,
+      WriteCandidateOf(model, p.analysis->problem.names, &p.analysis->problem),
       options.model_dir, options.external_files, options.jobs,
       options.compile_timeout_s, deadline);
 }

@@ -33,8 +33,8 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
   if (assignment.RevisitsAnIpu()) {
     // Each stage's copies, summed over the stages an IPU runs.
     const std::vector<int32_t> ipu_of_stage = assignment.IpuOfStage();
-    const CutBytes cut = ComputeStageCutBytes(
-        problem, assignment.pipeline_stage, ipu_of_stage);
+    const CutBytes cut =
+        ComputeStageCutBytes(problem, assignment.pipeline_stage, ipu_of_stage);
     for (size_t s = 0; s < ipu_of_stage.size(); ++s) {
       if (ipu_of_stage[s] < 0) continue;
       proto::IpuCost& cost = ipus[ipu_of_stage[s]];

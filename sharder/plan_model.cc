@@ -14,8 +14,8 @@
 #include "graph/status_macros.h"
 #include "sharder/compile_judge.h"
 #include "sharder/planner.h"
-#include "sharder/stage_layout.h"
 #include "sharder/pod/node_bound.h"
+#include "sharder/stage_layout.h"
 #include "sharder/strategies/strategy.h"
 
 namespace autoshard::internal {
@@ -145,10 +145,10 @@ Plan PlanOfAssignment(Prepared& p, const Options& options, const Assignment& a,
   }
   const double amp = p.analysis->device.available_memory_proportion();
   const PlanEvaluation evaluation = EvaluateAssignment(p, options, a, amp);
-  Plan plan = FinishPlan(p, options, a, points, strategy, {}, evaluation, amp,
-                         start);
-  SetStageLayout(p, options, a, evaluation, /*shared_weight=*/-1,
-                 std::nullopt, &plan.proto);
+  Plan plan =
+      FinishPlan(p, options, a, points, strategy, {}, evaluation, amp, start);
+  SetStageLayout(p, options, a, evaluation, /*shared_weight=*/-1, std::nullopt,
+                 &plan.proto);
   return plan;
 }
 

@@ -158,8 +158,8 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
     for (int32_t node = 0; node < n; ++node)
       compute_s[a.ipu[node]] += judged.NodeTime(node);
     for (int32_t d = 0; d < a.num_ipus(); ++d) {
-      plan.copy_s.push_back(std::max(
-          0.0, evaluation.performance.stage_time_s[d] - compute_s[d]));
+      plan.copy_s.push_back(
+          std::max(0.0, evaluation.performance.stage_time_s[d] - compute_s[d]));
     }
   } else {
     for (const proto::IpuCost& ipu : pp.ipus()) {
@@ -226,10 +226,9 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
   RETURN_IF_ERROR(CheckVariableWeights(p, options, r.assignment));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
                    MinimalShardingPoints(p.analysis->problem, r.assignment));
-  Plan plan =
-      FinishPlan(p, options, r.assignment, points,
-                 std::string(strategy->name()), r.warnings,
-                 r.evaluation, r.available_memory_proportion, start);
+  Plan plan = FinishPlan(p, options, r.assignment, points,
+                         std::string(strategy->name()), r.warnings,
+                         r.evaluation, r.available_memory_proportion, start);
   plan.proto.MergeFrom(r.summary);
   SetStageLayout(p, options, r.assignment, r.evaluation, r.shared_weight,
                  r.other_evaluation, &plan.proto);

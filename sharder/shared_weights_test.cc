@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "graph/model_io.h"
@@ -89,13 +89,12 @@ onnx::ModelProto TinyTiedGpt2(int layers, int64_t d, int64_t v, int64_t s) {
     onnx::NodeProto* mean = node("ReduceMean", {x}, p + "/ReduceMean");
     attr_ints(mean, "axes", {-1});
     const std::string c = op("Sub", {x, mean->output(0)}, p + "/Sub");
-    onnx::NodeProto* var =
-        node("ReduceMean", {op("Mul", {c, c}, p + "/Mul_sq")},
-             p + "/ReduceMean_1");
+    onnx::NodeProto* var = node(
+        "ReduceMean", {op("Mul", {c, c}, p + "/Mul_sq")}, p + "/ReduceMean_1");
     attr_ints(var, "axes", {-1});
     const std::string sd =
-        op("Sqrt", {op("Add", {var->output(0), weight(p + ".eps", {1})},
-                       p + "/Add")},
+        op("Sqrt",
+           {op("Add", {var->output(0), weight(p + ".eps", {1})}, p + "/Add")},
            p + "/Sqrt");
     const std::string y = op("Div", {c, sd}, p + "/Div");
     return op("Add",
@@ -105,29 +104,32 @@ onnx::ModelProto TinyTiedGpt2(int layers, int64_t d, int64_t v, int64_t s) {
   };
   auto linear = [&](const std::string& x, const std::string& p, int64_t in,
                     int64_t out) {
-    return op("Add",
-              {op("MatMul", {x, weight(p + ".weight", {in, out})},
-                  p + "/MatMul"),
-               weight(p + ".bias", {out})},
-              p + "/Add");
+    return op(
+        "Add",
+        {op("MatMul", {x, weight(p + ".weight", {in, out})}, p + "/MatMul"),
+         weight(p + ".bias", {out})},
+        p + "/Add");
   };
   onnx::ValueInfoProto* ids = g->add_input();
   ids->set_name("input_ids");
   ids->mutable_type()->mutable_tensor_type()->set_elem_type(
       onnx::TensorProto::INT64);
   for (int64_t x : {int64_t{1}, s})
-    ids->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()
+    ids->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->add_dim()
         ->set_dim_value(x);
   weight("transformer.wte.weight", {v, d});
   std::vector<int64_t> range;
   for (int64_t i = 0; i < s; ++i) range.push_back(i);
-  std::string x = op(
-      "Add",
-      {op("Gather", {"transformer.wte.weight", "input_ids"}, "/wte/Gather"),
-       op("Gather",
-          {weight("transformer.wpe.weight", {s, d}), ints("pos_ids", range)},
-          "/wpe/Gather")},
-      "/embed/Add");
+  std::string x =
+      op("Add",
+         {op("Gather", {"transformer.wte.weight", "input_ids"}, "/wte/Gather"),
+          op("Gather",
+             {weight("transformer.wpe.weight", {s, d}), ints("pos_ids", range)},
+             "/wpe/Gather")},
+         "/embed/Add");
   for (int i = 0; i < layers; ++i) {
     const std::string p = absl::StrCat("/h.", i);
     const std::string a = layer_norm(x, p + "/ln_1");
@@ -140,8 +142,8 @@ onnx::ModelProto TinyTiedGpt2(int layers, int64_t d, int64_t v, int64_t s) {
     onnx::NodeProto* kt =
         node("Transpose", {p + "/attn/k"}, p + "/attn/Transpose");
     attr_ints(kt, "perm", {0, 2, 1});
-    std::string w = op("MatMul", {split->output(0), kt->output(0)},
-                       p + "/attn/MatMul");
+    std::string w =
+        op("MatMul", {split->output(0), kt->output(0)}, p + "/attn/MatMul");
     w = op("Div", {w, weight(p + ".scale", {1})}, p + "/attn/Div");
     w = op("Add", {w, weight(p + ".mask", {s, s})}, p + "/attn/Add");
     onnx::NodeProto* sm = node("Softmax", {w}, p + "/attn/Softmax");
@@ -150,14 +152,13 @@ onnx::ModelProto TinyTiedGpt2(int layers, int64_t d, int64_t v, int64_t s) {
         op("MatMul", {sm->output(0), p + "/attn/v"}, p + "/attn/MatMul_1");
     o = linear(o, p + "/attn/c_proj", d, d);
     x = op("Add", {x, o}, p + "/Add");
-    const std::string f = linear(layer_norm(x, p + "/ln_2"), p + "/mlp/c_fc",
-                                 d, 4 * d);
-    std::string gelu = op("Tanh", {op("Mul", {f, weight(p + ".c", {1})},
-                                       p + "/mlp/act/Mul")},
-                          p + "/mlp/act/Tanh");
+    const std::string f =
+        linear(layer_norm(x, p + "/ln_2"), p + "/mlp/c_fc", d, 4 * d);
+    std::string gelu =
+        op("Tanh", {op("Mul", {f, weight(p + ".c", {1})}, p + "/mlp/act/Mul")},
+           p + "/mlp/act/Tanh");
     gelu = op("Mul", {f, gelu}, p + "/mlp/act/Mul_1");
-    x = op("Add", {x, linear(gelu, p + "/mlp/c_proj", 4 * d, d)},
-           p + "/Add_1");
+    x = op("Add", {x, linear(gelu, p + "/mlp/c_proj", 4 * d, d)}, p + "/Add_1");
   }
   x = layer_norm(x, "/ln_f");
   x = op("Reshape", {x, ints("shape_2d", {s, d})}, "/lm_head/Reshape");
@@ -172,7 +173,10 @@ onnx::ModelProto TinyTiedGpt2(int layers, int64_t d, int64_t v, int64_t s) {
   out->mutable_type()->mutable_tensor_type()->set_elem_type(
       onnx::TensorProto::FLOAT);
   for (int64_t dim : {int64_t{1}, s, v})
-    out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()
+    out->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->add_dim()
         ->set_dim_value(dim);
   return m;
 }
@@ -211,10 +215,10 @@ std::pair<int, std::string> FakeCompile(const onnx::ModelProto& model,
   const fs::path path = dir.path() / "m.onnx";
   testing::WriteBytes(path, annotated.SerializeAsString());
   const fs::path log = dir.path() / "log.txt";
-  const int status = std::system(
-      absl::StrCat("FAKE_WEIGHTS=variable ", FAKE_COMPILER, " ",
-                   path.string(), " > ", log.string(), " 2>&1")
-          .c_str());
+  const int status =
+      std::system(absl::StrCat("FAKE_WEIGHTS=variable ", FAKE_COMPILER, " ",
+                               path.string(), " > ", log.string(), " 2>&1")
+                      .c_str());
   return {WEXITSTATUS(status), testing::ReadBytes(log)};
 }
 
@@ -235,7 +239,8 @@ TEST(SharedWeightsTest, VariableWeightsPutEmbeddingAndHeadOnOneIpu) {
   EXPECT_TRUE(plan->proto.fits());
   const std::string report = Unwrapped(ReportText(plan->proto, false));
   EXPECT_THAT(report, HasSubstr("IPUs: 4 (5 stages on 4 IPUs)"));
-  EXPECT_THAT(report, HasSubstr("stages: 5 stages on 4 IPUs (stage 4 on IPU 0)"));
+  EXPECT_THAT(report,
+              HasSubstr("stages: 5 stages on 4 IPUs (stage 4 on IPU 0)"));
   // The certificate covers revisiting plans: the cheap bound.
   EXPECT_THAT(plan->proto.performance().bound_method(),
               HasSubstr("returns to IPU 0"));

@@ -34,8 +34,8 @@ absl::Status CheckVariableWeights(const Prepared& p, const Options& options,
     const auto& w = problem.node_weights[node];
     if (std::find(w.begin(), w.end(), split->weight) == w.end()) continue;
     if (!seen.insert(a.ipu[node]).second) continue;
-    readers.push_back(absl::StrCat("'", problem.names[node], "' on IPU ",
-                                   a.ipu[node]));
+    readers.push_back(
+        absl::StrCat("'", problem.names[node], "' on IPU ", a.ipu[node]));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "--weights variable: weight '",

@@ -86,7 +86,8 @@ int PlayChip(const onnx::ModelProto& model, const std::string& device) {
 // PopART's refusal of a variable read on two IPUs, or "" when none is.
 std::string VariableOnTwoIpus(const onnx::ModelProto& model) {
   std::set<std::string> initializers;
-  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  for (const auto& t : model.graph().initializer())
+    initializers.insert(t.name());
   std::map<std::string, std::set<int64_t>> ipus_of;
   for (const auto& node : model.graph().node()) {
     int64_t ipu = 0;

@@ -291,33 +291,33 @@ void AppendStageLines(const proto::Plan& plan, std::string* out) {
                     "); an IPU runs each of its stages every micro-batch\n");
   }
   if (st.shared_weight().empty()) return;
-  const std::string weight =
-      absl::StrCat("'", st.shared_weight(), "' (",
-                   HumanBytesText(static_cast<double>(st.shared_weight_bytes())),
-                   ")");
+  const std::string weight = absl::StrCat(
+      "'", st.shared_weight(), "' (",
+      HumanBytesText(static_cast<double>(st.shared_weight_bytes())), ")");
   const bool revisit = st.choice() == "revisit";
   std::string versus;
   if (st.other_bottleneck_s() > 0) {
     const int64_t saved = st.weight_bytes_saved();
-    versus = absl::StrCat(
-        saved >= 0 ? "saves " : "spends ",
-        HumanBytesText(static_cast<double>(std::abs(saved))),
-        " of weights against the fastest fitting split ",
-        revisit ? "that keeps stage k on IPU k" : "whose last stage returns "
-                                                  "to IPU 0",
-        " (bottleneck ", HumanSeconds(plan.performance().bottleneck_s()),
-        " vs ", HumanSeconds(st.other_bottleneck_s()), ")");
+    versus = absl::StrCat(saved >= 0 ? "saves " : "spends ",
+                          HumanBytesText(static_cast<double>(std::abs(saved))),
+                          " of weights against the fastest fitting split ",
+                          revisit ? "that keeps stage k on IPU k"
+                                  : "whose last stage returns "
+                                    "to IPU 0",
+                          " (bottleneck ",
+                          HumanSeconds(plan.performance().bottleneck_s()),
+                          " vs ", HumanSeconds(st.other_bottleneck_s()), ")");
   } else {
     versus = revisit ? "no split that keeps stage k on IPU k is allowed or fits"
                      : "no split whose last stage returns to IPU 0 was found "
                        "that fits";
   }
-  absl::StrAppend(
-      out, "shared weight ", weight, ", read far apart (--weights ",
-      st.weights(), "): ",
-      revisit ? "the last stage returns to IPU 0, which holds it once"
-              : "stored on two IPUs",
-      "; this ", versus, "\n");
+  absl::StrAppend(out, "shared weight ", weight, ", read far apart (--weights ",
+                  st.weights(), "): ",
+                  revisit
+                      ? "the last stage returns to IPU 0, which holds it once"
+                      : "stored on two IPUs",
+                  "; this ", versus, "\n");
 }
 
 // The pipeline's figures and the best proven bound (the certified one, at
@@ -376,8 +376,8 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
           ? absl::StrCat(plan.num_ipus(), " (", plan.stages().num_stages(),
                          " stages on ", plan.num_ipus(), " IPUs)")
           : absl::StrCat(plan.num_ipus()),
-      plan.strategy(), plan.precision(),
-      std::max(plan.batch_size(), 1), plan.device());
+      plan.strategy(), plan.precision(), std::max(plan.batch_size(), 1),
+      plan.device());
   if (plan.assumptions_size() > 0) {
     absl::StrAppend(&out, "assumed: ", AssumedText(plan.assumptions()),
                     " (not the model's own; set with --dim NAME=VALUE)\n");

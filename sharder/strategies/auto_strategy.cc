@@ -333,11 +333,11 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   out.runners_up = RunnersUp(candidates, best);
   if (c.variable_weights) {
     out.runners_up.erase(
-        std::remove_if(out.runners_up.begin(), out.runners_up.end(),
-                       [&](const RunnerUp& r) {
-                         return WeightOnTwoIpus(*c.problem, r.assignment.ipu)
-                             .has_value();
-                       }),
+        std::remove_if(
+            out.runners_up.begin(), out.runners_up.end(),
+            [&](const RunnerUp& r) {
+              return WeightOnTwoIpus(*c.problem, r.assignment.ipu).has_value();
+            }),
         out.runners_up.end());
   }
   return out;

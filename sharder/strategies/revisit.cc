@@ -80,9 +80,8 @@ std::optional<WeightIpus> WeightOnTwoIpus(
     size_t j = i;
     while (j < pairs.size() && pairs[j].first == pairs[i].first) ++j;
     const int32_t w = pairs[i].first;
-    if (j - i >= 2 &&
-        (!out || problem.weight_size_bytes[w] >
-                     problem.weight_size_bytes[out->weight])) {
+    if (j - i >= 2 && (!out || problem.weight_size_bytes[w] >
+                                   problem.weight_size_bytes[out->weight])) {
       out = WeightIpus{w, {}};
       for (size_t x = i; x < j; ++x) out->ipus.push_back(pairs[x].second);
     }
@@ -111,8 +110,8 @@ std::optional<int32_t> FarApartWeight(const ShardingProblem& problem) {
         100 * problem.weight_size_bytes[w] < total_bytes) {
       continue;
     }
-    if (!out || problem.weight_size_bytes[w] >
-                    problem.weight_size_bytes[*out]) {
+    if (!out ||
+        problem.weight_size_bytes[w] > problem.weight_size_bytes[*out]) {
       out = static_cast<int32_t>(w);
     }
   }
@@ -121,8 +120,8 @@ std::optional<int32_t> FarApartWeight(const ShardingProblem& problem) {
 
 RevisitSlicing SliceWithLastStageOnIpu0(
     const ShardingProblem& problem, const DeviceModel& model,
-    const SliceOrder& order, int num_ipus, bool variable_weights,
-    double beat_s, std::chrono::steady_clock::time_point deadline,
+    const SliceOrder& order, int num_ipus, bool variable_weights, double beat_s,
+    std::chrono::steady_clock::time_point deadline,
     int64_t max_fit_evaluations) {
   RevisitSlicing out;
   const int32_t m = static_cast<int32_t>(order.units.size());
@@ -151,7 +150,8 @@ RevisitSlicing SliceWithLastStageOnIpu0(
     out.fit_evaluations = fastest.fit_evaluations;
     if (!fastest.found) continue;
     if (!fastest.fits && beat_s == kInf &&
-        (!fastest_any.found || fastest.bottleneck_s < fastest_any.bottleneck_s)) {
+        (!fastest_any.found ||
+         fastest.bottleneck_s < fastest_any.bottleneck_s)) {
       fastest_any = {true, false, true, fastest.bottleneck_s, fastest.cuts, 0};
     }
     if (fastest.bottleneck_s >= best) continue;
@@ -214,9 +214,8 @@ std::optional<StrategyResult> RevisitCandidate(const StrategyContext& c,
   for (const SliceOrder& order : orders) {
     const double beat =
         best.found && best.fits ? std::min(beat_s, best.bottleneck_s) : beat_s;
-    RevisitSlicing r =
-        SliceWithLastStageOnIpu0(p, model, order, c.num_ipus,
-                                 c.variable_weights, beat, deadline);
+    RevisitSlicing r = SliceWithLastStageOnIpu0(
+        p, model, order, c.num_ipus, c.variable_weights, beat, deadline);
     if (!r.found) continue;
     if (best_order == nullptr || (r.fits && !best.fits) ||
         (r.fits == best.fits && r.bottleneck_s < best.bottleneck_s)) {

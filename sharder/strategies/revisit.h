@@ -73,8 +73,8 @@ struct RevisitSlicing {
 // readers on one IPU.
 RevisitSlicing SliceWithLastStageOnIpu0(
     const ShardingProblem& problem, const DeviceModel& model,
-    const SliceOrder& order, int num_ipus, bool variable_weights,
-    double beat_s, std::chrono::steady_clock::time_point deadline,
+    const SliceOrder& order, int num_ipus, bool variable_weights, double beat_s,
+    std::chrono::steady_clock::time_point deadline,
     int64_t max_fit_evaluations = 50000);
 
 // The placement of a RevisitSlicing of `order`: nodes of slice j on IPU j,

@@ -38,9 +38,7 @@ ShardingProblem SharedChain() {
 }
 
 // Stages 0, 1, 1, 2 on IPUs 0, 1, 1, 0: the last stage back on IPU 0.
-Placement Revisiting() {
-  return Placement{{0, 1, 1, 0}, {0, 1, 1, 2}};
-}
+Placement Revisiting() { return Placement{{0, 1, 1, 0}, {0, 1, 1, 2}}; }
 
 TEST(RevisitTest, PlacementKnowsItsStages) {
   const Placement p = Revisiting();
@@ -218,8 +216,8 @@ TEST(RevisitTest, CheapBoundHoldsOverEveryRevisitingPlan) {
     std::function<void(int)> assign = [&](int node) {
       if (node == n) {
         if (a.num_ipus() < k) return;
-        best = std::min(best,
-                        EvaluatePlacement(model, a, 1).performance.bottleneck_s);
+        best = std::min(
+            best, EvaluatePlacement(model, a, 1).performance.bottleneck_s);
         return;
       }
       int32_t lowest = 0;
@@ -239,16 +237,15 @@ TEST(RevisitTest, CheapBoundHoldsOverEveryRevisitingPlan) {
 TEST(RevisitTest, VariableWeightsKeepEveryReaderOnOneIpu) {
   // n0 and n3 share a weight, and n1 and n2 share another: with variable
   // weights, n1 and n2 must be in one slice.
-  ShardingProblem p = MakeTestProblem(5, {{0, 1}, {1, 2}, {2, 3}, {3, 4}},
-                                      {400, 40, 0, 0, 0},
-                                      {1e9, 1e9, 1e9, 1e9, 1e9});
+  ShardingProblem p =
+      MakeTestProblem(5, {{0, 1}, {1, 2}, {2, 3}, {3, 4}}, {400, 40, 0, 0, 0},
+                      {1e9, 1e9, 1e9, 1e9, 1e9});
   p.node_weights[4].push_back(0);
   p.node_weights[2].push_back(1);
   const DeviceModel model(p, ToyChip(100000), Precision::kFp32);
   const SliceOrder order = TopologicalNodeOrder(p, 100);
-  const RevisitSlicing r =
-      SliceWithLastStageOnIpu0(p, model, order, 2, /*variable_weights=*/true,
-                               kInf, kNoDeadline);
+  const RevisitSlicing r = SliceWithLastStageOnIpu0(
+      p, model, order, 2, /*variable_weights=*/true, kInf, kNoDeadline);
   ASSERT_TRUE(r.found);
   const Assignment a = RevisitAssignment(order, r.cuts, 5);
   EXPECT_FALSE(WeightOnTwoIpus(p, a.ipu).has_value());

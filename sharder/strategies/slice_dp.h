@@ -86,8 +86,7 @@ class SliceDp {
   // (0 < x < the end) with forbidden[x] != 0 (empty: none), and the first
   // slice ending before `min_first_cut`. For --weights variable: a weight's
   // readers on one IPU (Note [Last stage on IPU 0], revisit.h).
-  void SetForbiddenCuts(std::vector<uint8_t> forbidden,
-                        int32_t min_first_cut) {
+  void SetForbiddenCuts(std::vector<uint8_t> forbidden, int32_t min_first_cut) {
     forbidden_cut_ = std::move(forbidden);
     min_first_cut_ = min_first_cut;
   }
@@ -180,8 +179,8 @@ class SliceDp {
       }
       if (!complete_) break;
       if (cap >= cap_all || cap == kSliceInf) break;  // nothing was skipped
-      cap = std::min(cap_all,
-                     std::max(cap * 1.25, next_cap == kSliceInf ? 0.0 : next_cap));
+      cap = std::min(cap_all, std::max(cap * 1.25,
+                                       next_cap == kSliceInf ? 0.0 : next_cap));
     }
     result.complete = complete_;
     if (result.found) {

@@ -46,13 +46,13 @@ struct StrategyContext {
   const DeviceModels& Models() const;
   // The device model with `device`'s own proportion: Models().Get().
   const DeviceModel& Model() const { return Models().Get(); }
-  int num_ipus = 1;                 // 1 .. problem->num_nodes()
+  int num_ipus = 1;  // 1 .. problem->num_nodes()
   // --weights variable: a split is acceptable only when every weight's
   // readers run on one IPU (auto keeps only such splits; Note [Last stage
   // on IPU 0], sharder/strategies/revisit.h).
   bool variable_weights = false;
-  int64_t batch = 1;                // samples per pipeline step
-  bool optimal_perf = false;        // search: keep going for the bottleneck
+  int64_t batch = 1;          // samples per pipeline step
+  bool optimal_perf = false;  // search: keep going for the bottleneck
   // search: splits to evaluate at most.
   int64_t max_candidates = kDefaultMaxCandidates;
   double max_search_s = kDefaultMaxSearchSeconds;  // search, optimal's DPs
