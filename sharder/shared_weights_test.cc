@@ -205,8 +205,8 @@ int NodeIndex(const onnx::ModelProto& m, const std::string& name) {
   return -1;
 }
 
-// Runs the fake compiler with FAKE_WEIGHTS=variable on `plan` applied to
-// `model`; returns its exit code and output.
+// Runs the fake compiler with FAKE_WEIGHTS=variable (no node limit) on `plan`
+// applied to `model`; returns its exit code and output.
 std::pair<int, std::string> FakeCompile(const onnx::ModelProto& model,
                                         const Plan& plan) {
   onnx::ModelProto annotated = model;
@@ -215,10 +215,10 @@ std::pair<int, std::string> FakeCompile(const onnx::ModelProto& model,
   const fs::path path = dir.path() / "m.onnx";
   testing::WriteBytes(path, annotated.SerializeAsString());
   const fs::path log = dir.path() / "log.txt";
-  const int status =
-      std::system(absl::StrCat("FAKE_WEIGHTS=variable ", FAKE_COMPILER, " ",
-                               path.string(), " > ", log.string(), " 2>&1")
-                      .c_str());
+  const int status = std::system(
+      absl::StrCat("FAKE_WEIGHTS=variable FAKE_LIMIT=1000000 ", FAKE_COMPILER,
+                   " ", path.string(), " > ", log.string(), " 2>&1")
+          .c_str());
   return {WEXITSTATUS(status), testing::ReadBytes(log)};
 }
 
