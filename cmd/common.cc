@@ -129,6 +129,12 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
          "cost float tensors as fp32 (default) or fp16, and use that "
          "peak FLOP/s")
       ->transform(CLI::IsMember({"fp32", "fp16"}, CLI::ignore_case));
+  sub->add_option(
+         "--weights", o->library.weights,
+         "constant (default, PopRT's inference default) or variable "
+         "(updatable weights, or training: every reader of a weight must "
+         "run on one IPU, so a last pipeline stage may return to IPU 0)")
+      ->check(CLI::IsMember({"constant", "variable"}));
   sub->add_flag(
       "--strict-names", o->library.strict_names,
       "refuse nodes with empty or repeated names (PopRT's rule) instead "

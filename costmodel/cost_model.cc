@@ -272,8 +272,12 @@ class CostBuilder {
         name, static_cast<int32_t>(costs_.weights.size()));
     if (inserted) {
       const ConstantTensor& c = constants_.at(name);
+      using T = onnx::TensorProto;
+      const bool floating =
+          c.elem_type == T::FLOAT || c.elem_type == T::DOUBLE ||
+          c.elem_type == T::FLOAT16 || c.elem_type == T::BFLOAT16;
       costs_.weights.push_back(
-          {name, Bytes(c, options_.precision), c.elements});
+          {name, Bytes(c, options_.precision), c.elements, floating});
     }
     return it->second;
   }

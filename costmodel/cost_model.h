@@ -36,6 +36,10 @@ struct Weight {
   // Elements (parameters); 0 for the constants of If/Loop/Scan bodies, which
   // are one weight per node and counted in bytes only.
   int64_t num_elements = 0;
+  // Floating point (float, double, float16, bfloat16): what PopART makes a
+  // variable when weights are not constant; integer shapes and axes stay
+  // constants (ops such as Reshape need them at compile time).
+  bool floating = false;
 };
 
 struct NodeCost {

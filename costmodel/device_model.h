@@ -140,6 +140,7 @@ class DeviceModel {
   std::string OutOfMemoryMessage(int32_t ipu, const IpuMemory& memory) const;
 
   const proto::DeviceProfile& profile() const { return profile_; }
+  const ShardingProblem& problem() const { return problem_; }
 
   // The profile judges memory as plain bytes (proto::MemoryModel, issue
   // 31): an IPU is one pool of tiles_per_ipu x bytes_per_tile bytes holding

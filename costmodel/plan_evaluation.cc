@@ -1,5 +1,8 @@
 #include "costmodel/plan_evaluation.h"
 
+#include <algorithm>
+
+#include "costmodel/problem.h"
 #include "graph/step_counts.h"
 
 namespace autoshard {
@@ -20,6 +23,39 @@ PlanEvaluation EvaluatePlan(const DeviceModel& model,
     }
   }
   e.performance = model.EvaluatePerformance(ipu_of_node, num_ipus, batch);
+  return e;
+}
+
+PlanEvaluation EvaluatePlacement(const DeviceModel& model,
+                                 const Placement& placement, int64_t batch) {
+  const int num_ipus = placement.num_ipus();
+  if (!placement.RevisitsAnIpu())
+    return EvaluatePlan(model, placement.ipu, num_ipus, batch);
+  PlanEvaluation e = EvaluatePlan(model, placement.ipu, num_ipus, batch);
+  // The performance per stage (the memory per IPU stays as it is).
+  const std::vector<int32_t> ipu_of_stage = placement.IpuOfStage();
+  const CutBytes cut = ComputeStageCutBytes(
+      model.problem(), placement.pipeline_stage, ipu_of_stage);
+  Performance& perf = e.performance;
+  perf.stage_time_s.assign(num_ipus, 0);
+  for (int32_t node = 0; node < model.problem().num_nodes(); ++node)
+    perf.stage_time_s[placement.ipu[node]] += model.NodeTime(node);
+  for (size_t s = 0; s < ipu_of_stage.size(); ++s) {
+    if (ipu_of_stage[s] < 0) continue;
+    perf.stage_time_s[ipu_of_stage[s]] +=
+        model.CopySeconds(static_cast<double>(cut.in_bytes[s])) +
+        model.CopySeconds(static_cast<double>(cut.out_bytes[s]));
+  }
+  perf.bottleneck_s = 0;
+  perf.latency_s = 0;
+  for (double t : perf.stage_time_s) {
+    perf.bottleneck_s = std::max(perf.bottleneck_s, t);
+    perf.latency_s += t;
+  }
+  perf.throughput_per_s =
+      perf.bottleneck_s > 0
+          ? static_cast<double>(std::max<int64_t>(batch, 1)) / perf.bottleneck_s
+          : 0;
   return e;
 }
 

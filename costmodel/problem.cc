@@ -73,6 +73,49 @@ CutBytes ComputeCutBytes(const ShardingProblem& problem,
   return cut;
 }
 
+CutBytes ComputeStageCutBytes(const ShardingProblem& problem,
+                              const std::vector<int32_t>& stage_of_node,
+                              const std::vector<int32_t>& ipu_of_stage) {
+  const int num_stages = static_cast<int>(ipu_of_stage.size());
+  CutBytes cut;
+  cut.in_bytes.assign(num_stages, 0);
+  cut.out_bytes.assign(num_stages, 0);
+  std::vector<int32_t> readers;
+  for (int32_t node = 0; node < problem.num_nodes(); ++node) {
+    const int32_t s = stage_of_node[node];
+    const int32_t d = ipu_of_stage[s];
+    for (size_t slot = 0; slot < problem.output_bytes[node].size(); ++slot) {
+      readers.clear();
+      for (int32_t c : problem.output_consumers[node][slot]) {
+        if (ipu_of_stage[stage_of_node[c]] != d)
+          readers.push_back(stage_of_node[c]);
+      }
+      if (readers.empty()) continue;
+      const int64_t bytes = problem.output_bytes[node][slot];
+      std::sort(readers.begin(), readers.end());
+      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+      if (problem.copies_through_host) {
+        cut.out_bytes[s] = SaturatingAdd(cut.out_bytes[s], bytes);
+        for (int32_t r : readers)
+          cut.in_bytes[r] = SaturatingAdd(cut.in_bytes[r], bytes);
+        continue;
+      }
+      // Stage by stage to the last reader; a reader on an earlier stage
+      // (not monotone) gets its own copy.
+      for (int32_t x = s; x < readers.back(); ++x) {
+        cut.out_bytes[x] = SaturatingAdd(cut.out_bytes[x], bytes);
+        cut.in_bytes[x + 1] = SaturatingAdd(cut.in_bytes[x + 1], bytes);
+      }
+      for (int32_t r : readers) {
+        if (r >= s) break;
+        cut.out_bytes[s] = SaturatingAdd(cut.out_bytes[s], bytes);
+        cut.in_bytes[r] = SaturatingAdd(cut.in_bytes[r], bytes);
+      }
+    }
+  }
+  return cut;
+}
+
 void FillProblemDefaults(ShardingProblem* p) {
   const size_t n = p->topo_order.size();
   p->topo_position.assign(n, 0);
@@ -170,8 +213,10 @@ ShardingProblem MakeProblem(const Graph& graph, const ModelCosts& costs) {
   p.num_activation_inputs = costs.num_activation_inputs;
   p.node_weights = costs.node_weights;
   p.weight_size_bytes.reserve(costs.weights.size());
-  for (const Weight& w : costs.weights)
+  for (const Weight& w : costs.weights) {
     p.weight_size_bytes.push_back(w.size_bytes);
+    p.weight_is_float.push_back(w.floating ? 1 : 0);
+  }
   FillProblemDefaults(&p);
   return p;
 }

@@ -24,6 +24,10 @@ struct ShardingProblem {
   std::vector<int64_t> weight_size_bytes;          // per weight id
   std::vector<std::vector<int32_t>> node_weights;  // node -> weight ids read
   std::vector<std::string> names;                  // per node, for messages
+  // Per weight: 1 when it is floating point (Weight::floating), the weights
+  // --weights variable keeps on one IPU; empty: every weight (hand-written
+  // problems).
+  std::vector<uint8_t> weight_is_float;
   // For the tile-memory and performance models (see NodeCost):
   std::vector<std::string> op_class;          // per node
   std::vector<int64_t> temporary_bytes;       // per node, before the cap
@@ -71,6 +75,19 @@ struct CutBytes {
 };
 CutBytes ComputeCutBytes(const ShardingProblem& problem,
                          const std::vector<int32_t>& ipu_of_node, int num_ipus);
+
+// The same per pipeline stage when stages may outnumber IPUs (a last stage
+// that returns to IPU 0, Note [A stage revisits an IPU],
+// costmodel/plan_evaluation.h): stage s runs on ipu_of_stage[s]. A tensor of
+// stage s is copied stage by stage to the last later stage that reads it on
+// another IPU (readers on the producer's own IPU need no copy: PopART keeps
+// the tensor there); with copies_through_host, sent once and received once
+// by each reader stage on another IPU. When every stage s runs on IPU s, the
+// result equals ComputeCutBytes's. Cost: O(nodes + readers + bytes copied
+// x stages crossed).
+CutBytes ComputeStageCutBytes(const ShardingProblem& problem,
+                              const std::vector<int32_t>& stage_of_node,
+                              const std::vector<int32_t>& ipu_of_stage);
 
 // Fills topo_position from topo_order, and the per-node vectors a
 // hand-written problem may leave empty (op_class "other", zeros, not

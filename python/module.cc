@@ -147,6 +147,7 @@ CallOptions ToOptions(const py::dict& d) {
   Set(d, "available_memory_proportion", &o.available_memory_proportion);
   Set(d, "strict_names", &o.strict_names);
   Set(d, "strict", &o.strict);
+  Set(d, "weights", &o.weights);
   if (absl::Status s = o.Validate(); !s.ok()) RaiseStatus(s);
   call.pod = ToPodOptions(d);
   if (call.pod) {

@@ -15,14 +15,17 @@ namespace autoshard::internal {
 namespace fs = std::filesystem;
 
 CandidateWriter WriteCandidateOf(const onnx::ModelProto& model,
-                                 std::vector<std::string> node_names) {
-  return [&model, names = std::move(node_names)](
+                                 std::vector<std::string> node_names,
+                                 const ShardingProblem* problem) {
+  return [&model, problem, names = std::move(node_names)](
              const std::vector<int32_t>& ipu_of_node, const fs::path& path,
              const std::vector<fs::path>& inputs) -> absl::Status {
     Plan plan;
     plan.node_names = names;
     plan.placement.ipu.assign(ipu_of_node.begin(), ipu_of_node.end());
-    plan.placement.pipeline_stage = plan.placement.ipu;
+    plan.placement.pipeline_stage =
+        problem != nullptr ? StagesOfIpus(*problem, plan.placement.ipu)
+                           : plan.placement.ipu;
     LoadedModel candidate;
     candidate.model = model;
     // The candidate's source is the model in memory: no file of its own (a
@@ -51,7 +54,8 @@ absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(options.max_search_s));
   return std::make_unique<CompileOracle>(
-      options.compile_cmd, WriteCandidateOf(model, p.analysis->problem.names),
+      options.compile_cmd,
+      WriteCandidateOf(model, p.analysis->problem.names, &p.analysis->problem),
       options.model_dir, options.external_files, options.jobs,
       options.compile_timeout_s, deadline);
 }

@@ -22,14 +22,17 @@ namespace autoshard::internal {
 
 // Writes the candidates of `model` (as given to planning; it must outlive the
 // writer) under planning's node names `node_names` (Prepared::problem.names,
-// one per main-graph node): each is a plan (IPU = pipeline stage) that
-// ApplyPlan puts on a copy of the model, and WriteOutputs writes (its path
+// one per main-graph node): each is a plan (IPU = pipeline stage, or with
+// `problem` (planning's, outliving the writer) the stages StagesOfIpus
+// gives, so a last stage back on IPU 0 is stage k) that ApplyPlan puts on a
+// copy of the model, and WriteOutputs writes (its path
 // checked against the links beside it, a temporary name renamed; not the
 // ONNX checker, see OutputFiles::check_model). No node is named again. The
 // links beside the candidate are inputs: the writer gets no external files to
 // link (the oracle made them).
 CandidateWriter WriteCandidateOf(const onnx::ModelProto& model,
-                                 std::vector<std::string> node_names);
+                                 std::vector<std::string> node_names,
+                                 const ShardingProblem* problem = nullptr);
 
 // The compiler that judges the search's candidates (options.compile_cmd,
 // jobs, compile_timeout_s; with search, its deadline from max_search_s),

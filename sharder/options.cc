@@ -20,6 +20,10 @@ absl::Status Options::Validate() const {
         absl::StrCat("--strategy '", strategy, "' is unknown (available: ",
                      absl::StrJoin(StrategyNames(), ", "), ")"));
   }
+  if (weights != "constant" && weights != "variable") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--weights must be constant or variable, got '", weights, "'"));
+  }
   if (max_candidates <= 0) {
     return absl::InvalidArgumentError("--max-candidates must be positive");
   }

@@ -73,6 +73,16 @@ struct Options {
   // Refuse (InvalidArgument) a model whose shapes verdict is not exact:
   // assumed or unresolved dims (proto/plan.proto ShapesVerdict).
   bool strict = false;
+  // How the compiler will hold the weights (initializers): "constant"
+  // (PopRT's inference default: folded into the program, so one read on
+  // two IPUs is simply stored on both) or "variable" (updatable from the
+  // host, or training: PopART refuses to copy a variable between IPUs when
+  // pipelining, "Can not copy variable tensor ... between virtual graphs
+  // when pipelining", willow/src/transforms/pipeline.cpp). With "variable"
+  // every reader of a weight runs on one IPU: the planner proposes only
+  // such plans (a last stage may return to IPU 0 for it), and `apply` /
+  // --keep-placement refuse a placement that breaks the rule.
+  std::string weights = "constant";
   // Evaluate the placement the model carries (__ipu_number and
   // __pipeline_stage on every node, as `apply` evaluates a config) instead
   // of planning; num_ipus and strategy are then not used. Without it, a

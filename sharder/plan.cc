@@ -31,6 +31,21 @@ std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
     ipus[d].set_weight_bytes(
         SaturatingAdd(ipus[d].weight_bytes(), problem.weight_size_bytes[w]));
   }
+  if (assignment.RevisitsAnIpu()) {
+    // Each stage's copies, summed over the stages an IPU runs.
+    const std::vector<int32_t> ipu_of_stage = assignment.IpuOfStage();
+    const CutBytes cut =
+        ComputeStageCutBytes(problem, assignment.pipeline_stage, ipu_of_stage);
+    for (size_t s = 0; s < ipu_of_stage.size(); ++s) {
+      if (ipu_of_stage[s] < 0) continue;
+      proto::IpuCost& cost = ipus[ipu_of_stage[s]];
+      cost.set_cut_tensor_in_bytes(
+          SaturatingAdd(cost.cut_tensor_in_bytes(), cut.in_bytes[s]));
+      cost.set_cut_tensor_out_bytes(
+          SaturatingAdd(cost.cut_tensor_out_bytes(), cut.out_bytes[s]));
+    }
+    return ipus;
+  }
   const CutBytes cut = ComputeCutBytes(problem, assignment.ipu, k);
   for (int d = 0; d < k; ++d) {
     ipus[d].set_cut_tensor_in_bytes(cut.in_bytes[d]);

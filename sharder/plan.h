@@ -16,10 +16,11 @@ namespace autoshard {
 
 // One IpuCost per IPU 0..assignment.num_ipus()-1:
 // - weight_bytes: the distinct weights the IPU's nodes read; a weight read on
-//   two IPUs counts on both (PopART cannot share a variable across IPUs);
+//   two IPUs counts on both, once on an IPU however many stages read it;
 // - activation_bytes: Σ output bytes of its nodes;
-// - cut_tensor_out_bytes: for each node, its output bytes once per other IPU
-//   that consumes it; cut_tensor_in_bytes: the same seen from the receiver.
+// - cut_tensor_out_bytes / cut_tensor_in_bytes: ComputeCutBytes's per IPU;
+//   when an IPU runs several stages (Placement::RevisitsAnIpu),
+//   ComputeStageCutBytes's summed over its stages.
 std::vector<proto::IpuCost> SummarizeIpus(const ShardingProblem& problem,
                                           const Assignment& assignment);
 

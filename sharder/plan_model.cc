@@ -15,6 +15,7 @@
 #include "sharder/compile_judge.h"
 #include "sharder/planner.h"
 #include "sharder/pod/node_bound.h"
+#include "sharder/stage_layout.h"
 #include "sharder/strategies/strategy.h"
 
 namespace autoshard::internal {
@@ -128,6 +129,7 @@ absl::StatusOr<Plan> PlanPreparedPoints(
   ASSIGN_OR_RETURN(Assignment a,
                    ApplyShardingPoints(p.analysis->problem, resolved));
   RETURN_IF_ERROR(ValidateAssignment(p.analysis->problem, a));
+  RETURN_IF_ERROR(CheckVariableWeights(p, options, a));
   return PlanOfAssignment(p, options, a, resolved, "apply", start);
 }
 
@@ -147,8 +149,12 @@ Plan PlanOfAssignment(Prepared& p, const Options& options, const Assignment& a,
         "such a plan)"));
   }
   const double amp = p.analysis->device.available_memory_proportion();
-  return FinishPlan(p, options, a, points, strategy, {},
-                    EvaluateAssignment(p, options, a, amp), amp, start);
+  const PlanEvaluation evaluation = EvaluateAssignment(p, options, a, amp);
+  Plan plan =
+      FinishPlan(p, options, a, points, strategy, {}, evaluation, amp, start);
+  SetStageLayout(p, options, a, evaluation, /*shared_weight=*/-1, std::nullopt,
+                 &plan.proto);
+  return plan;
 }
 
 absl::StatusOr<Plan> PlanCarriedPlacement(
@@ -163,6 +169,7 @@ absl::StatusOr<Plan> PlanCarriedPlacement(
   ASSIGN_OR_RETURN(
       std::vector<ShardingPoint> points,
       MinimalShardingPoints(p.analysis->problem, carried.assignment));
+  RETURN_IF_ERROR(CheckVariableWeights(p, options, carried.assignment));
   return PlanOfAssignment(p, options, carried.assignment, points,
                           "keep-placement", start);
 }

@@ -13,6 +13,7 @@
 #include "sharder/pod/no_fit.h"
 #include "sharder/pod/poprt_flags.h"
 #include "sharder/problem_file.h"
+#include "sharder/stage_layout.h"
 #include "sharder/strategies/registry.h"
 
 namespace autoshard::internal {
@@ -98,6 +99,18 @@ void Certify(const Prepared& p, const Options& options, Plan* plan) {
   if (options.bound_s <= 0) return;  // the cheap bound, set already
   const DeviceModel& model = p.analysis->device_model();
   proto::Performance* perf = plan->proto.mutable_performance();
+  if (plan->proto.has_stages()) {
+    // The solvers' bounds hold over splits whose stage k runs on IPU k; a
+    // plan whose last stage returns to IPU 0 may beat them. The cheap bound
+    // holds over every node -> IPU map (an IPU's time is at least its
+    // nodes' times), revisiting ones included.
+    SetCertificate({perf->lower_bound_s(),
+                    "cheap (it covers plans whose last stage returns to IPU "
+                    "0; the solvers' bounds do not)",
+                    0},
+                   perf);
+    return;
+  }
   SetCertificate(
       CertifyBound(p.analysis->problem, model, plan->proto.num_ipus(),
                    plan->placement.ipu, perf->bottleneck_s(),
@@ -107,8 +120,8 @@ void Certify(const Prepared& p, const Options& options, Plan* plan) {
 
 PlanEvaluation EvaluateAssignment(const Prepared& p, const Options& options,
                                   const Assignment& a, double proportion) {
-  return EvaluatePlan(p.analysis->device_models().At(proportion), a.ipu,
-                      a.num_ipus(), p.analysis->batch);
+  return EvaluatePlacement(p.analysis->device_models().At(proportion), a,
+                           p.analysis->batch);
 }
 
 Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
@@ -170,10 +183,22 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
            device, Conditions(p.analysis->problem, judged, p.analysis->batch,
                               pp.precision(), a.num_ipus())))
     pp.add_calibration_outside(std::move(note));
-  for (const proto::IpuCost& ipu : pp.ipus()) {
-    plan.copy_s.push_back(
-        judged.CopySeconds(static_cast<double>(ipu.cut_tensor_in_bytes())) +
-        judged.CopySeconds(static_cast<double>(ipu.cut_tensor_out_bytes())));
+  if (a.RevisitsAnIpu()) {
+    // Per stage (Note [A stage revisits an IPU]): the IPU's time less its
+    // nodes' times.
+    std::vector<double> compute_s(a.num_ipus(), 0);
+    for (int32_t node = 0; node < n; ++node)
+      compute_s[a.ipu[node]] += judged.NodeTime(node);
+    for (int32_t d = 0; d < a.num_ipus(); ++d) {
+      plan.copy_s.push_back(
+          std::max(0.0, evaluation.performance.stage_time_s[d] - compute_s[d]));
+    }
+  } else {
+    for (const proto::IpuCost& ipu : pp.ipus()) {
+      plan.copy_s.push_back(
+          judged.CopySeconds(static_cast<double>(ipu.cut_tensor_in_bytes())) +
+          judged.CopySeconds(static_cast<double>(ipu.cut_tensor_out_bytes())));
+    }
   }
   if (!evaluation.fits) {
     // The message names the fullest tile of all (the compiler names one).
@@ -215,6 +240,7 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
   context.num_ipus = k;
   context.batch = p.analysis->batch;
   context.optimal_perf = options.optimal_perf;
+  context.variable_weights = options.weights == "variable";
   context.max_candidates = options.max_candidates;
   context.max_search_s = options.max_search_s;
   context.start = start;
@@ -229,13 +255,15 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
                                        std::string(strategy->name())));
   }
   RETURN_IF_ERROR(ValidateAssignment(p.analysis->problem, r.assignment));
+  RETURN_IF_ERROR(CheckVariableWeights(p, options, r.assignment));
   ASSIGN_OR_RETURN(std::vector<ShardingPoint> points,
                    MinimalShardingPoints(p.analysis->problem, r.assignment));
-  Plan plan =
-      FinishPlan(p, options, r.assignment, points,
-                 std::string(strategy->name()), r.warnings,
-                 std::move(r.evaluation), r.available_memory_proportion, start);
+  Plan plan = FinishPlan(p, options, r.assignment, points,
+                         std::string(strategy->name()), r.warnings,
+                         r.evaluation, r.available_memory_proportion, start);
   plan.proto.MergeFrom(r.summary);
+  SetStageLayout(p, options, r.assignment, r.evaluation, r.shared_weight,
+                 r.other_evaluation, &plan.proto);
   ApplyCompilerVerdict(r, &plan.proto);
   Certify(p, options, &plan);
   if (options.keep_problem) {

@@ -122,7 +122,12 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
         if (attr.name() == kStageAttribute) stage = static_cast<int>(attr.i());
       }
       ASSERT_TRUE(ipu >= 0 && ipu < k) << annotated.graph().node(i).name();
-      ASSERT_EQ(stage, ipu);
+      // Stage k on IPU k, but a last stage may return to IPU 0 (issue 29).
+      if (plan->placement.RevisitsAnIpu()) {
+        ASSERT_EQ(plan->proto.stages().stage_ipus(stage), ipu);
+      } else {
+        ASSERT_EQ(stage, ipu);
+      }
       ++seen[ipu];
       for (NodeId c : graph->consumers(i)) {
         ASSERT_LE(stage, plan->placement.pipeline_stage[c])

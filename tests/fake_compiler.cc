@@ -12,10 +12,18 @@
 // IPU that overflows, else prints "fullest tile T: M bytes" per IPU and
 // exits 0, as a wrapper around a real compile that prints its memory
 // report's fullest tiles would (docs/calibration.md §6).
+//
+// With FAKE_WEIGHTS=variable it first enforces PopART's rule for variables
+// when pipelining (willow/src/transforms/pipeline.cpp): an initializer read
+// directly by nodes on two __ipu_number values fails with "Can not copy
+// variable tensor NAME between virtual graphs when pipelining. All pipeline
+// stages using this tensor should be on the same graph." (exit 1).
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,6 +83,30 @@ int PlayChip(const onnx::ModelProto& model, const std::string& device) {
   return 0;
 }
 
+// PopART's refusal of a variable read on two IPUs, or "" when none is.
+std::string VariableOnTwoIpus(const onnx::ModelProto& model) {
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer())
+    initializers.insert(t.name());
+  std::map<std::string, std::set<int64_t>> ipus_of;
+  for (const auto& node : model.graph().node()) {
+    int64_t ipu = 0;
+    for (const auto& attr : node.attribute()) {
+      if (attr.name() == "__ipu_number") ipu = attr.i();
+    }
+    for (const auto& in : node.input()) {
+      if (initializers.count(in) > 0) ipus_of[in].insert(ipu);
+    }
+  }
+  for (const auto& [name, ipus] : ipus_of) {
+    if (ipus.size() < 2) continue;
+    return "Can not copy variable tensor " + name +
+           " between virtual graphs when pipelining. All pipeline stages "
+           "using this tensor should be on the same graph.";
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +119,14 @@ int main(int argc, char** argv) {
   if (!model.ParseFromIstream(&in)) {
     std::cerr << "fake_compiler: cannot read " << argv[1] << "\n";
     return 2;
+  }
+  if (const char* weights = std::getenv("FAKE_WEIGHTS");
+      weights != nullptr && std::string(weights) == "variable") {
+    const std::string refusal = VariableOnTwoIpus(model);
+    if (!refusal.empty()) {
+      std::cout << "compiling...\n" << refusal << "\n";
+      return 1;
+    }
   }
   if (const char* device = std::getenv("FAKE_DEVICE"))
     return PlayChip(model, device);

@@ -71,7 +71,8 @@ def _model_options(*,
                    device: Union[str, "os.PathLike[str]"] = "ipu2",
                    available_memory_proportion: Optional[float] = None,
                    strict_names: bool = False,
-                   strict: bool = False) -> dict:
+                   strict: bool = False,
+                   weights: str = "constant") -> dict:
     """The options every call takes (plan, evaluate and inspect: the
     keywords of this signature), checked as the CLI checks its flags; the
     library checks the ranges of the rest (Options::Validate)."""
@@ -100,6 +101,9 @@ def _model_options(*,
     if precision not in ("fp32", "fp16"):
         raise ValueError(f"--precision: {precision} not in {{fp32,fp16}}")
     _check("device", device, (str, os.PathLike), "a name or a path")
+    _check("weights", weights, (str,), "'constant' or 'variable'")
+    if weights not in ("constant", "variable"):
+        raise ValueError(f"--weights: {weights} not in {{constant,variable}}")
     amp = available_memory_proportion
     if amp is not None:
         _check("available_memory_proportion", amp, (int, float), "a number")
@@ -112,6 +116,7 @@ def _model_options(*,
         "available_memory_proportion": None if amp is None else float(amp),
         "strict_names": bool(strict_names),
         "strict": bool(strict),
+        "weights": weights,
     }
 
 
@@ -203,6 +208,9 @@ def plan(model: Any,
     (``{model}`` is the candidate's path): search compiles each candidate,
     ``jobs`` at once; the other strategies compile their chosen split, then
     auto's other candidates in order; ``compile_timeout`` bounds one compile.
+    ``weights`` is ``"constant"`` (PopRT's inference default) or
+    ``"variable"``: every reader of a weight then runs on one IPU (PopART's
+    rule when pipelining), so the last stage may return to IPU 0.
 
     A POD (``shard --total-ipus``): ``total_ipus`` IPUs, replicas of the
     plan's pipeline; ``batch_sizes`` the micro-batches to try (the highest

@@ -278,6 +278,51 @@ void AppendStrategyLines(const proto::Plan& plan, bool all_ipus,
     absl::StrAppend(out, "auto: ", why, "\n");
 }
 
+// Stages that outnumber the IPUs, and the choice for a weight read far
+// apart (proto::StageLayout; Note [Last stage on IPU 0]).
+void AppendStageLines(const proto::Plan& plan, std::string* out) {
+  if (!plan.has_stages()) return;
+  const proto::StageLayout& st = plan.stages();
+  if (st.num_stages() > plan.num_ipus()) {
+    std::vector<std::string> back;
+    for (int s = 0; s < st.stage_ipus_size(); ++s) {
+      if (st.stage_ipus(s) != s)
+        back.push_back(absl::StrCat("stage ", s, " on IPU ", st.stage_ipus(s)));
+    }
+    absl::StrAppend(out, "stages: ", st.num_stages(), " stages on ",
+                    plan.num_ipus(), " IPUs (", absl::StrJoin(back, ", "),
+                    "); an IPU runs each of its stages every micro-batch\n");
+  }
+  if (st.shared_weight().empty()) return;
+  const std::string weight = absl::StrCat(
+      "'", st.shared_weight(), "' (",
+      HumanBytesText(static_cast<double>(st.shared_weight_bytes())), ")");
+  const bool revisit = st.choice() == "revisit";
+  std::string versus;
+  if (st.other_bottleneck_s() > 0) {
+    const int64_t saved = st.weight_bytes_saved();
+    versus = absl::StrCat(saved >= 0 ? "saves " : "spends ",
+                          HumanBytesText(static_cast<double>(std::abs(saved))),
+                          " of weights against the fastest fitting split ",
+                          revisit ? "that keeps stage k on IPU k"
+                                  : "whose last stage returns "
+                                    "to IPU 0",
+                          " (bottleneck ",
+                          HumanSeconds(plan.performance().bottleneck_s()),
+                          " vs ", HumanSeconds(st.other_bottleneck_s()), ")");
+  } else {
+    versus = revisit ? "no split that keeps stage k on IPU k is allowed or fits"
+                     : "no split whose last stage returns to IPU 0 was found "
+                       "that fits";
+  }
+  absl::StrAppend(out, "shared weight ", weight, ", read far apart (--weights ",
+                  st.weights(), "): ",
+                  revisit
+                      ? "the last stage returns to IPU 0, which holds it once"
+                      : "stored on two IPUs",
+                  "; this ", versus, "\n");
+}
+
 // The pipeline's figures and the best proven bound (the certified one, at
 // least the cheap one); -v (`all`) adds the cheap bound.
 void AppendPipelineLines(const proto::Plan& plan, bool all, std::string* out) {
@@ -327,10 +372,15 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
   absl::StrAppend(&out, "model: ", plan.model(), "\n");
   absl::StrAppendFormat(
       &out,
-      "nodes: %d   IPUs: %d   strategy: %s   precision: %s   batch: %d   "
+      "nodes: %d   IPUs: %s   strategy: %s   precision: %s   batch: %d   "
       "device: %s\n",
-      s.num_nodes(), plan.num_ipus(), plan.strategy(), plan.precision(),
-      std::max(plan.batch_size(), 1), plan.device());
+      s.num_nodes(),
+      plan.stages().num_stages() > plan.num_ipus()
+          ? absl::StrCat(plan.num_ipus(), " (", plan.stages().num_stages(),
+                         " stages on ", plan.num_ipus(), " IPUs)")
+          : absl::StrCat(plan.num_ipus()),
+      plan.strategy(), plan.precision(), std::max(plan.batch_size(), 1),
+      plan.device());
   absl::StrAppend(&out, "shapes: ",
                   ShapesText(plan.shapes(), plan.assumptions()), "\n");
   const int64_t tile = BytesPerTile(plan);
@@ -353,6 +403,7 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
                     absl::StrJoin(plan.calibration_outside(), "; "), "\n");
   }
   AppendPipelineLines(plan, all_ipus, &out);
+  AppendStageLines(plan, &out);
   absl::StrAppend(&out,
                   "model weights: ", HumanBytesText(s.total_weight_bytes()),
                   "; a weight read on two IPUs is stored on both\n");

@@ -16,6 +16,7 @@
 #include "sharder/strategies/ideal_dp.h"
 #include "sharder/strategies/ideal_moves.h"
 #include "sharder/strategies/optimal_strategy.h"
+#include "sharder/strategies/revisit.h"
 #include "sharder/strategies/search_strategy.h"
 #include "sharder/strategies/sharding_points.h"
 #include "sharder/strategies/subgraphs.h"
@@ -312,9 +313,20 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     if (!ideal || BetterResult(r, *ideal)) ideal = std::move(r);
   }
   if (ideal) candidates.push_back({"ideal", *ideal, SecondsSince(t)});
+  // --weights variable: a split with a weight's readers on two IPUs does
+  // not compile, so any that does not beats it.
+  auto allowed = [&](size_t i) {
+    return !c.variable_weights ||
+           !WeightOnTwoIpus(*c.problem, candidates[i].result.assignment.ipu);
+  };
+  auto better = [&](size_t i, size_t than) {
+    const bool a = allowed(i), b = allowed(than);
+    if (a != b) return a;
+    return BetterResult(candidates[i].result, candidates[than].result);
+  };
   size_t best = 0;
   for (size_t i = 1; i < candidates.size(); ++i) {
-    if (BetterResult(candidates[i].result, candidates[best].result)) best = i;
+    if (better(i, best)) best = i;
   }
   // Each judged candidate is listed, and chosen when better.
   auto consider = [&](std::optional<Candidate> found) {
@@ -322,13 +334,37 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
         !ValidateAssignment(*c.problem, found->result.assignment).ok())
       return;
     candidates.push_back(std::move(*found));
-    if (BetterResult(candidates.back().result, candidates[best].result))
-      best = candidates.size() - 1;
+    if (better(candidates.size() - 1, best)) best = candidates.size() - 1;
   };
   consider(SlicedMinCutOrder(c, candidates[best],
                              c.max_search_s - SecondsSince(c.start)));
   consider(Moved(c, candidates[best], c.max_search_s - SecondsSince(c.start)));
+  // A weight read far apart (or, with variable weights, no split yet that
+  // keeps a weight's readers on one IPU): a last stage back on IPU 0
+  // (Note [Last stage on IPU 0]), kept when faster.
+  const std::optional<int32_t> far = FarApartWeight(*c.problem);
+  std::optional<PlanEvaluation> other;
+  if (far || !allowed(best)) {
+    t = std::chrono::steady_clock::now();
+    std::optional<StrategyResult> revisit = RevisitCandidate(
+        c, std::numeric_limits<double>::infinity(),
+        std::max(c.max_search_s - SecondsSince(c.start), kRevisitMinSeconds));
+    if (revisit) {
+      const size_t before = best;
+      const bool before_allowed = allowed(before);
+      consider(Candidate{"last stage on IPU 0", std::move(*revisit),
+                         SecondsSince(t)});
+      const size_t last = candidates.size() - 1;
+      if (best == last && before_allowed) {
+        other = candidates[before].result.evaluation;
+      } else if (best != last && allowed(last)) {
+        other = candidates[last].result.evaluation;
+      }
+    }
+  }
   StrategyResult out = candidates[best].result;
+  if (far) out.shared_weight = *far;
+  out.other_evaluation = std::move(other);
   if (candidates[best].strategy != "search") {
     out.compiler_message.clear();
     out.compiler_fits.reset();
@@ -342,6 +378,15 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   }
   if (!ideal_run.gave_up.empty()) out.summary.add_gave_up(ideal_run.gave_up);
   out.runners_up = RunnersUp(candidates, best);
+  if (c.variable_weights) {
+    out.runners_up.erase(
+        std::remove_if(
+            out.runners_up.begin(), out.runners_up.end(),
+            [&](const RunnerUp& r) {
+              return WeightOnTwoIpus(*c.problem, r.assignment.ipu).has_value();
+            }),
+        out.runners_up.end());
+  }
   return out;
 }
 

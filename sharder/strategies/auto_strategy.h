@@ -22,6 +22,10 @@ inline constexpr int64_t kPolishCandidates = 2000;
 inline constexpr double kPolishSeconds = 3;
 // The budget of the moves between ideals from the best candidate.
 inline constexpr double kIdealMovesSeconds = 2;
+// The least time the slicing with a last stage on IPU 0 gets when a weight
+// is read far apart, even past --max-search-seconds (the other candidates
+// may have spent it all): GPT-2 small's ~2,000 nodes need well under this.
+inline constexpr double kRevisitMinSeconds = 2;
 // The min-cut order's windows (tv_ssdlite320 on 16 IPUs: 16 windows gave
 // 241.9 us, 64 gave 239.8, 256 gave 239.9).
 inline constexpr int kMinCutOrderWindows = 64;

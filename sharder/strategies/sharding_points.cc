@@ -82,6 +82,19 @@ absl::StatusOr<Assignment> ApplyShardingPoints(
   return out;
 }
 
+std::vector<int32_t> StagesOfIpus(const ShardingProblem& problem,
+                                  const std::vector<int32_t>& ipu_of_node) {
+  int32_t k = 1;
+  for (int32_t d : ipu_of_node) k = std::max(k, d + 1);
+  std::vector<int32_t> stage(ipu_of_node.size(), 0);
+  for (int32_t node : problem.topo_order) {
+    int32_t lo = 0;
+    for (int32_t p : problem.producers[node]) lo = std::max(lo, stage[p]);
+    stage[node] = lo + ((ipu_of_node[node] - lo) % k + k) % k;
+  }
+  return stage;
+}
+
 Assignment SinkConstants(const ShardingProblem& problem,
                          const Assignment& assignment) {
   Assignment out = assignment;
@@ -91,7 +104,10 @@ Assignment SinkConstants(const ShardingProblem& problem,
     if (!problem.is_constant[node] || problem.consumers[node].empty()) continue;
     int32_t lowest = -1;
     for (int32_t c : problem.consumers[node]) {
-      if (lowest == -1 || out.ipu[c] < out.ipu[lowest]) lowest = c;
+      // The earliest stage (the lowest IPU when stages are IPUs): a stage
+      // that returns to IPU 0 must not feed an earlier one.
+      if (lowest == -1 || out.pipeline_stage[c] < out.pipeline_stage[lowest])
+        lowest = c;
     }
     out.ipu[node] = out.ipu[lowest];
     out.pipeline_stage[node] = out.pipeline_stage[lowest];

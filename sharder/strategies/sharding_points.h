@@ -43,8 +43,18 @@ absl::StatusOr<Assignment> ApplyShardingPoints(
 absl::StatusOr<std::vector<ShardingPoint>> MinimalShardingPoints(
     const ShardingProblem& problem, const Assignment& assignment);
 
-// Moves every folded constant node (problem.is_constant) to the lowest IPU
-// (and its stage) among the nodes that read it, in reverse topological order
+// Pipeline stages for a split given as the IPU of every node (0..k-1, k =
+// the largest + 1), as a compile candidate carries it: in topological
+// order, each node gets the smallest stage s >= its producers' stages with
+// s = its IPU modulo k. A monotone split gets stage = IPU; one whose last
+// stage returns to IPU 0 (Note [Last stage on IPU 0], revisit.h) gets
+// stage k there. O(nodes + edges).
+std::vector<int32_t> StagesOfIpus(const ShardingProblem& problem,
+                                  const std::vector<int32_t>& ipu_of_node);
+
+// Moves every folded constant node (problem.is_constant) to the earliest
+// stage (and its IPU; the lowest IPU when stages are IPUs) among the nodes
+// that read it, in reverse topological order
 // so constant chains follow, the way a weight goes to where it is used: its
 // output then crosses no IPU boundary and makes no sharding point. A plan
 // that is monotone stays monotone. Constants nothing reads stay. Returns

@@ -7,8 +7,11 @@ namespace autoshard {
 StrategyResult Evaluated(const StrategyContext& context, Assignment assignment,
                          double proportion) {
   StrategyResult r;
-  r.evaluation = EvaluatePlan(context.Models().At(proportion), assignment.ipu,
-                              context.num_ipus, context.batch);
+  const DeviceModel& model = context.Models().At(proportion);
+  r.evaluation = assignment.RevisitsAnIpu()
+                     ? EvaluatePlacement(model, assignment, context.batch)
+                     : EvaluatePlan(model, assignment.ipu, context.num_ipus,
+                                    context.batch);
   r.assignment = std::move(assignment);
   r.available_memory_proportion = proportion;
   return r;

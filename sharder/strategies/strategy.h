@@ -46,9 +46,13 @@ struct StrategyContext {
   const DeviceModels& Models() const;
   // The device model with `device`'s own proportion: Models().Get().
   const DeviceModel& Model() const { return Models().Get(); }
-  int num_ipus = 1;                 // 1 .. problem->num_nodes()
-  int64_t batch = 1;                // samples per pipeline step
-  bool optimal_perf = false;        // search: keep going for the bottleneck
+  int num_ipus = 1;  // 1 .. problem->num_nodes()
+  // --weights variable: a split is acceptable only when every weight's
+  // readers run on one IPU (auto keeps only such splits; Note [Last stage
+  // on IPU 0], sharder/strategies/revisit.h).
+  bool variable_weights = false;
+  int64_t batch = 1;          // samples per pipeline step
+  bool optimal_perf = false;  // search: keep going for the bottleneck
   // search: splits to evaluate at most.
   int64_t max_candidates = kDefaultMaxCandidates;
   double max_search_s = kDefaultMaxSearchSeconds;  // search, optimal's DPs
@@ -98,6 +102,12 @@ struct StrategyResult {
   // Other distinct splits worth compiling when this one fails, best first
   // (auto's other candidates, BetterResult).
   std::vector<RunnerUp> runners_up;
+  // auto, when it weighed a last stage that returns to IPU 0 for a weight
+  // read far apart (Note [Last stage on IPU 0]): the weight (-1: none),
+  // and the evaluation of the other plan of the two (revisiting when the
+  // chosen one is not; unset when there was none that --weights allows).
+  int32_t shared_weight = -1;
+  std::optional<PlanEvaluation> other_evaluation;
 };
 
 class Strategy {
