@@ -52,10 +52,12 @@ PlanEvaluation EvaluatePlacement(const DeviceModel& model,
     perf.bottleneck_s = std::max(perf.bottleneck_s, t);
     perf.latency_s += t;
   }
+  // The step's fixed time once per batch, as DeviceModel::Evaluate adds it.
+  const double step_s = perf.bottleneck_s + model.profile().step_fixed_s();
+  perf.latency_s += model.profile().step_fixed_s();
   perf.throughput_per_s =
-      perf.bottleneck_s > 0
-          ? static_cast<double>(std::max<int64_t>(batch, 1)) / perf.bottleneck_s
-          : 0;
+      step_s > 0 ? static_cast<double>(std::max<int64_t>(batch, 1)) / step_s
+                 : 0;
   return e;
 }
 

@@ -165,6 +165,13 @@ absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& in,
                  absl::StrCat("weight '", w.name(), "': negative bytes"));
     p.weight_size_bytes.push_back(w.bytes());
   }
+  bool any_floating_given = false;
+  for (const proto::ProblemWeight& w : in.weights())
+    any_floating_given |= w.has_floating();
+  if (any_floating_given) {
+    for (const proto::ProblemWeight& w : in.weights())
+      p.weight_is_float.push_back(!w.has_floating() || w.floating() ? 1 : 0);
+  }
   for (int32_t v = 0; v < n; ++v) {
     const proto::ProblemNode& node = in.nodes(v);
     if (node.flops() < 0 || node.compute_s() < 0 || node.code_bytes() < 0 ||
@@ -230,6 +237,8 @@ proto::Problem ToProblemProto(const ShardingProblem& p,
     proto::ProblemWeight* weight = out.add_weights();
     weight->set_name(absl::StrCat("w", w));
     weight->set_bytes(p.weight_size_bytes[w]);
+    if (w < p.weight_is_float.size())
+      weight->set_floating(p.weight_is_float[w] != 0);
   }
   for (int32_t v = 0; v < p.num_nodes(); ++v) {
     proto::ProblemNode* node = out.add_nodes();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_problems.h"
@@ -100,6 +101,33 @@ TEST(ProblemFileTest, RoundTripsAProblem) {
             (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(reloaded->problem.topo_order, (std::vector<int32_t>{0, 1, 2}));
   EXPECT_EQ(reloaded->problem.names[2], "n2");
+}
+
+// Which weights are floating point (issue 29's --weights variable and the
+// last stage on IPU 0 weigh only those) survives a round trip; a file that
+// never says counts every weight as floating point.
+TEST(ProblemFileTest, RoundTripsWhichWeightsAreFloatingPoint) {
+  proto::Problem p = SkipChain(proto::COPY_MODEL_ADJACENT_STAGES);
+  for (int64_t bytes : {400, 8}) {
+    proto::ProblemWeight* w = p.add_weights();
+    w->set_name(absl::StrCat("w", bytes));
+    w->set_bytes(bytes);
+  }
+  p.mutable_nodes(0)->add_weights(0);
+  p.mutable_nodes(2)->add_weights(1);
+  auto unsaid = FromProblemProto(p, "p.json");
+  ASSERT_TRUE(unsaid.ok()) << unsaid.status();
+  EXPECT_TRUE(unsaid->problem.weight_is_float.empty());
+  p.mutable_weights(1)->set_floating(false);  // an int64 shape, say
+  auto said = FromProblemProto(p, "p.json");
+  ASSERT_TRUE(said.ok()) << said.status();
+  EXPECT_EQ(said->problem.weight_is_float, (std::vector<uint8_t>{1, 0}));
+  const proto::Problem again =
+      ToProblemProto(said->problem, said->device, said->precision, 3, 1);
+  ASSERT_EQ(again.weights_size(), 2);
+  EXPECT_TRUE(again.weights(0).floating());
+  EXPECT_FALSE(again.weights(1).floating());
+  EXPECT_TRUE(again.weights(1).has_floating());
 }
 
 TEST(ProblemFileTest, RefusesCyclesAndBadIndices) {

@@ -12,6 +12,15 @@
 namespace autoshard::internal {
 namespace {
 
+// Weight `w`'s name; "weight <w>" for a problem file's analysis, whose
+// costs list no weights (sharder/solve_problem.cc).
+std::string WeightName(const Prepared& p, int32_t w) {
+  const auto& weights = p.analysis->costs.weights;
+  return w >= 0 && w < static_cast<int32_t>(weights.size())
+             ? weights[w].name
+             : absl::StrCat("weight ", w);
+}
+
 int64_t WeightBytes(const PlanEvaluation& e) {
   int64_t bytes = 0;
   for (const IpuMemory& m : e.memory)
@@ -38,9 +47,9 @@ absl::Status CheckVariableWeights(const Prepared& p, const Options& options,
         absl::StrCat("'", problem.names[node], "' on IPU ", a.ipu[node]));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "--weights variable: weight '",
-      p.analysis->costs.weights[split->weight].name, "' is read on IPUs ",
-      absl::StrJoin(split->ipus, ", "), " (", absl::StrJoin(readers, ", "),
+      "--weights variable: weight '", WeightName(p, split->weight),
+      "' is read on IPUs ", absl::StrJoin(split->ipus, ", "), " (",
+      absl::StrJoin(readers, ", "),
       "); PopART cannot copy a variable between IPUs when pipelining: put "
       "every reader of a weight on one IPU (a last pipeline stage may return "
       "to IPU 0), or use --weights constant"));
@@ -58,7 +67,7 @@ void SetStageLayout(const Prepared& p, const Options& options,
   for (int32_t d : a.IpuOfStage()) s->add_stage_ipus(d);
   s->set_weights(options.weights);
   if (shared_weight >= 0) {
-    s->set_shared_weight(p.analysis->costs.weights[shared_weight].name);
+    s->set_shared_weight(WeightName(p, shared_weight));
     s->set_shared_weight_bytes(
         p.analysis->problem.weight_size_bytes[shared_weight]);
   }

@@ -86,8 +86,16 @@ int PlayChip(const onnx::ModelProto& model, const std::string& device) {
 // PopART's refusal of a variable read on two IPUs, or "" when none is.
 std::string VariableOnTwoIpus(const onnx::ModelProto& model) {
   std::set<std::string> initializers;
-  for (const auto& t : model.graph().initializer())
-    initializers.insert(t.name());
+  // Floating-point initializers only, as autoshard's rule
+  // (sharder/strategies/revisit.h): integer shapes and axes stay constants.
+  for (const auto& t : model.graph().initializer()) {
+    const int type = t.data_type();
+    if (type == onnx::TensorProto::FLOAT ||
+        type == onnx::TensorProto::FLOAT16 ||
+        type == onnx::TensorProto::BFLOAT16 ||
+        type == onnx::TensorProto::DOUBLE)
+      initializers.insert(t.name());
+  }
   std::map<std::string, std::set<int64_t>> ipus_of;
   for (const auto& node : model.graph().node()) {
     int64_t ipu = 0;

@@ -303,7 +303,7 @@ void AppendStageLines(const proto::Plan& plan, std::string* out) {
     const int64_t saved = st.weight_bytes_saved();
     versus = absl::StrCat(saved >= 0 ? "saves " : "spends ",
                           HumanBytesText(static_cast<double>(std::abs(saved))),
-                          " of weights against the fastest fitting split ",
+                          " of weights against the fastest split ",
                           revisit ? "that keeps stage k on IPU k"
                                   : "whose last stage returns "
                                     "to IPU 0",
@@ -381,8 +381,8 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
           : absl::StrCat(plan.num_ipus()),
       plan.strategy(), plan.precision(), std::max(plan.batch_size(), 1),
       plan.device());
-  absl::StrAppend(&out, "shapes: ",
-                  ShapesText(plan.shapes(), plan.assumptions()), "\n");
+  absl::StrAppend(
+      &out, "shapes: ", ShapesText(plan.shapes(), plan.assumptions()), "\n");
   const int64_t tile = BytesPerTile(plan);
   absl::StrAppend(&out, "IPU capacity: ",
                   plan.tiles_per_ipu() > 0

@@ -352,13 +352,19 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     if (revisit) {
       const size_t before = best;
       const bool before_allowed = allowed(before);
+      const size_t count = candidates.size();
       consider(Candidate{"last stage on IPU 0", std::move(*revisit),
                          SecondsSince(t)});
+      // Only when the revisiting split became a candidate (consider()
+      // drops one that leaves an IPU without a node): otherwise `last`
+      // would name an earlier, non-revisiting candidate.
       const size_t last = candidates.size() - 1;
-      if (best == last && before_allowed) {
-        other = candidates[before].result.evaluation;
-      } else if (best != last && allowed(last)) {
-        other = candidates[last].result.evaluation;
+      if (candidates.size() > count) {
+        if (best == last && before_allowed) {
+          other = candidates[before].result.evaluation;
+        } else if (best != last && allowed(last)) {
+          other = candidates[last].result.evaluation;
+        }
       }
     }
   }

@@ -78,6 +78,22 @@ TEST(RevisitTest, AnIpuIsChargedEachOfItsStages) {
   EXPECT_NEAR(d.performance.bottleneck_s, 4.001000016, 1e-12);
 }
 
+// The step's fixed time (host sync, issue 33) counts once per batch for a
+// revisiting plan as for any other: the review found it left out.
+TEST(RevisitTest, TheStepsFixedTimeCountsOnce) {
+  const ShardingProblem p = SharedChain();
+  proto::DeviceProfile chip = ToyChip(100000);
+  chip.set_step_fixed_s(0.5);
+  const DeviceModel model(p, chip, Precision::kFp32);
+  const PlanEvaluation e = EvaluatePlacement(model, Revisiting(), 4);
+  // Stages as above without transfer_fixed_s: IPU 1 runs 3 s + 2 x 16 ns.
+  EXPECT_NEAR(e.performance.bottleneck_s, 3.000000032, 1e-12);
+  // Latency 2.000000032 + 3.000000032 + 0.5; throughput 4 / (3.000000032 +
+  // 0.5) samples/s.
+  EXPECT_NEAR(e.performance.latency_s, 5.500000064, 1e-12);
+  EXPECT_NEAR(e.performance.throughput_per_s, 4 / 3.500000032, 1e-12);
+}
+
 TEST(RevisitTest, StageCutBytesEqualIpuCutBytesWithoutRevisits) {
   std::mt19937 rng(29);
   for (int trial = 0; trial < 50; ++trial) {
