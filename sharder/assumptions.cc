@@ -103,13 +103,7 @@ absl::Status CheckStrictShapes(const proto::ShapesVerdict& v,
         Plural(v.unresolved_node_count(), "node has", "nodes have"),
         " tensors whose dims no inference found (costed as 1, so FLOPs and "
         "memory may be too low): ",
-        absl::StrJoin(v.unresolved_nodes(), ", "),
-        v.unresolved_node_count() > v.unresolved_nodes_size()
-            ? absl::StrCat(
-                  " and ",
-                  v.unresolved_node_count() - v.unresolved_nodes_size(),
-                  " more")
-            : "",
+        UnresolvedNodesText(v),
         "; fix the input dims they depend on (--input-shape, --dim), or "
         "drop --strict"));
   }

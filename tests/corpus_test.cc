@@ -148,6 +148,20 @@ TEST_P(CorpusTest, ShardsOntoTwoAndFourIpus) {
   }
 }
 
+// Options under which two plans of a model can be compared whatever the
+// machine's load, at batch 1 on `num_ipus` IPUs: a candidate budget, not a
+// time limit, so searches stop at the same split; and no solver, since the
+// splits are compared, not the bound (up to --bound-seconds per plan).
+Options ComparableOptions(int num_ipus) {
+  Options options;
+  options.num_ipus = num_ipus;
+  options.shapes.batch_size = 1;
+  options.max_candidates = 3000;
+  options.max_search_s = 600;
+  options.bound_s = 0;
+  return options;
+}
+
 // DESIGN.md §4.4: auto is never worse than raw, search or optimal, on ipu2 and
 // on an ipu2 whose tiles hold 80% of the raw split's fullest tile (so raw
 // overflows), for 2, 4 and 8 IPUs.
@@ -156,16 +170,7 @@ TEST_P(CorpusTest, AutoIsNeverWorseThanRawSearchOrOptimal) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   for (int k : {2, 4, 8}) {
     if (loaded->model.graph().node_size() < k) continue;
-    Options options;
-    options.num_ipus = k;
-    options.shapes.batch_size = 1;
-    // A candidate budget, not a time limit, so both searches stop at the
-    // same split whatever the machine's load.
-    options.max_candidates = 3000;
-    options.max_search_s = 600;
-    // The strategies are compared here, not the bound: without the solver
-    // (up to --bound-seconds per plan, 24 plans per model).
-    options.bound_s = 0;
+    Options options = ComparableOptions(k);
     std::map<std::string, Plan> on_ipu2 =
         testing::ExpectAutoNoWorse(loaded->model, options);
     ASSERT_EQ(on_ipu2.size(), 4u);
@@ -184,14 +189,7 @@ TEST_P(CorpusTest, SolveGivesShardsPlan) {
   for (int k : {2, 4}) {
     if (loaded->model.graph().node_size() < k) continue;
     SCOPED_TRACE("num_ipus=" + std::to_string(k));
-    Options options;
-    options.num_ipus = k;
-    options.shapes.batch_size = 1;
-    // Budgets of candidates rather than seconds, as above, and no solver:
-    // the splits are compared.
-    options.max_candidates = 3000;
-    options.max_search_s = 600;
-    options.bound_s = 0;
+    Options options = ComparableOptions(k);
     options.keep_problem = true;
     auto shard = PlanModel(loaded->model, options);
     ASSERT_TRUE(shard.ok()) << shard.status();

@@ -32,18 +32,21 @@ std::string AssumedText(
   return absl::StrJoin(parts, ", ");
 }
 
+std::string UnresolvedNodesText(const proto::ShapesVerdict& v) {
+  const int64_t more = v.unresolved_node_count() - v.unresolved_nodes_size();
+  return absl::StrCat(absl::StrJoin(v.unresolved_nodes(), ", "),
+                      more > 0 ? absl::StrCat(" and ", more, " more") : "");
+}
+
 std::string ShapesText(
     const proto::ShapesVerdict& v,
     const google::protobuf::RepeatedPtrField<proto::ShapeAssumption>&
         assumptions) {
   if (v.verdict() == "unresolved") {
-    const int64_t more = v.unresolved_node_count() - v.unresolved_nodes_size();
     return absl::StrCat(
         "unresolved: ",
         Plural(v.unresolved_node_count(), "node has", "nodes have"),
-        " dims no inference found, costed as 1 (",
-        absl::StrJoin(v.unresolved_nodes(), ", "),
-        more > 0 ? absl::StrCat(" and ", more, " more") : "",
+        " dims no inference found, costed as 1 (", UnresolvedNodesText(v),
         "): FLOPs and memory may be too low");
   }
   if (v.verdict() == "assumed") {

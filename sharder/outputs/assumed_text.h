@@ -16,6 +16,10 @@ namespace autoshard {
 std::string AssumedText(
     const google::protobuf::RepeatedPtrField<proto::ShapeAssumption>& a);
 
+// The unresolved nodes named (the first 20), then "and N more" for the
+// rest of the count: "a, b, c" or "a, ..., t and 760 more".
+std::string UnresolvedNodesText(const proto::ShapesVerdict& verdict);
+
 // The shapes verdict (proto/plan.proto ShapesVerdict) in one line for a
 // person, after "shapes: ":
 //   "exact"
