@@ -73,6 +73,7 @@ struct NodeGroup {
 struct TimeCase {
   std::string id;
   bool fitted = false;
+  bool latency = false;    // a latency fact (else throughput)
   double published_s = 0;  // seconds per batch
   double peak = 0;         // FLOP/s at the fact's precision
   double tiles = 0;
@@ -137,6 +138,7 @@ absl::StatusOr<TimeCase> MakeTimeCase(const proto::CalibrationFact& fact,
   TimeCase c;
   c.id = fact.id();
   c.fitted = fact.fitted();
+  c.latency = fact.kind() == "latency";
   c.published_s = fact.kind() == "latency"
                       ? fact.figure()
                       : static_cast<double>(fact.batch()) / fact.figure();
@@ -384,11 +386,15 @@ int Main(int argc, char** argv) {
     if (k == kDataRate) std::printf(" = %.0f B/cycle", std::exp(x[k]) / hz);
     std::printf("\n");
   }
+  // The error in the table's sense: predicted over published of the fact's
+  // own figure (a rate for throughput, seconds for latency), minus 1.
   for (const TimeCase& c : cases) {
+    const double fitted_s = CaseSeconds(c, x);
+    const double ratio =
+        c.latency ? fitted_s / c.published_s : c.published_s / fitted_s;
     std::printf("  %-34s %s published %.4g s, fitted %.4g s (%+.1f%%)\n",
                 c.id.c_str(), c.fitted ? "fit " : "held", c.published_s,
-                CaseSeconds(c, x),
-                100 * (c.published_s / CaseSeconds(c, x) - 1));
+                fitted_s, 100 * (ratio - 1));
   }
   return 0;
 }

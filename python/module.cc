@@ -13,7 +13,7 @@
 // meets the one this module links, and no Python object crosses into the
 // library. Loading and planning run with the GIL released (Python threads
 // plan at once, as the library allows), and reacquire it only to call the
-// `progress` callback.
+// `progress` callback (ProgressRelay).
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -57,7 +57,12 @@ struct Source {
   std::vector<std::string> external_files;  // relative to path's folder
 };
 
-absl::StatusOr<Source> Load(const std::string& data, bool is_path) {
+// With `stream_weights` a path's inline weights stay in the file
+// (graph/model_io.h LoadModel: planning reads no weight bytes); `progress`
+// (streaming only) sees (bytes read, file size).
+absl::StatusOr<Source> Load(
+    const std::string& data, bool is_path, bool stream_weights = false,
+    const std::function<void(int64_t, int64_t)>& progress = nullptr) {
   Source source;
   if (!is_path) {
     source.label = "model bytes";
@@ -66,7 +71,7 @@ absl::StatusOr<Source> Load(const std::string& data, bool is_path) {
     source.model = *std::move(model);
     return source;
   }
-  auto loaded = LoadModel(data);
+  auto loaded = LoadModel(data, stream_weights, progress);
   if (!loaded.ok()) return loaded.status();
   source.model = std::move(loaded->model);
   source.label = data;
@@ -190,29 +195,36 @@ absl::Status FixDims(const std::map<std::string, int64_t>& dims,
   return absl::OkStatus();
 }
 
-// Relays the search's progress to a Python callable, with the GIL taken for
-// the call. The first exception it raises is kept (the library cannot be
-// interrupted: planning goes on, the callback is not called again) and
-// raised when planning ends. The library may copy the std::function while
-// the GIL is released, so it holds a pointer to this, never a py::object.
+// Relays the progress of loading and of the search to a Python callable
+// `callback(step, done, total, best_max_tile_bytes)` (python/autoshard/
+// __init__.py adapts it to the user's): ("load", bytes read, file size,
+// None) while a path streams in, ("plan", candidates, --max-candidates, the
+// closest split's fullest tile or None) about once a second from a search.
+// It is called with the GIL taken. The first exception it raises is kept
+// (the library cannot be interrupted: work goes on, the callback is not
+// called again) and raised when the call ends. The library may copy the
+// std::functions while the GIL is released, so they hold a pointer to this,
+// never a py::object.
 class ProgressRelay {
  public:
   explicit ProgressRelay(py::object callback)
       : callback_(std::move(callback)) {}
 
+  // For LoadModel: at most one call per percent of the file (and its end).
+  std::function<void(int64_t, int64_t)> LoadProgress() {
+    if (callback_.is_none()) return nullptr;
+    return [this, shown = int64_t{-1}](int64_t done, int64_t total) mutable {
+      if (done < total && done - shown < total / 100) return;
+      shown = done;
+      Call("load", done, total, INT64_MAX);
+    };
+  }
   void Install(Options* options) {
     if (callback_.is_none()) return;
-    options->progress = [this](int64_t candidates, int64_t best_max_tile) {
-      py::gil_scoped_acquire gil;
-      std::lock_guard<std::mutex> lock(mu_);
-      if (error_) return;
-      try {
-        callback_(candidates, best_max_tile == INT64_MAX
-                                  ? py::object(py::none())
-                                  : py::object(py::int_(best_max_tile)));
-      } catch (...) {
-        error_ = std::current_exception();
-      }
+    const int64_t total = options->max_candidates;
+    options->progress = [this, total](int64_t candidates,
+                                      int64_t best_max_tile) {
+      Call("plan", candidates, total, best_max_tile);
     };
   }
   // With the GIL held: raises what the callback raised, if anything.
@@ -221,23 +233,40 @@ class ProgressRelay {
   }
 
  private:
+  void Call(const char* step, int64_t done, int64_t total, int64_t best) {
+    py::gil_scoped_acquire gil;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_) return;
+    try {
+      callback_(step, done, total,
+                best == INT64_MAX ? py::object(py::none())
+                                  : py::object(py::int_(best)));
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  }
+
   py::object callback_;
   std::mutex mu_;
   std::exception_ptr error_;
 };
 
-// The model's load with `call`'s dims fixed, GIL released; raises on error.
-Source LoadForPlanning(const std::string& data, bool is_path,
-                       CallOptions* call) {
+// The model's load with `call`'s dims fixed, GIL released; raises on error
+// (and what `relay`'s callback raised). A path's inline weights stay in the
+// file unless a compiler will judge the plan (it reads the model's bytes).
+Source LoadForPlanning(const std::string& data, bool is_path, CallOptions* call,
+                       ProgressRelay* relay = nullptr) {
   absl::StatusOr<Source> source;
   {
     py::gil_scoped_release release;
-    source = Load(data, is_path);
+    source = Load(data, is_path, call->options.compile_cmd.empty(),
+                  relay == nullptr ? nullptr : relay->LoadProgress());
     if (source.ok()) {
       absl::Status s = FixDims(call->dims, &source->model);
       if (!s.ok()) source = Labelled(*source, s);
     }
   }
+  if (relay != nullptr) relay->RaiseIfFailed();
   Source out = ValueOrRaise(std::move(source));
   call->options.model_dir = out.path.parent_path();
   call->options.external_files = out.external_files;
@@ -247,8 +276,8 @@ Source LoadForPlanning(const std::string& data, bool is_path,
 Plan PlanPy(const std::string& data, bool is_path, const py::dict& options,
             py::object progress) {
   CallOptions call = ToOptions(options);
-  Source source = LoadForPlanning(data, is_path, &call);
   ProgressRelay relay(std::move(progress));
+  Source source = LoadForPlanning(data, is_path, &call, &relay);
   relay.Install(&call.options);
   absl::StatusOr<Plan> plan;
   {
@@ -309,14 +338,17 @@ py::bytes ApplyPy(const std::string& data, bool is_path, const Plan& plan) {
 }
 
 proto::InspectReport InspectPy(const std::string& data, bool is_path,
-                               const py::dict& options) {
+                               const py::dict& options, py::object progress) {
   CallOptions call = ToOptions(options);
-  Source source = LoadForPlanning(data, is_path, &call);
+  ProgressRelay relay(std::move(progress));
+  Source source = LoadForPlanning(data, is_path, &call, &relay);
+  relay.Install(&call.options);
   absl::StatusOr<proto::InspectReport> report;
   {
     py::gil_scoped_release release;
     report = InspectModel(source.model, call.options);
   }
+  relay.RaiseIfFailed();
   if (!report.ok()) RaiseStatus(Labelled(source, report.status()));
   if (is_path) report->set_model(data);
   return *std::move(report);
@@ -383,7 +415,7 @@ PYBIND11_MODULE(_autoshard, m) {
   m.def("apply", &ApplyPy, py::arg("data"), py::arg("is_path"),
         py::arg("plan"));
   m.def("inspect", &InspectPy, py::arg("data"), py::arg("is_path"),
-        py::arg("options"));
+        py::arg("options"), py::arg("progress"));
   m.def("split", &SplitPy, py::arg("path"), py::arg("out_dir"),
         py::arg("manifest_model"));
   // The library's defaults (autoshard::Options, which `shard`'s flags bind

@@ -22,7 +22,8 @@ import re
 import tempfile
 import warnings
 from inspect import signature as _signature
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Mapping, NamedTuple, Optional, Sequence,
+                    Tuple, Union)
 
 from . import _autoshard
 from ._autoshard import InspectReport, Ipu, Memory, Plan
@@ -30,7 +31,7 @@ from ._autoshard import InspectReport, Ipu, Memory, Plan
 __version__ = _autoshard.__version__
 __all__ = [
     "AutoshardWarning", "DEVICES", "InspectReport", "Ipu", "Memory",
-    "OPTION_DEFAULTS", "Plan",
+    "OPTION_DEFAULTS", "Plan", "Progress",
     "apply", "evaluate", "inspect", "plan", "split",
 ]
 
@@ -143,6 +144,54 @@ def _takes_model_options(call):
     return with_options
 
 
+class Progress(NamedTuple):
+    """One report of a long call's progress, given to ``progress=``.
+
+    ``step`` is ``"load"`` while a model file is read (``done`` and
+    ``total`` in bytes of the file; about once per percent and at its end)
+    or ``"plan"`` during a search (``done`` splits costed of ``total``, the
+    ``max_candidates`` budget; about once a second once it has run one).
+    ``best_max_tile_bytes`` is the closest split's fullest tile, None until
+    a split was costed and for ``"load"``.
+    """
+    step: str
+    done: int
+    total: int
+    best_max_tile_bytes: Optional[int]
+
+
+def _takes_one_argument(call: Callable[..., Any]) -> bool:
+    """Whether ``call`` can be called with one positional argument (else it
+    is taken as the two-argument form of ``progress``)."""
+    try:
+        sig = _signature(call)
+    except (TypeError, ValueError):  # a builtin without a signature
+        return True
+    try:
+        sig.bind(None)
+        return True
+    except TypeError:
+        return False
+
+
+def _progress_relay(progress: Any) -> Optional[Callable[..., Any]]:
+    """The callback the library calls, (step, done, total, best), made from
+    the user's ``progress``: ``f(Progress)``, or the older
+    ``f(candidates, best_max_tile_bytes)`` which sees the search only."""
+    if progress is None:
+        return None
+    if not callable(progress):
+        raise TypeError("progress must be callable")
+    if _takes_one_argument(progress):
+        return lambda step, done, total, best: progress(
+            Progress(step, done, total, best))
+
+    def search_only(step, done, total, best):
+        if step == "plan":
+            progress(done, best)
+    return search_only
+
+
 #: The library's defaults (autoshard::Options, which ``autoshard shard``'s
 #: flags bind to): plan()'s keywords default to the same values.
 OPTION_DEFAULTS = dict(_autoshard.option_defaults())
@@ -190,7 +239,7 @@ def plan(model: Any,
          batch_sizes: Optional[Sequence[int]] = None,
          replica_grouping: Optional[Tuple[int, int]] = None,
          shard_over: Optional[Union[int, str]] = None,
-         progress: Optional[Callable[[int, Optional[int]], Any]] = None,
+         progress: Optional[Callable[..., Any]] = None,
          options: dict) -> Plan:
     """Plans a split of ``model`` over ``num_ipus`` IPUs (``autoshard shard``).
 
@@ -218,12 +267,16 @@ def plan(model: Any,
     ``shard_over`` an int or ``"group"``. Defaults are the CLI's
     (``OPTION_DEFAULTS``); errors name the keyword (``max_ipus``).
 
-    ``progress(candidates, best_max_tile_bytes)`` is called about once a
-    second by a search that runs longer than one (``best_max_tile_bytes`` is
-    None until a candidate was costed), on the planning thread with the GIL
-    held. An exception it raises is raised when planning ends (planning is
-    not cut short; the callback is not called again). Likewise Ctrl-C takes
-    effect when planning ends; ``max_search_seconds`` bounds the wait.
+    ``progress(p)`` is called with a ``Progress`` while the model file
+    loads (``p.step == "load"``, bytes of the file) and about once a second
+    by a search that runs longer than one (``"plan"``, splits costed), on
+    the calling thread with the GIL held; a callable of two arguments is
+    called as ``progress(candidates, best_max_tile_bytes)`` by the search
+    only (the older form). An exception it raises is raised when the step
+    ends (the work is not cut short; the callback is not called again).
+    Likewise Ctrl-C takes effect when planning ends; ``max_search_seconds``
+    bounds the wait. A model given as a path is read without its inline
+    weights' bytes (as the CLI's ``shard``), unless ``compile_cmd`` is set.
 
     Returns the Plan (``plan.fits`` is False when no split fits). Raises
     ValueError for a bad model or option, FileNotFoundError for a missing
@@ -254,8 +307,7 @@ def plan(model: Any,
             f"--strategy: {strategy} not in {{{','.join(strategies)}}}")
     if compile_cmd is not None:
         _check("compile_cmd", compile_cmd, (str,), "str")
-    if progress is not None and not callable(progress):
-        raise TypeError("progress must be callable")
+    relay = _progress_relay(progress)
     options.update(
         num_ipus=count,
         strategy=strategy,
@@ -271,7 +323,7 @@ def plan(model: Any,
     )
     options.update(_pod_options(total_ipus, batch_sizes, replica_grouping,
                                 shard_over))
-    return _autoshard.plan(data, is_path, options, progress)
+    return _autoshard.plan(data, is_path, options, relay)
 
 
 def _pod_options(total_ipus, batch_sizes, replica_grouping,
@@ -405,12 +457,15 @@ def split(annotated_model: Any, out_dir: Union[str, "os.PathLike[str]"]
 
 
 @_takes_model_options
-def inspect(model: Any, *, options: dict) -> InspectReport:
+def inspect(model: Any, *,
+            progress: Optional[Callable[..., Any]] = None,
+            options: dict) -> InspectReport:
     """A model's costs without a split (``autoshard inspect``): FLOPs, MACs,
     weights, its memory on one IPU, the fewest IPUs whose plan fits (as shard --num-ipus auto plans it), a
     per-op-type table and the data-dependent dims assumed. ``report.text()``
-    is what the CLI prints, ``report.to_json()`` its ``--json``. Options as
-    ``plan``'s.
+    is what the CLI prints, ``report.to_json()`` its ``--json``. Options
+    and ``progress`` as ``plan``'s.
     """
+    relay = _progress_relay(progress)
     data, is_path = _source(model)
-    return _autoshard.inspect(data, is_path, options)
+    return _autoshard.inspect(data, is_path, options, relay)

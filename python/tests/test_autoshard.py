@@ -339,6 +339,38 @@ def test_progress_is_called_and_its_exception_raised(tmp_path):
                        compile_cmd="sleep 1.2 #", progress=fail)
 
 
+def test_progress_sees_the_load_and_the_search():
+    # Issue 27 point 4: one-argument callables get autoshard.Progress for
+    # every step. Loading reports bytes of the file (the bundled model's
+    # size, os.stat) in order; a search that runs over a second (a compile
+    # of 1.2 s) reports splits costed of max_candidates (100,000 default).
+    events = []
+    autoshard.plan(MODEL, 2, batch_size=1, progress=events.append)
+    loads = [e for e in events if e.step == "load"]
+    size = os.stat(MODEL).st_size
+    assert loads and all(e.total == size for e in loads)
+    assert [e.done for e in loads] == sorted(e.done for e in loads)
+    assert 0 < loads[-1].done <= size
+    assert all(e.best_max_tile_bytes is None for e in loads)
+
+    events.clear()
+    autoshard.plan(MODEL, 2, batch_size=1, strategy="search",
+                   compile_cmd="sleep 1.2 #", progress=events.append)
+    plans = [e for e in events if e.step == "plan"]
+    assert plans and plans[-1].done >= 1
+    assert plans[-1].total == autoshard.OPTION_DEFAULTS["max_candidates"]
+
+    events.clear()
+    autoshard.inspect(MODEL, batch_size=1, progress=events.append)
+    assert events and events[0].step == "load"
+
+    def fail(p):
+        raise KeyError("stop at " + p.step)
+
+    with pytest.raises(KeyError, match="stop at load"):
+        autoshard.plan(MODEL, 2, batch_size=1, progress=fail)
+
+
 def test_dims_an_op_cannot_take_raise_naming_the_node():
     # Issue 25 point 2: x[N,16] expanded to the constant shape [2,16] cannot
     # run at batch 4; the error is the CLI's, with the keyword for the flag.
