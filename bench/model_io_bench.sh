@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Big models at the speed of the disk (issue 27): the time and peak memory of
-# `autoshard shard -n 4 -o` and of `shard -n 4 --report json` (no model
-# written) on inline-weight models, side by side with `cp` of the file and
+# `autoshard shard -n 4 -o`, of `shard -n 4 -o --split-dir` (the per-stage
+# models too) and of `shard -n 4 --report json` (no model written) on
+# inline-weight models, side by side with `cp` of the file and
 # Python's onnx.load + one attribute on every node + onnx.save. Medians over
 # RUNS runs (default 5), peak RSS from /usr/bin/time -v, warm page cache
 # (every command reads the same file; cp runs first).
@@ -17,7 +18,8 @@
 #   (shard fsyncs its output before the rename, cp does not: "cp+sync" is cp
 #   followed by sync(1) of the copy, for comparison);
 #   shard -o <= 0.5 x Python; --report json <= 0.25 x Python;
-#   peak RSS of shard -o <= 25% of the file + 100 MB.
+#   peak RSS of shard -o, and of shard -o --split-dir, <= 25% of the file +
+#   100 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -58,7 +60,7 @@ for n in m.graph.node:
     n.attribute.append(onnx.helper.make_attribute("__ipu_number", 0))
 onnx.save(m, sys.argv[2])'
 
-printf '%-14s %8s %14s %14s %14s %14s %14s' model MB "cp s/MB" "cp+sync s" "python s/MB" "-o s/MB" "json s/MB"
+printf '%-14s %8s %14s %14s %14s %14s %14s %14s' model MB "cp s/MB" "cp+sync s" "python s/MB" "-o s/MB" "split s/MB" "json s/MB"
 [ -n "$BEFORE" ] && printf ' %16s %16s' "before -o s/MB" "before json"
 printf '\n'
 fails=0
@@ -68,9 +70,10 @@ for m in "${models[@]}"; do
   read -r cs_s cs_r < <(measure sh -c 'cp "$1" "$2" && sync "$2"' cp_sync "$m" "$out/cs.onnx")
   read -r py_s py_r < <(measure /usr/bin/python3 -c "$py_save" "$m" "$out/py.onnx")
   read -r o_s o_r < <(measure "$BIN" shard "$m" -n 4 -q -o "$out/a.onnx")
+  read -r d_s d_r < <(measure "$BIN" shard "$m" -n 4 -q -o "$out/d.onnx" --split-dir "$out/split")
   read -r j_s j_r < <(measure "$BIN" shard "$m" -n 4 -q --report json)
-  printf '%-14s %8s %14s %14s %14s %14s %14s' "$(basename "$m" .onnx)" "$mb" \
-    "$cp_s/$cp_r" "$cs_s" "$py_s/$py_r" "$o_s/$o_r" "$j_s/$j_r"
+  printf '%-14s %8s %14s %14s %14s %14s %14s %14s' "$(basename "$m" .onnx)" "$mb" \
+    "$cp_s/$cp_r" "$cs_s" "$py_s/$py_r" "$o_s/$o_r" "$d_s/$d_r" "$j_s/$j_r"
   if [ -n "$BEFORE" ]; then
     read -r bo_s bo_r < <(measure "$BEFORE" shard "$m" -n 4 -q -o "$out/b.onnx")
     read -r bj_s bj_r < <(measure "$BEFORE" shard "$m" -n 4 -q --report json -o "$out/bj.onnx")
@@ -85,6 +88,7 @@ for m in "${models[@]}"; do
   check "-o $o_s s <= 0.5 x Python $py_s s" "$o_s <= 0.5 * $py_s"
   check "--report json $j_s s <= 0.25 x Python $py_s s" "$j_s <= 0.25 * $py_s"
   check "-o peak RSS $o_r MB <= 25% of $mb MB + 100 MB" "$o_r <= 0.25 * $mb + 100"
+  check "-o --split-dir peak RSS $d_r MB <= 25% of $mb MB + 100 MB" "$d_r <= 0.25 * $mb + 100"
 done
 rm -rf "$out"
 [ "$fails" -eq 0 ]

@@ -34,7 +34,8 @@ CLI::App* SetupSplit(CLI::App& app, SplitOptions* o) {
 }
 
 int RunSplit(const SplitOptions& o) {
-  auto loaded = LoadModel(o.model);
+  // The weights stay in the file: each stage copies its own from it.
+  auto loaded = LoadModel(o.model, /*stream_weights=*/true);
   if (!loaded.ok()) return ReportError(loaded.status());
   std::vector<fs::path> inputs = {loaded->path};
   for (const auto& rel : loaded->external_files) {
@@ -44,7 +45,10 @@ int RunSplit(const SplitOptions& o) {
     return ReportError(s);
   }
   const fs::path source_dir = loaded->path.parent_path();
-  auto split = SplitModel(loaded->model, source_dir);
+  auto split = SplitStreamed(&loaded->model, loaded->streamed,
+                             [&](const onnx::ModelProto& model) {
+                               return SplitModel(model, source_dir);
+                             });
   if (!split.ok()) {
     return ReportError(
         absl::Status(split.status().code(),

@@ -1,6 +1,8 @@
 #include "graph/model_io.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>  // FICLONE
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +36,25 @@ absl::Status PathError(const fs::path& path, absl::string_view reason) {
 }
 
 // True when `inner` (canonical) is `dir` (canonical) or below it.
+// Whether the regular files `a` and `b` hold the same bytes (read in 1 MB
+// blocks; false when either cannot be read).
+bool SameBytes(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  const auto size = fs::file_size(a, ec);
+  if (ec || fs::file_size(b, ec) != size || ec) return false;
+  std::ifstream in_a(a, std::ios::binary), in_b(b, std::ios::binary);
+  std::string block_a(1 << 20, '\0'), block_b(1 << 20, '\0');
+  while (in_a && in_b) {
+    in_a.read(block_a.data(), static_cast<std::streamsize>(block_a.size()));
+    in_b.read(block_b.data(), static_cast<std::streamsize>(block_b.size()));
+    if (in_a.gcount() != in_b.gcount() ||
+        block_a.compare(0, in_a.gcount(), block_b, 0, in_b.gcount()) != 0) {
+      return false;
+    }
+  }
+  return in_a.eof() && in_b.eof();
+}
+
 bool IsInside(const fs::path& inner, const fs::path& dir) {
   auto [d, i] =
       std::mismatch(dir.begin(), dir.end(), inner.begin(), inner.end());
@@ -248,17 +269,6 @@ absl::StatusOr<onnx::ModelProto> ParseModelBytes(absl::string_view bytes,
 
 namespace {
 
-// Sets each streamed initializer's data_location (EXTERNAL marks it).
-void MarkStreamed(const StreamedWeights& streamed,
-                  onnx::TensorProto::DataLocation location,
-                  onnx::ModelProto* model) {
-  for (const StreamedTensor& s : streamed.tensors) {
-    model->mutable_graph()
-        ->mutable_initializer(s.initializer)
-        ->set_data_location(location);
-  }
-}
-
 // The model at `path` (a regular file), its large inline weights left in
 // the file (Note [Weights stay in the file]).
 absl::StatusOr<LoadedModel> LoadStreaming(
@@ -450,6 +460,30 @@ absl::Status WriteFileAtomicallyWith(
   return absl::OkStatus();
 }
 
+absl::StatusOr<SharedFile> ShareFile(const fs::path& src, const fs::path& dst) {
+  const int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in >= 0) {
+    struct stat st;
+    const int out =
+        ::fstat(in, &st) == 0
+            ? ::open(dst.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                     st.st_mode & 07777)
+            : -1;
+    const bool cloned = out >= 0 && ::ioctl(out, FICLONE, in) == 0;
+    if (out >= 0) ::close(out);
+    ::close(in);
+    if (cloned) return SharedFile::kCloned;
+    // Not offered here (EOPNOTSUPP, EXDEV, EINVAL...): the empty file goes.
+    if (out >= 0) ::unlink(dst.c_str());
+  }
+  std::error_code ec;
+  fs::create_hard_link(src, dst, ec);
+  if (ec) {
+    return absl::Status(absl::StatusCode::kInvalidArgument, ec.message());
+  }
+  return SharedFile::kHardLinked;
+}
+
 absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
                        const fs::path& source_dir,
                        const std::vector<std::string>& external_files,
@@ -466,7 +500,7 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
   fs::path src_canonical =
       fs::canonical(source_dir.empty() ? "." : source_dir, ec);
   fs::path out_canonical = fs::canonical(out_dir, ec);
-  // Links made by this call, removed again if anything fails.
+  // Clones and links made by this call, removed again if anything fails.
   std::vector<fs::path> made;
   auto undo = [&made]() {
     std::error_code ignored;
@@ -484,7 +518,9 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
       }
       fs::path dst = out_canonical / rel;
       if (fs::exists(fs::symlink_status(dst, ec))) {
-        if (fs::equivalent(src, dst, ec)) continue;  // the same file already
+        // The same file (a hard link), or a clone of it an earlier write
+        // made (the same bytes; read only where the file system clones).
+        if (fs::equivalent(src, dst, ec) || SameBytes(src, dst)) continue;
         undo();
         return PathError(path,
                          absl::StrCat("external data '", dst.string(),
@@ -492,13 +528,14 @@ absl::Status SaveModel(const onnx::ModelProto& model, const fs::path& path,
                                       "not overwritten"));
       }
       fs::create_directories(dst.parent_path(), ec);
-      fs::create_hard_link(src, dst, ec);
-      if (ec) {
+      absl::StatusOr<SharedFile> shared = ShareFile(src, dst);
+      if (!shared.ok()) {
         undo();
         return PathError(
             path,
-            absl::StrCat("cannot hard-link external data '", src.string(),
-                         "' into '", out_dir.string(), "' (", ec.message(),
+            absl::StrCat("cannot clone or hard-link external data '",
+                         src.string(), "' into '", out_dir.string(), "' (",
+                         shared.status().message(),
                          "); write the output on the model's file system, "
                          "e.g. beside the model. Weights are never copied"));
       }

@@ -74,10 +74,27 @@ absl::Status WriteFileAtomicallyWith(
     const std::function<absl::Status(int fd)>& write,
     const BeforeRename& before_rename = nullptr);
 
+// How ShareFile made a second name for a file's bytes.
+enum class SharedFile {
+  kCloned,      // a copy-on-write clone: an independent file
+  kHardLinked,  // a hard link: the same file under two names
+};
+
+// Makes `dst` (which must not exist) hold the bytes of the regular file
+// `src` without copying them: a copy-on-write clone (Linux ioctl FICLONE,
+// offered by btrfs, XFS with reflink, bcachefs, OCFS2) where the file system
+// has one, so that a later edit of either leaves the other as it was; else a
+// hard link (ext4, tmpfs: the same file). Errors: neither is possible
+// (another file system, a permission): the hard link's error, nothing left
+// at `dst`.
+absl::StatusOr<SharedFile> ShareFile(const std::filesystem::path& src,
+                                     const std::filesystem::path& dst);
+
 // Writes `model` to `path` atomically. When the model has external data
 // (`external_files`, relative to `source_dir`) and `path` is in another
-// folder, each data file is hard-linked into path's folder under the same
-// relative name, so the references stay valid; data is never copied (nor
+// folder, each data file is shared into path's folder under the same
+// relative name (ShareFile: cloned where the file system can, else
+// hard-linked), so the references stay valid; data is never copied (nor
 // symlinked: a link leading outside the folder is what LoadModel refuses).
 // Errors: a different file already at such a name (it is not overwritten), a
 // hard link across file systems. On any error the links this call made are

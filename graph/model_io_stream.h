@@ -80,6 +80,21 @@ absl::StatusOr<StreamedModel> ParseModelStreaming(
 absl::Status ReadStreamedWeights(onnx::ModelProto* model,
                                  StreamedWeights* weights);
 
+// Sets each streamed initializer's data_location in `model` (EXTERNAL
+// marks it as streamed; DEFAULT makes it read as an inline tensor whose
+// raw_data is empty, e.g. for CheckExternalData).
+void MarkStreamed(const StreamedWeights& weights,
+                  onnx::TensorProto::DataLocation location,
+                  onnx::ModelProto* model);
+
+// The streamed tensors of `part`, a model whose main-graph initializers
+// were copied from `source` (a split's stage): those of `weights` (streamed
+// from `source`) whose initializer `part` holds under the same name,
+// indexed in `part`; file, size and mtime as `weights`'.
+StreamedWeights StreamedSubset(const onnx::ModelProto& source,
+                               const StreamedWeights& weights,
+                               const onnx::ModelProto& part);
+
 // The same model with each streamed tensor as it was in the file except
 // for its data: raw_data a zero element of its type, so that ONNX's checker
 // sees an inline tensor (ONNX 1.12 does not check raw_data's length).

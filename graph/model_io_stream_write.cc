@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/model_io_stream.h"
 #include "graph/shapes.h"
@@ -265,6 +266,35 @@ absl::Status ReadStreamedWeights(onnx::ModelProto* model,
   ::close(fd);
   weights->tensors.clear();
   return absl::OkStatus();
+}
+
+void MarkStreamed(const StreamedWeights& weights,
+                  onnx::TensorProto::DataLocation location,
+                  onnx::ModelProto* model) {
+  for (const StreamedTensor& s : weights.tensors) {
+    model->mutable_graph()
+        ->mutable_initializer(s.initializer)
+        ->set_data_location(location);
+  }
+}
+
+StreamedWeights StreamedSubset(const onnx::ModelProto& source,
+                               const StreamedWeights& weights,
+                               const onnx::ModelProto& part) {
+  StreamedWeights out = weights;
+  out.tensors.clear();
+  absl::flat_hash_map<absl::string_view, const StreamedTensor*> by_name;
+  for (const StreamedTensor& s : weights.tensors) {
+    by_name[source.graph().initializer(s.initializer).name()] = &s;
+  }
+  for (int i = 0; i < part.graph().initializer_size(); ++i) {
+    auto it = by_name.find(part.graph().initializer(i).name());
+    if (it == by_name.end()) continue;
+    StreamedTensor t = *it->second;
+    t.initializer = i;
+    out.tensors.push_back(t);
+  }
+  return out;
 }
 
 onnx::ModelProto WithPlaceholderData(

@@ -16,6 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::ReadBytes;
+using testing::SharesBytes;
 using testing::TempDir;
 using testing::WriteBytes;
 
@@ -198,8 +200,8 @@ TEST(ModelIoTest, SymlinkedDataInsideTheFolderIsLinkedAsTheRealFile) {
     fs::create_symlink("real.bin", dir.path() / "in" / "w.bin");
   });
   EXPECT_FALSE(fs::is_symlink(dir.path() / "out" / "w.bin"));
-  EXPECT_TRUE(fs::equivalent(dir.path() / "in" / "real.bin",
-                             dir.path() / "out" / "w.bin"));
+  EXPECT_TRUE(SharesBytes(dir.path() / "in" / "real.bin",
+                          dir.path() / "out" / "w.bin"));
   EXPECT_TRUE(LoadModel(dir.path() / "out" / "s.onnx").ok());
 }
 
@@ -208,8 +210,8 @@ TEST(ModelIoTest, SaveElsewhereLinksExternalDataAndNeverCopies) {
   const LoadedModel loaded = SaveFromInToOut(dir.path(), [&] {
     WriteBytes(dir.path() / "in" / "w.bin", std::string(64, '\0'));
   });
-  EXPECT_TRUE(fs::equivalent(dir.path() / "in" / "w.bin",
-                             dir.path() / "out" / "w.bin"));
+  EXPECT_TRUE(
+      SharesBytes(dir.path() / "in" / "w.bin", dir.path() / "out" / "w.bin"));
   EXPECT_TRUE(LoadModel(dir.path() / "out" / "s.onnx").ok());
   // A different file already at the data's name is not overwritten.
   fs::create_directory(dir.path() / "out2");
@@ -226,6 +228,30 @@ TEST(ModelIoTest, SaveElsewhereLinksExternalDataAndNeverCopies) {
                 [](const fs::path&) { return absl::InternalError("refused"); });
   EXPECT_EQ(s.message(), "refused");
   EXPECT_TRUE(fs::is_empty(dir.path() / "out3"));
+}
+
+TEST(ModelIoTest, ShareFileClonesOrLinksAndNeverReplaces) {
+  TempDir dir;
+  WriteBytes(dir.path() / "a.bin", "weights");
+  absl::StatusOr<SharedFile> how =
+      ShareFile(dir.path() / "a.bin", dir.path() / "b.bin");
+  ASSERT_TRUE(how.ok()) << how.status();
+  EXPECT_EQ(ReadBytes(dir.path() / "b.bin"), "weights");
+  if (*how == SharedFile::kHardLinked) {
+    // ext4, tmpfs: one file under two names.
+    EXPECT_TRUE(fs::equivalent(dir.path() / "a.bin", dir.path() / "b.bin"));
+  } else {
+    // btrfs, XFS: an edit of the clone leaves the original.
+    WriteBytes(dir.path() / "b.bin", "edited");
+    EXPECT_EQ(ReadBytes(dir.path() / "a.bin"), "weights");
+  }
+  // An existing destination is refused and left as it was.
+  WriteBytes(dir.path() / "c.bin", "other");
+  EXPECT_FALSE(ShareFile(dir.path() / "a.bin", dir.path() / "c.bin").ok());
+  EXPECT_EQ(ReadBytes(dir.path() / "c.bin"), "other");
+  // A missing source: an error, nothing made.
+  EXPECT_FALSE(ShareFile(dir.path() / "none", dir.path() / "d.bin").ok());
+  EXPECT_FALSE(fs::exists(dir.path() / "d.bin"));
 }
 
 TEST(ModelIoTest, LongOutputNamesFitTheTemporaryName) {

@@ -359,7 +359,7 @@ proto::InspectReport InspectPy(const std::string& data, bool is_path,
 absl::StatusOr<std::pair<proto::SplitManifest, std::vector<std::string>>>
 SplitFile(const std::string& path, const std::string& out_dir,
           const std::string& manifest_model) {
-  auto loaded = LoadModel(path);
+  auto loaded = LoadModel(path, /*stream_weights=*/true);
   if (!loaded.ok()) return loaded.status();
   const fs::path source_dir = loaded->path.parent_path();
   std::vector<fs::path> inputs = {loaded->path};
@@ -367,7 +367,10 @@ SplitFile(const std::string& path, const std::string& out_dir,
     inputs.push_back(source_dir / rel);
   }
   if (absl::Status s = CheckSplitDir(out_dir, inputs); !s.ok()) return s;
-  auto split = SplitModel(loaded->model, source_dir);
+  auto split = SplitStreamed(&loaded->model, loaded->streamed,
+                             [&](const onnx::ModelProto& model) {
+                               return SplitModel(model, source_dir);
+                             });
   if (!split.ok()) {
     return absl::Status(split.status().code(),
                         absl::StrCat(path, ": ", split.status().message()));

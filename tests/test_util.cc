@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_profile.h"
+#include "graph/model_io.h"
 #include "gtest/gtest.h"
 #include "onnx/defs/parser.h"
 
@@ -46,6 +47,24 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+bool SharesBytes(const std::filesystem::path& src,
+                 const std::filesystem::path& dst) {
+  // How this folder shares a file: a probe pair made and removed.
+  const std::filesystem::path probe_src = src.parent_path() / ".probe_src";
+  const std::filesystem::path probe = dst.parent_path() / ".probe";
+  WriteBytes(probe_src, "p");
+  absl::StatusOr<SharedFile> how = ShareFile(probe_src, probe);
+  std::error_code ec;
+  std::filesystem::remove(probe, ec);
+  std::filesystem::remove(probe_src, ec);
+  if (!how.ok()) return false;
+  if (*how == SharedFile::kHardLinked) {
+    return std::filesystem::equivalent(src, dst, ec);
+  }
+  return !std::filesystem::equivalent(src, dst, ec) &&
+         ReadBytes(src) == ReadBytes(dst);
 }
 
 void AddExternalWeight(onnx::GraphProto* graph, const std::string& name,

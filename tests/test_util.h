@@ -51,6 +51,13 @@ void WriteBytes(const std::filesystem::path& path, const std::string& bytes);
 // The bytes of the file `path` ("" when it cannot be read).
 std::string ReadBytes(const std::filesystem::path& path);
 
+// Whether `dst` shares `src`'s bytes as ShareFile (graph/model_io.h) makes
+// them in `dst`'s folder: the same file where that file system hard-links,
+// the same bytes in another file where it clones. A copy made by other
+// means is told apart only where the file system hard-links.
+bool SharesBytes(const std::filesystem::path& src,
+                 const std::filesystem::path& dst);
+
 // Adds to `graph` a float[4,4] initializer `name` (64 bytes) whose data is
 // external, at `location` and `offset`.
 void AddExternalWeight(onnx::GraphProto* graph, const std::string& name,

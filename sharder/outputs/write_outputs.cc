@@ -28,11 +28,12 @@ std::vector<std::string> FilePaths(const OutputFiles& files) {
 // Builds the stage models of `loaded`'s annotated model from the plan's
 // placement, for `files.split_dir`.
 absl::StatusOr<Split> MakeSplit(const Plan& plan, const OutputFiles& files,
-                                const LoadedModel& loaded,
-                                const std::string& label) {
-  absl::StatusOr<Split> split =
-      SplitModel(loaded.model, plan.placement, loaded.path.parent_path(),
-                 plan.analysis.get());
+                                LoadedModel& loaded, const std::string& label) {
+  absl::StatusOr<Split> split = SplitStreamed(
+      &loaded.model, loaded.streamed, [&](const onnx::ModelProto& model) {
+        return SplitModel(model, plan.placement, loaded.path.parent_path(),
+                          plan.analysis.get());
+      });
   if (!split.ok()) {
     return absl::Status(
         split.status().code(),
@@ -84,8 +85,7 @@ absl::StatusOr<PreparedOutputs> PrepareOutputs(
   }
   RETURN_IF_ERROR(ApplyPlan(plan, &loaded->model));
   if (!files.split_dir.empty()) {
-    // The stage models hold the weights they use.
-    RETURN_IF_ERROR(ReadStreamedWeights(&loaded->model, &loaded->streamed));
+    // The stage models copy the weights they use from the input file.
     ASSIGN_OR_RETURN(prepared.split, MakeSplit(plan, files, *loaded, label));
   }
   prepared.plan = &plan;

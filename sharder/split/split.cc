@@ -268,6 +268,23 @@ absl::StatusOr<Split> SplitPlaced(const onnx::ModelProto& model,
 
 }  // namespace
 
+absl::StatusOr<Split> SplitStreamed(
+    onnx::ModelProto* model, const StreamedWeights& streamed,
+    absl::FunctionRef<absl::StatusOr<Split>(const onnx::ModelProto&)>
+        split_model) {
+  if (streamed.empty()) return split_model(*model);
+  // Inline tensors without data while the stages are built, so that their
+  // external-data check does not take them for references.
+  MarkStreamed(streamed, onnx::TensorProto::DEFAULT, model);
+  absl::StatusOr<Split> split = split_model(*model);
+  MarkStreamed(streamed, onnx::TensorProto::EXTERNAL, model);
+  if (!split.ok()) return split;
+  for (SplitStageModel& stage : split->stages) {
+    stage.streamed = StreamedSubset(*model, streamed, stage.model);
+  }
+  return split;
+}
+
 absl::StatusOr<Split> SplitModel(const onnx::ModelProto& annotated,
                                  const fs::path& model_dir) {
   return SplitPlaced(annotated, nullptr, model_dir, nullptr);

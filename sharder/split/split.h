@@ -55,7 +55,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "graph/model_io_stream.h"
 #include "graph/placement.h"
 #include "onnx/onnx_pb.h"
 #include "proto/split.pb.h"
@@ -68,6 +70,9 @@ struct SplitStageModel {
   onnx::ModelProto model;  // what DIR/<manifest file> holds
   // External-data files the model refers to (relative, sorted, unique).
   std::vector<std::string> external_files;
+  // Its weights still in the input file (SplitStreamed; Note [Weights stay
+  // in the file]): StageSplit copies them from there.
+  StreamedWeights streamed;
 };
 
 struct Split {
@@ -99,6 +104,17 @@ absl::StatusOr<Split> SplitModel(const onnx::ModelProto& model,
                                  const Placement& placement,
                                  const std::filesystem::path& model_dir,
                                  const ModelAnalysis* analysis = nullptr);
+
+// Runs `split_model` (one of the SplitModel calls above) on `model`, read
+// by LoadModel with its weights left in the file (`streamed`), and gives
+// each stage the weights it copies from the file, so that no weight's bytes
+// are read into memory. The streamed tensors read as inline tensors without
+// data while `split_model` runs (their marks are put back before this
+// returns). With `streamed` empty it is `split_model(*model)`.
+absl::StatusOr<Split> SplitStreamed(
+    onnx::ModelProto* model, const StreamedWeights& streamed,
+    absl::FunctionRef<absl::StatusOr<Split>(const onnx::ModelProto&)>
+        split_model);
 
 // The stage files' names: "stage_<s>.onnx".
 std::string StageFileName(int stage);
@@ -137,10 +153,10 @@ class StagedSplit {
 };
 
 // Writes `split` into a StagedSplit for `dir`: each stage through SaveModel
-// (external data hard-linked from `source_dir`, never copied), every stage
-// checked, manifest.json last. `dir` is checked first (CheckSplitDir) and
-// not touched. Each stage must pass the ONNX checker and ONNX's strict
-// shape inference, unless `model_path` fails the same check (then
+// (external data cloned or hard-linked from `source_dir`, ShareFile; never
+// copied), every stage checked, manifest.json last. `dir` is checked first
+// (CheckSplitDir) and not touched. Each stage must pass the ONNX checker and
+// ONNX's strict shape inference, unless `model_path` fails the same check (then
 // `warnings` says so): else InternalError naming the stage file. On any
 // error nothing is left behind.
 absl::StatusOr<StagedSplit> StageSplit(const Split& split,

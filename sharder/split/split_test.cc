@@ -508,8 +508,8 @@ TEST(SplitTest, WritesStagesWithLinkedExternalDataAndReplacesAnEarlierSplit) {
   }
   EXPECT_THAT(warnings, IsEmpty());
   EXPECT_TRUE(fs::exists(dir / "manifest.json"));
-  EXPECT_TRUE(
-      fs::equivalent(dir / "m.onnx.data", tmp.path() / "in" / "m.onnx.data"));
+  EXPECT_TRUE(testing::SharesBytes(tmp.path() / "in" / "m.onnx.data",
+                                   dir / "m.onnx.data"));
   for (const char* f : {"stage_0.onnx", "stage_1.onnx"}) {
     EXPECT_TRUE(CheckModelFile(dir / f).ok()) << f;
     EXPECT_TRUE(LoadModel(dir / f).ok()) << f;

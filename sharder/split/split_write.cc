@@ -303,7 +303,7 @@ absl::StatusOr<StagedSplit> StageSplit(const Split& split, const fs::path& dir,
           " while the model passes it (a bug in autoshard's split): ", error));
     };
     RETURN_IF_ERROR(SaveModel(stage.model, tmp / file, source_dir,
-                              stage.external_files, check));
+                              stage.external_files, check, stage.streamed));
   }
   RETURN_IF_ERROR(
       WriteFileAtomically(tmp / kManifest, NumericJson(split.manifest)));
