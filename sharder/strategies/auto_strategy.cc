@@ -13,6 +13,7 @@
 #include "sharder/strategies/builtin.h"
 #include "sharder/strategies/closure_cuts.h"
 #include "sharder/strategies/coarsen.h"
+#include "sharder/strategies/constraints.h"
 #include "sharder/strategies/ideal_dp.h"
 #include "sharder/strategies/ideal_moves.h"
 #include "sharder/strategies/optimal_strategy.h"
@@ -129,6 +130,18 @@ IdealRun RunIdeal(const StrategyContext& c, double cap_s, double seconds) {
                                "optimal's"
                              : "stopped by --max-search-seconds or its budget "
                                "of tile-memory evaluations before a split")};
+  }
+  // Colocation groups merged (constraints.h's ContractGroups): the same
+  // constrained optimum, memory judged by Evaluated, from fewer ideals.
+  if (std::optional<Coarsened> merged = ContractGroups(p, model, c.num_ipus)) {
+    const DeviceModel merged_model(merged->problem, c.device, c.precision);
+    const IdealDpResult g =
+        IdealDpSplit(merged->problem, merged_model, c.num_ipus, cap_s,
+                     /*ignore_memory=*/true, ideal);
+    if (g.found) {
+      std::vector<int32_t> ipu = Refine(p, *merged, g.ipu);
+      return {{Assignment{ipu, ipu}}, ""};
+    }
   }
   const std::string why =
       r.pairs > ideal.max_pairs
@@ -248,6 +261,7 @@ std::vector<RunnerUp> RunnersUp(const std::vector<Candidate>& candidates,
       &candidates[best].result.assignment.ipu};
   for (size_t i : order) {
     const StrategyResult& r = candidates[i].result;
+    if (!r.broken_constraint.empty()) continue;
     if (std::any_of(seen.begin(), seen.end(), [&](const auto* ipu) {
           return *ipu == r.assignment.ipu;
         })) {
@@ -299,11 +313,18 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   }
   t = std::chrono::steady_clock::now();
   std::optional<StrategyResult> ideal;  // the best of RunIdeal's
+  // With constraints optimal's slicing may have been repaired (Note
+  // [Constraints in every strategy]): the cap is the repaired split's.
+  double ideal_cap_s = optimal->fits()
+                           ? optimal->bottleneck_s()
+                           : std::numeric_limits<double>::infinity();
+  if (c.problem->HasConstraints()) {
+    ideal_cap_s = sliced.evaluation.fits && sliced.broken_constraint.empty()
+                      ? sliced.evaluation.performance.bottleneck_s
+                      : std::numeric_limits<double>::infinity();
+  }
   IdealRun ideal_run =
-      RunIdeal(c,
-               optimal->fits() ? optimal->bottleneck_s()
-                               : std::numeric_limits<double>::infinity(),
-               c.max_search_s - SecondsSince(c.start));
+      RunIdeal(c, ideal_cap_s, c.max_search_s - SecondsSince(c.start));
   for (Assignment& a : ideal_run.found) {
     // A split that leaves an IPU without a node is no plan (planner.cc
     // refuses it): vad_silero_v5 onto 4 IPUs, whose only Constant was an
@@ -320,6 +341,9 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
            !WeightOnTwoIpus(*c.problem, candidates[i].result.assignment.ipu);
   };
   auto better = [&](size_t i, size_t than) {
+    const bool kept_i = candidates[i].result.broken_constraint.empty();
+    if (kept_i != candidates[than].result.broken_constraint.empty())
+      return kept_i;
     const bool a = allowed(i), b = allowed(than);
     if (a != b) return a;
     return BetterResult(candidates[i].result, candidates[than].result);
@@ -401,6 +425,8 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
 bool BetterResult(const StrategyResult& a, const StrategyResult& b) {
   const PlanEvaluation& x = a.evaluation;
   const PlanEvaluation& y = b.evaluation;
+  if (a.broken_constraint.empty() != b.broken_constraint.empty())
+    return a.broken_constraint.empty();
   if (x.fits != y.fits) return x.fits;
   if (!x.fits) return x.max_tile_bytes < y.max_tile_bytes;
   if (x.performance.bottleneck_s != y.performance.bottleneck_s) {
