@@ -263,8 +263,10 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
       !broken.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "--strategy ", strategy->name(), " found no split onto ", k,
-        " IPUs that keeps the constraints (its best: ", broken,
-        "); --strategy auto runs the exact DP, which honours them"));
+        " IPUs that keeps the constraints (its best: ", broken, ")",
+        strategy->name() == "auto"
+            ? "; every IPU needs a node and no edge may go to an earlier IPU"
+            : "; --strategy auto runs the exact DP, which honours them"));
   }
   RETURN_IF_ERROR(ValidateAssignment(p.analysis->problem, r.assignment));
   RETURN_IF_ERROR(CheckVariableWeights(p, options, r.assignment));
