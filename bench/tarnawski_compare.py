@@ -3,7 +3,7 @@
 github.com/msr-fiddle/dnn-partitioning, throughput-dp/dp.cpp) on their
 throughput inference inputs (issue 31):
 
-    bench/tarnawski_compare.py REPO AUTOSHARD DP_EXE [WORKDIR]
+    bench/tarnawski_compare.py REPO AUTOSHARD DP_EXE [WORKDIR] [--training]
 
 REPO is a checkout of dnn-partitioning; DP_EXE their DP built with
 `g++ -O2 throughput-dp/dp.cpp -o dp.exe`. Each input is converted by
@@ -13,8 +13,7 @@ host device, so their CPU is left out on both sides) and, for reference, as
 published (their CPU included). Prints one markdown row per input: their
 optimum without and with the CPU, solve's bottleneck, its certified bound
 and gap, and solve's distance from their optimum without the CPU.
-Training inputs are left out (their colour classes pair each backward node
-with its forward one: no monotone pipeline keeps them).
+With --training, their training inputs too (their DP may take minutes).
 """
 import glob
 import json
@@ -34,18 +33,20 @@ def their_optimum(dp_exe, path):
 
 
 def main():
-    if len(sys.argv) not in (4, 5):
+    args = [a for a in sys.argv[1:] if a != "--training"]
+    kinds = "*.json" if "--training" in sys.argv else "*inference.json"
+    if len(args) not in (3, 4):
         sys.exit(__doc__)
-    repo, autoshard, dp_exe = sys.argv[1:4]
-    work = sys.argv[4] if len(sys.argv) == 5 else "/tmp/tarnawski_compare"
+    repo, autoshard, dp_exe = args[:3]
+    work = args[3] if len(args) == 4 else "/tmp/tarnawski_compare"
     os.makedirs(work, exist_ok=True)
     print("| input | nodes | IPUs | groups | theirs, no CPU | theirs, CPU | "
           "solve | certified bound | gap | solve vs theirs | solve s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for path in sorted(glob.glob(os.path.join(
-            repo, "throughput-inputs", "*", "*inference.json"))):
+            repo, "throughput-inputs", "*", kinds))):
         name = "%s/%s" % (os.path.basename(os.path.dirname(path))[:5],
-                          os.path.basename(path)[:-len("_inference.json")])
+                          os.path.basename(path)[:-len(".json")])
         stem = os.path.join(work, name.replace("/", "_"))
         with open(path) as f:
             src = json.load(f)

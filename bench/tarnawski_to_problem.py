@@ -24,10 +24,10 @@ such an input is refused; the published ones have none.
 
 What it leaves out: the CPU (maxCPUs, cpuLatency). Their optimum may put
 nodes on it, so theirs is at most this problem's; compare with their DP
-(throughput-dp/dp.cpp) on the input with maxCPUs set to 0. Training inputs
-colocate each backward node with its forward one, which no monotone
-pipeline keeps: solve refuses them (a group and the nodes between its
-members do not fit one IPU, or no split keeps the constraints).
+(throughput-dp/dp.cpp) on the input with maxCPUs set to 0
+(bench/tarnawski_compare.py). Training inputs colocate each backward node
+with its forward one; their backward edges run in the forward direction,
+so monotone splits keep them (bert24_training: 41.7458, their DP's).
 """
 import json
 import os

@@ -59,11 +59,12 @@ TEST(ConstraintsTest, ColocateGroupKeepsTwoBranchNodesTogether) {
     }
     EXPECT_EQ(plan->placement.ipu[1], plan->placement.ipu[2]) << strategy;
     if (strategy == "auto") {
-      EXPECT_NEAR(plan->proto.bottleneck_s(), 5.500000016, 1e-12);
+      EXPECT_NEAR(plan->proto.performance().bottleneck_s(), 5.500000016, 1e-12);
       // A lower bound of the constrained optimum, at least the cheap bound
       // (10 s of compute over 2 IPUs).
-      EXPECT_LE(plan->proto.certified_bound_s(), 5.500000016 * (1 + 1e-9));
-      EXPECT_GE(plan->proto.certified_bound_s(), 5.0);
+      EXPECT_LE(plan->proto.performance().certified_bound_s(),
+                5.500000016 * (1 + 1e-9));
+      EXPECT_GE(plan->proto.performance().certified_bound_s(), 5.0);
     }
   }
 }
@@ -78,14 +79,14 @@ TEST(ConstraintsTest, PinMovesANodeAndIsWrittenToTheProblem) {
   options.keep_problem = true;
   auto plan = SolveProblem(loaded, options);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_NEAR(plan->proto.bottleneck_s(), 5.2, 1e-12);
+  EXPECT_NEAR(plan->proto.performance().bottleneck_s(), 5.2, 1e-12);
   EXPECT_EQ(plan->placement.ipu[3], 0);
   ASSERT_EQ(plan->problem.nodes(3).allowed_ipus_size(), 1);
   EXPECT_EQ(plan->problem.nodes(3).allowed_ipus(0), 0);
   options.pins = {"n3=0", "n1=1"};
   plan = SolveProblem(loaded, options);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_NEAR(plan->proto.bottleneck_s(), 5.500000016, 1e-12);
+  EXPECT_NEAR(plan->proto.performance().bottleneck_s(), 5.500000016, 1e-12);
   EXPECT_EQ(plan->placement.ipu[1], 1);
   EXPECT_EQ(plan->placement.ipu[3], 0);
 }
@@ -241,11 +242,12 @@ TEST(ConstraintsTest, EveryStrategyKeepsRandomConstraintsAndAutoIsExact) {
       ASSERT_NE(any, kInf) << "trial " << trial << " " << strategy;
       EXPECT_EQ(BrokenConstraint(p, plan->placement.ipu), "")
           << "trial " << trial << " " << strategy;
-      EXPECT_LE(plan->proto.certified_bound_s(), any * (1 + 1e-9))
+      EXPECT_LE(plan->proto.performance().certified_bound_s(), any * (1 + 1e-9))
           << "trial " << trial << " " << strategy;
       if (strategy == "auto" && fitting < kInf) {
         EXPECT_TRUE(plan->proto.fits()) << "trial " << trial;
-        EXPECT_NEAR(plan->proto.bottleneck_s(), fitting, 1e-9 * fitting)
+        EXPECT_NEAR(plan->proto.performance().bottleneck_s(), fitting,
+                    1e-9 * fitting)
             << "trial " << trial;
         ++exact_checked;
       }

@@ -162,6 +162,38 @@ IdealRun RunIdeal(const StrategyContext& c, double cap_s, double seconds) {
   return {std::move(found), std::move(gave_up)};
 }
 
+// The ideal DP's fastest split that keeps the constraints, memory not
+// judged (on the graph with colocate groups merged when it has too many
+// ideals), within `seconds`; nullopt when neither DP finds one.
+std::optional<Assignment> KeepingConstraints(const StrategyContext& c,
+                                             double seconds) {
+  const ShardingProblem& p = *c.problem;
+  if (c.num_ipus < 2 || p.num_nodes() > kMaxNodeGranularity) {
+    return std::nullopt;
+  }
+  IdealDpOptions ideal;
+  ideal.deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(seconds));
+  const IdealDpResult r = IdealDpSplit(p, c.Model(), c.num_ipus,
+                                       std::numeric_limits<double>::infinity(),
+                                       /*ignore_memory=*/true, ideal);
+  if (r.found) return Assignment{r.ipu, r.ipu};
+  if (std::optional<Coarsened> merged =
+          ContractGroups(p, c.Model(), c.num_ipus)) {
+    const DeviceModel merged_model(merged->problem, c.device, c.precision);
+    const IdealDpResult g = IdealDpSplit(
+        merged->problem, merged_model, c.num_ipus,
+        std::numeric_limits<double>::infinity(), /*ignore_memory=*/true, ideal);
+    if (g.found) {
+      std::vector<int32_t> ipu = Refine(p, *merged, g.ipu);
+      return Assignment{ipu, ipu};
+    }
+  }
+  return std::nullopt;
+}
+
 // One split auto compares, with its name and seconds.
 struct Candidate {
   std::string strategy;
@@ -334,6 +366,20 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     if (!ideal || BetterResult(r, *ideal)) ideal = std::move(r);
   }
   if (ideal) candidates.push_back({"ideal", *ideal, SecondsSince(t)});
+  // No candidate keeps the constraints (none fits, say): the fastest split
+  // that keeps them whatever its memory, so a plan that does not fit is
+  // given rather than none.
+  if (std::none_of(candidates.begin(), candidates.end(),
+                   [](const Candidate& x) {
+                     return x.result.broken_constraint.empty();
+                   })) {
+    t = std::chrono::steady_clock::now();
+    if (std::optional<Assignment> kept = KeepingConstraints(
+            c, std::max(c.max_search_s - SecondsSince(c.start), 1.0))) {
+      candidates.push_back(
+          {"ideal", Evaluated(c, std::move(*kept), amp), SecondsSince(t)});
+    }
+  }
   // --weights variable: a split with a weight's readers on two IPUs does
   // not compile, so any that does not beats it.
   auto allowed = [&](size_t i) {
