@@ -16,10 +16,18 @@ capacity_bytes = maxSizePerFPGA counting weights only; `tiles` gives a
 capacity_bytes). The profile's link is 1e6 bytes/s, so a copy's bytes are
 its cost x 1e6 (rounded: 1e-6 of the file's time unit).
 
-What it leaves out (issue 31 point 2, not yet in problem files): the CPU
-device (maxCPUs, cpuLatency; nodes not supportedOnFpga are kept as
-accelerator nodes) and colorClass colocation. The result is a relaxation of
-their problem: its optimum is at most theirs.
+Constraints (issue 31 point 2): each colorClass of two or more nodes
+becomes a colocate group (its nodes on one IPU). supportedOnFpga would
+become allowed_ipus, but a node supported on no accelerator needs their
+CPU device, which problem files cannot give yet (no `host` device kind):
+such an input is refused; the published ones have none.
+
+What it leaves out: the CPU (maxCPUs, cpuLatency). Their optimum may put
+nodes on it, so theirs is at most this problem's; compare with their DP
+(throughput-dp/dp.cpp) on the input with maxCPUs set to 0
+(bench/tarnawski_compare.py). Training inputs colocate each backward node
+with its forward one; their backward edges run in the forward direction,
+so monotone splits keep them (bert24_training: 41.7458, their DP's).
 """
 import json
 import os
@@ -43,6 +51,17 @@ def convert(src, mode):
             s, {"producer": s, "consumers": [], "copy_s": float(e["cost"])})
         if d not in t["consumers"]:
             t["consumers"].append(d)
+    unsupported = [n["id"] for n in src["nodes"]
+                   if not n.get("supportedOnFpga", 1)]
+    if unsupported:
+        sys.exit("node %d is not supportedOnFpga: it needs their CPU, which "
+                 "problem files cannot give (no host device)" % unsupported[0])
+    classes = {}
+    for i, n in enumerate(src["nodes"]):
+        if "colorClass" in n:
+            classes.setdefault(n["colorClass"], []).append(i)
+    colocate = [{"name": "color%d" % c, "nodes": members}
+                for c, members in sorted(classes.items()) if len(members) > 1]
     profile = {"name": "tarnawski", "tiles_per_ipu": 1,
                "bytes_per_tile": 1 << 40, "peak_fp16_flops_per_s": 1e12,
                "peak_fp32_flops_per_s": 1e12, "link_bytes_per_s": 1e6,
@@ -52,6 +71,8 @@ def convert(src, mode):
     problem = {"nodes": nodes, "tensors": list(tensors.values()),
                "weights": weights, "num_ipus": src["maxFPGAs"],
                "device_profile": profile, "copy_model": "COPY_MODEL_HOST"}
+    if colocate:
+        problem["colocate"] = colocate
     if mode == "plain":
         problem["capacity_bytes"] = int(src["maxSizePerFPGA"])
         problem["memory_counts"] = "MEMORY_COUNTS_WEIGHTS"

@@ -19,6 +19,10 @@
 namespace autoshard::cmd {
 
 void AddStrategyFlags(CLI::App* sub, Options* o) {
+  sub->add_option("--pin", o->pins,
+                  "NODE=IPU: plan node NODE on IPU IPU (0-based, below 64; "
+                  "repeatable), e.g. --pin embedding=0")
+      ->allow_extra_args(false);
   sub->add_option("--strategy", o->strategy, StrategiesHelp())
       ->check(CLI::IsMember(StrategyNames()));
   sub->add_flag("--optimal-perf", o->optimal_perf,

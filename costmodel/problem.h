@@ -55,6 +55,24 @@ struct ShardingProblem {
   // PopART's adjacent-stage copies. See ComputeCutBytes.
   bool copies_through_host = false;
 
+  // Constraints (issue 31; sharder/strategies/constraints.h checks and
+  // repairs splits against them). Per node, the IPUs it may run on as a bit
+  // mask of IPUs 0..63, kAnyIpu when unconstrained; empty: no node is.
+  std::vector<uint64_t> allowed_ipus;
+  // Per node, its colocation group (all of a group's nodes on one IPU), -1
+  // for none; empty: no groups. colocate_names: per group, for messages.
+  std::vector<int32_t> colocate_group;
+  std::vector<std::string> colocate_names;
+  static constexpr uint64_t kAnyIpu = ~uint64_t{0};
+  bool HasConstraints() const {
+    return !allowed_ipus.empty() || !colocate_group.empty();
+  }
+  // Whether node `n` may run on IPU `ipu` (>= 0).
+  bool IpuAllowed(int32_t n, int ipu) const {
+    if (allowed_ipus.empty() || allowed_ipus[n] == kAnyIpu) return true;
+    return ipu < 64 && ((allowed_ipus[n] >> ipu) & 1) != 0;
+  }
+
   int num_nodes() const { return static_cast<int>(topo_order.size()); }
   // Sum of the sizes of the distinct weights node `n` reads (PopRT's
   // per-node bytes cost).

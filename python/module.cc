@@ -153,6 +153,7 @@ CallOptions ToOptions(const py::dict& d) {
   Set(d, "strict_names", &o.strict_names);
   Set(d, "strict", &o.strict);
   Set(d, "weights", &o.weights);
+  Set(d, "pins", &o.pins);  // "NODE=IPU" each (plan()'s pins)
   if (absl::Status s = o.Validate(); !s.ok()) RaiseStatus(s);
   call.pod = ToPodOptions(d);
   if (call.pod) {

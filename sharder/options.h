@@ -62,6 +62,11 @@ struct Options {
   // chosen split is compiled, then auto's other candidates in order
   // (sharder/compile_judge.h).
   std::string compile_cmd;
+  // Pins (issue 31): "NODE=IPU", the node (by name) planned on that IPU
+  // (0..63) whatever the strategy; refused (InvalidArgument) when the node
+  // is unknown or the IPU is not below the count (sharder/strategies/
+  // constraints.h).
+  std::vector<std::string> pins;
   int jobs = 1;  // candidates compiled at once (with compile_cmd), >= 1
   // Seconds one compile may take before its process group is killed (the
   // candidate then does not fit); a compile also stops when max_search_s

@@ -16,6 +16,7 @@
 #include "sharder/planner.h"
 #include "sharder/pod/node_bound.h"
 #include "sharder/stage_layout.h"
+#include "sharder/strategies/constraints.h"
 #include "sharder/strategies/strategy.h"
 
 namespace autoshard::internal {
@@ -43,6 +44,7 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
   const auto too_small = [&](int k) {
     return 2 * k <= most &&
            (too_big ||
+            !CheckConstraints(p.analysis->problem, k, nullptr).ok() ||
             static_cast<double>(p.analysis->costs.total_weight_bytes) >
                 k * ipu_bytes);
   };

@@ -14,6 +14,7 @@
 #include "sharder/pod/poprt_flags.h"
 #include "sharder/problem_file.h"
 #include "sharder/stage_layout.h"
+#include "sharder/strategies/constraints.h"
 #include "sharder/strategies/registry.h"
 
 namespace autoshard::internal {
@@ -232,6 +233,8 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
     return absl::InvalidArgumentError(
         absl::StrCat("unknown strategy '", options.strategy, "'"));
   }
+  RETURN_IF_ERROR(CheckConstraints(p.analysis->problem, k,
+                                   &p.analysis->device_models().Get()));
   StrategyContext context;
   context.problem = &p.analysis->problem;
   context.device = p.analysis->device;
@@ -253,6 +256,17 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
   if (oracle && !search_judges) {
     ASSIGN_OR_RETURN(r, CompileInOrder(context, std::move(r), oracle,
                                        std::string(strategy->name())));
+  }
+  // Note [Constraints in every strategy] (strategies/constraints.h).
+  if (const std::string broken =
+          BrokenConstraint(p.analysis->problem, r.assignment.ipu);
+      !broken.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--strategy ", strategy->name(), " found no split onto ", k,
+        " IPUs that keeps the constraints (its best: ", broken, ")",
+        strategy->name() == "auto"
+            ? "; every IPU needs a node and no edge may go to an earlier IPU"
+            : "; --strategy auto runs the exact DP, which honours them"));
   }
   RETURN_IF_ERROR(ValidateAssignment(p.analysis->problem, r.assignment));
   RETURN_IF_ERROR(CheckVariableWeights(p, options, r.assignment));

@@ -15,6 +15,7 @@
 #include "graph/shape_conflicts.h"
 #include "graph/status_macros.h"
 #include "sharder/assumptions.h"
+#include "sharder/strategies/constraints.h"
 
 namespace autoshard::internal {
 namespace {
@@ -384,6 +385,7 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   }
   RETURN_IF_ERROR(CostNodes(options, tensors, &p));
   a.problem = MakeProblem(a.dag, a.costs);
+  RETURN_IF_ERROR(ApplyPins(options.pins, &a.problem));
   WarnAboutMissingOpClasses(&p);
   a.tensors = std::move(tensors);
   if (options.strict) {

@@ -106,6 +106,33 @@ absl::Status BuildEdges(const proto::Problem& in, const std::string& source,
   return absl::OkStatus();
 }
 
+// Problem.colocate into p's colocate_group and colocate_names.
+absl::Status ReadColocate(const proto::Problem& in, const std::string& source,
+                          ShardingProblem* p) {
+  if (in.colocate_size() == 0) return absl::OkStatus();
+  const int n = in.nodes_size();
+  p->colocate_group.assign(n, -1);
+  for (int g = 0; g < in.colocate_size(); ++g) {
+    const proto::ColocateGroup& group = in.colocate(g);
+    p->colocate_names.push_back(group.name().empty() ? absl::StrCat("#", g)
+                                                     : group.name());
+    for (int32_t v : group.nodes()) {
+      if (v < 0 || v >= n)
+        return Bad(source,
+                   absl::StrCat("colocate group '", p->colocate_names.back(),
+                                "': node ", v, " is not a node index"));
+      if (p->colocate_group[v] >= 0 && p->colocate_group[v] != g)
+        return Bad(source,
+                   absl::StrCat("node '", in.nodes(v).name(),
+                                "' is in two colocate groups: '",
+                                p->colocate_names[p->colocate_group[v]],
+                                "' and '", p->colocate_names.back(), "'"));
+      p->colocate_group[v] = g;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void SetPlainMemory(int64_t capacity_bytes, proto::MemoryCounts counts,
@@ -207,7 +234,21 @@ absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& in,
         node.has_activation_inputs()
             ? node.activation_inputs()
             : static_cast<int32_t>(p.producers[v].size()));
+    if (node.allowed_ipus_size() > 0) {
+      if (p.allowed_ipus.empty())
+        p.allowed_ipus.assign(n, ShardingProblem::kAnyIpu);
+      uint64_t mask = 0;
+      for (int32_t d : node.allowed_ipus()) {
+        if (d < 0 || d >= 64)
+          return Bad(source,
+                     absl::StrCat("node '", node.name(), "': allowed IPU ", d,
+                                  " is not in 0..63"));
+        mask |= uint64_t{1} << d;
+      }
+      p.allowed_ipus[v] = mask;
+    }
   }
+  RETURN_IF_ERROR(ReadColocate(in, source, &p));
   FillProblemDefaults(&p);
   return out;
 }
@@ -255,6 +296,11 @@ proto::Problem ToProblemProto(const ShardingProblem& p,
     node->set_temporary_bytes(p.temporary_bytes[v]);
     node->set_constant(p.is_constant[v] != 0);
     for (int32_t w : p.node_weights[v]) node->add_weights(w);
+    if (!p.allowed_ipus.empty() &&
+        p.allowed_ipus[v] != ShardingProblem::kAnyIpu) {
+      for (int d = 0; d < 64; ++d)
+        if ((p.allowed_ipus[v] >> d) & 1) node->add_allowed_ipus(d);
+    }
     for (size_t slot = 0; slot < p.output_bytes[v].size(); ++slot) {
       const auto& readers = p.output_consumers[v][slot];
       const bool output = p.output_is_graph_output[v][slot] != 0;
@@ -264,6 +310,14 @@ proto::Problem ToProblemProto(const ShardingProblem& p,
       for (int32_t c : readers) t->add_consumers(c);
       t->set_bytes(p.output_bytes[v][slot]);
       t->set_graph_output(output);
+    }
+  }
+  for (size_t g = 0; g < p.colocate_names.size(); ++g) {
+    proto::ColocateGroup* group = out.add_colocate();
+    group->set_name(p.colocate_names[g]);
+    for (int32_t v = 0; v < static_cast<int32_t>(p.colocate_group.size());
+         ++v) {
+      if (p.colocate_group[v] == static_cast<int32_t>(g)) group->add_nodes(v);
     }
   }
   return out;

@@ -31,7 +31,10 @@ struct LoadedProblem {
 // and the node or tensor): no nodes, a node or weight index out of range, a
 // tensor read by its own producer, a cycle, num_ipus < 1 or above the node
 // count, an unknown precision, an invalid device_profile, negative bytes,
-// FLOPs or seconds; NotFound for an unknown device name.
+// FLOPs or seconds, an allowed IPU outside 0..63, a colocate group naming
+// a node that is not one or a node in two groups; NotFound for an unknown
+// device name. Constraints an IPU count cannot keep are refused when
+// planning (sharder/strategies/constraints.h's CheckConstraints).
 absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& problem,
                                                const std::string& source);
 

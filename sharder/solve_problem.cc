@@ -13,6 +13,7 @@
 #include "sharder/plan_model.h"
 #include "sharder/prepare.h"
 #include "sharder/problem_file.h"
+#include "sharder/strategies/constraints.h"
 
 namespace autoshard {
 
@@ -30,6 +31,7 @@ absl::StatusOr<Plan> SolveProblem(const LoadedProblem& loaded,
   ModelAnalysis& a = *p.analysis;
   a.model = std::make_shared<const onnx::ModelProto>();
   a.problem = loaded.problem;
+  RETURN_IF_ERROR(ApplyPins(options.pins, &a.problem));
   a.device = loaded.device;
   a.precision = loaded.precision;
   a.batch = loaded.batch;

@@ -308,6 +308,16 @@ stdout_has "strategy: optimal" "solve --strategy"
 stdout_has "IPU counts tried: 1" "solve -n auto"
 expect 2 "solve -n 0" -- "$BIN" solve "$TMP/p.json" -n 0
 stderr_has "--num-ipus must be a count of at least 1 or auto" "solve -n 0"
+# Pins (issue 31): the first node pinned to IPU 0 stays there; a pin to an
+# IPU the count does not have is refused naming it.
+FIRST=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["nodes"][0]["name"])' "$TMP/p.json")
+expect 0 "solve --pin" -- "$BIN" solve "$TMP/p.json" --pin "$FIRST=0" --plan "$TMP/pinned.json"
+/usr/bin/python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["nodes"][0]["ipu"] == 0 else 1)' "$TMP/pinned.json" && ok || bad "solve --pin keeps the node on IPU 0"
+expect 2 "solve --pin to IPU 5 of 2" -- "$BIN" solve "$TMP/p.json" --pin "$FIRST=5"
+stderr_has "may run only on IPU 5, none of the 2 IPUs" "pin out of range"
+expect 2 "shard --pin unknown node" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 2 \
+  -o "$TMP/o22.onnx" --pin "no_such_node=0"
+stderr_has "no node is named 'no_such_node'" "shard --pin unknown node"
 printf '{"nodes": [{"name": "a"}], "tensors": [{"producer": 3}], "num_ipus": 1}' >"$TMP/bad.json"
 expect 2 "bad problem" -- "$BIN" solve "$TMP/bad.json"
 stderr_has "bad.json: tensor 0: producer 3 is not a node index" "bad problem"

@@ -235,6 +235,7 @@ def plan(model: Any,
          compile_cmd: Optional[str] = None,
          compile_timeout: float = OPTION_DEFAULTS["compile_timeout"],
          jobs: int = OPTION_DEFAULTS["jobs"],
+         pins: Optional[Mapping[str, int]] = None,
          total_ipus: Optional[int] = None,
          batch_sizes: Optional[Sequence[int]] = None,
          replica_grouping: Optional[Tuple[int, int]] = None,
@@ -260,6 +261,8 @@ def plan(model: Any,
     ``weights`` is ``"constant"`` (PopRT's inference default) or
     ``"variable"``: every reader of a weight then runs on one IPU (PopART's
     rule when pipelining), so the last stage may return to IPU 0.
+    ``pins`` maps node names to the IPU each must run on (``shard --pin
+    NODE=IPU``), e.g. ``{"embedding": 0}``.
 
     A POD (``shard --total-ipus``): ``total_ipus`` IPUs, replicas of the
     plan's pipeline; ``batch_sizes`` the micro-batches to try (the highest
@@ -307,6 +310,9 @@ def plan(model: Any,
             f"--strategy: {strategy} not in {{{','.join(strategies)}}}")
     if compile_cmd is not None:
         _check("compile_cmd", compile_cmd, (str,), "str")
+    for name, ipu in (pins or {}).items():
+        _check("pins' keys", name, (str,), "str")
+        _check(f"pins['{name}']", ipu, (int,), "an int")
     relay = _progress_relay(progress)
     options.update(
         num_ipus=count,
@@ -320,6 +326,7 @@ def plan(model: Any,
         compile_timeout=float(compile_timeout),
         # As the CLI: with one model, jobs counts compiles.
         jobs=jobs if compile_cmd else 1,
+        pins=[f"{name}={ipu}" for name, ipu in (pins or {}).items()],
     )
     options.update(_pod_options(total_ipus, batch_sizes, replica_grouping,
                                 shard_over))

@@ -388,3 +388,23 @@ def test_dims_an_op_cannot_take_raise_naming_the_node():
                        r"'s' = \{2,16\}; ONNX's shape inference: Incompatible dimensions"):
         autoshard.plan(model, 1, batch_size=4)
     assert autoshard.plan(model, 1, batch_size=2).batch_size == 2
+
+
+def test_pins_place_a_node_as_the_cli(tmp_path):
+    # Issue 31: pins={"NODE": IPU} is shard's --pin NODE=IPU.
+    free = autoshard.plan(MODEL, 2, batch_size=1)
+    last = list(free.placement)[-1]
+    first = list(free.placement)[0]
+    pinned = autoshard.plan(MODEL, 2, batch_size=1, pins={first: 0})
+    assert pinned.placement[first][0] == 0
+    run = cli("shard", MODEL, "--num-ipus", 2, "--batch-size", 1, "-q",
+              "-o", tmp_path / "sq.onnx", "--pin", f"{first}=0",
+              "--plan", tmp_path / "plan.json")
+    assert run.returncode == 0, run.stderr
+    assert untimed(pinned.to_json()) == untimed(
+        (tmp_path / "plan.json").read_text())
+    # The last node on IPU 0 leaves IPU 1 empty: refused, as the CLI's exit 2.
+    with pytest.raises(ValueError, match="keeps the constraints"):
+        autoshard.plan(MODEL, 2, batch_size=1, pins={last: 0})
+    with pytest.raises(TypeError, match="pins"):
+        autoshard.plan(MODEL, 2, pins={first: "0"})

@@ -1,12 +1,14 @@
 // The Bound adapters of the certified bound's cascade (bound.h): each runs
 // one method with its share of the budget and says what it proved.
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "sharder/bound/bound.h"
 #include "sharder/bound/cut_bound.h"
 #include "sharder/bound/filler_bound.h"
 #include "sharder/bound/lp_bound.h"
+#include "sharder/strategies/constraints.h"
 #include "sharder/strategies/ideal_dp.h"
 
 namespace autoshard {
@@ -54,6 +56,23 @@ class IdealDpLowerBound : public Bound {
     }
     v.stop = dp.complete ? BoundStop::kDone : BoundStop::kOutOfBudget;
     if (dp.ran) return v;
+    // Colocation groups merged (strategies/constraints.h): the same plans,
+    // so the DP there bounds them, from fewer ideals. Its node times are
+    // the nodes' (no FLOPs are costed: any precision).
+    if (const std::optional<Coarsened> merged =
+            ContractGroups(*p.problem, *p.model, p.num_ipus)) {
+      const DeviceModel merged_model(merged->problem, p.model->profile(),
+                                     Precision::kFp32);
+      const IdealDpResult g =
+          IdealDpBound(merged->problem, merged_model, p.num_ipus,
+                       p.plan_bottleneck_s, ideal);
+      if (g.complete && g.found) {
+        v.bound_s = g.bottleneck_s;
+        v.method = "ideal DP, colocate groups merged";
+        v.stop = BoundStop::kExact;
+        return v;
+      }
+    }
     FillerBoundOptions filler;
     filler.deadline = ideal.deadline;
     const FillerBoundResult fr =

@@ -13,6 +13,7 @@
 #include "sharder/strategies/builtin.h"
 #include "sharder/strategies/closure_cuts.h"
 #include "sharder/strategies/coarsen.h"
+#include "sharder/strategies/constraints.h"
 #include "sharder/strategies/ideal_dp.h"
 #include "sharder/strategies/ideal_moves.h"
 #include "sharder/strategies/optimal_strategy.h"
@@ -130,6 +131,18 @@ IdealRun RunIdeal(const StrategyContext& c, double cap_s, double seconds) {
                              : "stopped by --max-search-seconds or its budget "
                                "of tile-memory evaluations before a split")};
   }
+  // Colocation groups merged (constraints.h's ContractGroups): the same
+  // constrained optimum, memory judged by Evaluated, from fewer ideals.
+  if (std::optional<Coarsened> merged = ContractGroups(p, model, c.num_ipus)) {
+    const DeviceModel merged_model(merged->problem, c.device, c.precision);
+    const IdealDpResult g =
+        IdealDpSplit(merged->problem, merged_model, c.num_ipus, cap_s,
+                     /*ignore_memory=*/true, ideal);
+    if (g.found) {
+      std::vector<int32_t> ipu = Refine(p, *merged, g.ipu);
+      return {{Assignment{ipu, ipu}}, ""};
+    }
+  }
   const std::string why =
       r.pairs > ideal.max_pairs
           ? absl::StrCat("more than ", ideal.max_pairs,
@@ -147,6 +160,38 @@ IdealRun RunIdeal(const StrategyContext& c, double cap_s, double seconds) {
                      : "the coarsened graphs had too many ideals too, or "
                        "time ran out");
   return {std::move(found), std::move(gave_up)};
+}
+
+// The ideal DP's fastest split that keeps the constraints, memory not
+// judged (on the graph with colocate groups merged when it has too many
+// ideals), within `seconds`; nullopt when neither DP finds one.
+std::optional<Assignment> KeepingConstraints(const StrategyContext& c,
+                                             double seconds) {
+  const ShardingProblem& p = *c.problem;
+  if (c.num_ipus < 2 || p.num_nodes() > kMaxNodeGranularity) {
+    return std::nullopt;
+  }
+  IdealDpOptions ideal;
+  ideal.deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(seconds));
+  const IdealDpResult r = IdealDpSplit(p, c.Model(), c.num_ipus,
+                                       std::numeric_limits<double>::infinity(),
+                                       /*ignore_memory=*/true, ideal);
+  if (r.found) return Assignment{r.ipu, r.ipu};
+  if (std::optional<Coarsened> merged =
+          ContractGroups(p, c.Model(), c.num_ipus)) {
+    const DeviceModel merged_model(merged->problem, c.device, c.precision);
+    const IdealDpResult g = IdealDpSplit(
+        merged->problem, merged_model, c.num_ipus,
+        std::numeric_limits<double>::infinity(), /*ignore_memory=*/true, ideal);
+    if (g.found) {
+      std::vector<int32_t> ipu = Refine(p, *merged, g.ipu);
+      return Assignment{ipu, ipu};
+    }
+  }
+  return std::nullopt;
 }
 
 // One split auto compares, with its name and seconds.
@@ -248,6 +293,7 @@ std::vector<RunnerUp> RunnersUp(const std::vector<Candidate>& candidates,
       &candidates[best].result.assignment.ipu};
   for (size_t i : order) {
     const StrategyResult& r = candidates[i].result;
+    if (!r.broken_constraint.empty()) continue;
     if (std::any_of(seen.begin(), seen.end(), [&](const auto* ipu) {
           return *ipu == r.assignment.ipu;
         })) {
@@ -299,11 +345,18 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   }
   t = std::chrono::steady_clock::now();
   std::optional<StrategyResult> ideal;  // the best of RunIdeal's
+  // With constraints optimal's slicing may have been repaired (Note
+  // [Constraints in every strategy]): the cap is the repaired split's.
+  double ideal_cap_s = optimal->fits()
+                           ? optimal->bottleneck_s()
+                           : std::numeric_limits<double>::infinity();
+  if (c.problem->HasConstraints()) {
+    ideal_cap_s = sliced.evaluation.fits && sliced.broken_constraint.empty()
+                      ? sliced.evaluation.performance.bottleneck_s
+                      : std::numeric_limits<double>::infinity();
+  }
   IdealRun ideal_run =
-      RunIdeal(c,
-               optimal->fits() ? optimal->bottleneck_s()
-                               : std::numeric_limits<double>::infinity(),
-               c.max_search_s - SecondsSince(c.start));
+      RunIdeal(c, ideal_cap_s, c.max_search_s - SecondsSince(c.start));
   for (Assignment& a : ideal_run.found) {
     // A split that leaves an IPU without a node is no plan (planner.cc
     // refuses it): vad_silero_v5 onto 4 IPUs, whose only Constant was an
@@ -313,6 +366,20 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     if (!ideal || BetterResult(r, *ideal)) ideal = std::move(r);
   }
   if (ideal) candidates.push_back({"ideal", *ideal, SecondsSince(t)});
+  // No candidate keeps the constraints (none fits, say): the fastest split
+  // that keeps them whatever its memory, so a plan that does not fit is
+  // given rather than none.
+  if (std::none_of(candidates.begin(), candidates.end(),
+                   [](const Candidate& x) {
+                     return x.result.broken_constraint.empty();
+                   })) {
+    t = std::chrono::steady_clock::now();
+    if (std::optional<Assignment> kept = KeepingConstraints(
+            c, std::max(c.max_search_s - SecondsSince(c.start), 1.0))) {
+      candidates.push_back(
+          {"ideal", Evaluated(c, std::move(*kept), amp), SecondsSince(t)});
+    }
+  }
   // --weights variable: a split with a weight's readers on two IPUs does
   // not compile, so any that does not beats it.
   auto allowed = [&](size_t i) {
@@ -320,6 +387,9 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
            !WeightOnTwoIpus(*c.problem, candidates[i].result.assignment.ipu);
   };
   auto better = [&](size_t i, size_t than) {
+    const bool kept_i = candidates[i].result.broken_constraint.empty();
+    if (kept_i != candidates[than].result.broken_constraint.empty())
+      return kept_i;
     const bool a = allowed(i), b = allowed(than);
     if (a != b) return a;
     return BetterResult(candidates[i].result, candidates[than].result);
@@ -401,6 +471,8 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
 bool BetterResult(const StrategyResult& a, const StrategyResult& b) {
   const PlanEvaluation& x = a.evaluation;
   const PlanEvaluation& y = b.evaluation;
+  if (a.broken_constraint.empty() != b.broken_constraint.empty())
+    return a.broken_constraint.empty();
   if (x.fits != y.fits) return x.fits;
   if (!x.fits) return x.max_tile_bytes < y.max_tile_bytes;
   if (x.performance.bottleneck_s != y.performance.bottleneck_s) {

@@ -30,7 +30,9 @@ inline constexpr double kRevisitMinSeconds = 2;
 // 241.9 us, 64 gave 239.8, 256 gave 239.9).
 inline constexpr int kMinCutOrderWindows = 64;
 
-// auto's order: a split that fits beats one that does not; then the smaller
+// auto's order: a split that keeps the constraints beats one that breaks
+// them (StrategyResult::broken_constraint); then a split that fits beats one
+// that does not; then the smaller
 // bottleneck; on a tie the larger available memory proportion (the device's
 // beats one the search lowered). Among splits that do not fit, the smaller
 // fullest tile. False when neither is better.

@@ -20,7 +20,59 @@ class PairDp {
         model_(model),
         lattice_(lattice),
         k_(num_ipus),
-        options_(options) {}
+        options_(options) {
+    for (int32_t n = 0; n < problem_.num_nodes(); ++n) {
+      if (!lattice_.InLattice(n)) continue;
+      if (!problem_.allowed_ipus.empty() &&
+          problem_.allowed_ipus[n] != ShardingProblem::kAnyIpu) {
+        constrained_.push_back(n);
+      }
+      if (!problem_.colocate_group.empty() && problem_.colocate_group[n] >= 0) {
+        grouped_.push_back(n);
+      }
+    }
+    if (!grouped_.empty()) consistent_.assign(lattice_.size(), -1);
+  }
+
+  // Note [Constraints in the ideal DP]
+  // A colocation group is on one IPU iff every ideal of the chain holds all
+  // of its nodes in the lattice or none: pairs keep such ideals only. A
+  // pair (a, b) may be IPU d iff every node of b \ a is allowed on d: its
+  // mask (the allowed sets' intersection) is kept per pair and read per
+  // layer of f. So the DP's optimum is the constrained problem's.
+  bool Consistent(int32_t ideal) {
+    if (grouped_.empty()) return true;
+    if (consistent_[ideal] < 0) {
+      // Per group: -1 unseen, 0 some out, 1 some in; both: split.
+      std::vector<int8_t> seen(problem_.colocate_names.size() + 1, -1);
+      bool ok = true;
+      for (int32_t n : grouped_) {
+        const int32_t g = problem_.colocate_group[n];
+        if (g >= static_cast<int32_t>(seen.size())) seen.resize(g + 1, -1);
+        const int8_t in = lattice_.Contains(ideal, n) ? 1 : 0;
+        if (seen[g] >= 0 && seen[g] != in) ok = false;
+        seen[g] = in;
+      }
+      consistent_[ideal] = ok ? 1 : 0;
+    }
+    return consistent_[ideal] != 0;
+  }
+
+  // The IPUs (bits 0..63) every node of b \ a may run on; kAnyIpu when no
+  // node there is constrained.
+  uint64_t AllowedMask(int32_t a, int32_t b) const {
+    uint64_t mask = ShardingProblem::kAnyIpu;
+    for (int32_t n : constrained_)
+      if (lattice_.Contains(b, n) && !lattice_.Contains(a, n))
+        mask &= problem_.allowed_ipus[n];
+    return mask;
+  }
+
+  // Whether pair e may run on IPU d.
+  bool PairOnIpu(int64_t e, int d) const {
+    if (mask_.empty() || mask_[e] == ShardingProblem::kAnyIpu) return true;
+    return d < 64 && ((mask_[e] >> d) & 1) != 0;
+  }
 
   double Time(int32_t a, int32_t b) {
     if (problem_.copies_through_host) return HostTime(a, b);
@@ -85,8 +137,12 @@ class PairDp {
         if (a == b ? !allow_empty : a > b) continue;  // ⊆ only to a smaller
         if (++tests > options_.max_subset_tests) return false;
         if (!lattice_.Subset(a, b)) continue;
+        if (!Consistent(a) || !Consistent(b)) continue;
+        const uint64_t mask = AllowedMask(a, b);
+        if (mask == 0) continue;
         const double t = Time(a, b);
         if (t > cap) continue;
+        if (!constrained_.empty()) mask_.push_back(mask);
         from_.push_back(a);
         time_.push_back(t);
         if (static_cast<int64_t>(from_.size()) > options_.max_pairs)
@@ -120,7 +176,7 @@ class PairDp {
           for (int64_t e = start_[b]; e < start_[b + 1]; ++e) {
             const int before_empties =
                 empties - (max_empty >= 0 && from_[e] == b ? 1 : 0);
-            if (before_empties < 0) continue;
+            if (before_empties < 0 || !PairOnIpu(e, j - 1)) continue;
             const double before = best_[Index(j - 1, before_empties, from_[e])];
             if (before < kInf)
               values.emplace_back(std::max(before, time_[e]), e);
@@ -239,6 +295,12 @@ class PairDp {
   std::vector<double> best_;    // f[j][empties][I]
   std::vector<int32_t> arg_;    // the I' that gave it
   std::vector<int32_t> scratch_, steps_, schedule_;
+  // Note [Constraints in the ideal DP]: the lattice's constrained and
+  // grouped nodes, per ideal whether it splits no group (-1 unknown), per
+  // pair its allowed IPUs (empty: no node constrained).
+  std::vector<int32_t> constrained_, grouped_;
+  std::vector<int8_t> consistent_;
+  std::vector<uint64_t> mask_;
   std::vector<uint8_t> passive_;
   std::vector<std::pair<int32_t, int32_t>> received_;  // HostTime's
   int64_t fit_evaluations_ = 0;

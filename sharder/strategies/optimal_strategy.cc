@@ -249,6 +249,14 @@ absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
   const double seconds = SecondsSince(optimal_start);
   StrategyResult out = SinkConstantsIfNoWorse(c, std::move(r->assignment));
   *out.summary.mutable_optimal() = OptimalSummaryOf(*r, seconds);
+  // Its slicings ignore the constraints; Evaluated repaired the chosen one
+  // (Note [Constraints in every strategy], constraints.h): the summary
+  // gives the repaired split's figures.
+  if (c.problem->HasConstraints()) {
+    out.summary.mutable_optimal()->set_fits(out.evaluation.fits);
+    out.summary.mutable_optimal()->set_bottleneck_s(
+        out.evaluation.performance.bottleneck_s);
+  }
   return out;
 }
 

@@ -1,6 +1,10 @@
 #include "sharder/strategies/strategy.h"
 
+#include <optional>
 #include <utility>
+#include <vector>
+
+#include "sharder/strategies/constraints.h"
 
 namespace autoshard {
 
@@ -8,6 +12,18 @@ StrategyResult Evaluated(const StrategyContext& context, Assignment assignment,
                          double proportion) {
   StrategyResult r;
   const DeviceModel& model = context.Models().At(proportion);
+  // Note [Constraints in every strategy] (constraints.h).
+  if (context.problem->HasConstraints()) {
+    r.broken_constraint = BrokenConstraint(*context.problem, assignment.ipu);
+    if (!r.broken_constraint.empty() && !assignment.RevisitsAnIpu()) {
+      std::optional<std::vector<int32_t>> repaired = RepairToConstraints(
+          *context.problem, model, context.num_ipus, assignment.ipu);
+      if (repaired) {
+        assignment = Assignment{*repaired, *repaired};
+        r.broken_constraint.clear();
+      }
+    }
+  }
   r.evaluation = assignment.RevisitsAnIpu()
                      ? EvaluatePlacement(model, assignment, context.batch)
                      : EvaluatePlan(model, assignment.ipu, context.num_ipus,

@@ -108,6 +108,11 @@ struct StrategyResult {
   // chosen one is not; unset when there was none that --weights allows).
   int32_t shared_weight = -1;
   std::optional<PlanEvaluation> other_evaluation;
+  // The constraint the split breaks when Evaluated could not repair it
+  // (Note [Constraints in every strategy], constraints.h); "" when it keeps
+  // them all. Such a split loses to any other (BetterResult) and is never
+  // a plan.
+  std::string broken_constraint;
 };
 
 class Strategy {
