@@ -6,6 +6,7 @@
 #include "sharder/bound/bound.h"
 #include "sharder/bound/cut_bound.h"
 #include "sharder/bound/filler_bound.h"
+#include "sharder/bound/heavy_bound.h"
 #include "sharder/bound/lp_bound.h"
 #include "sharder/strategies/ideal_dp.h"
 
@@ -22,6 +23,23 @@ class MinCutBound : public Bound {
     BoundValue v;
     if (r.improved) v.bound_s = r.bound_s;
     v.method = "min-cut";
+    v.stop = r.out_of_work ? BoundStop::kOutOfBudget : BoundStop::kDone;
+    return v;
+  }
+};
+
+// Note [Heavy-node bound]: deterministic, a work budget and no clock.
+class HeavyBound : public Bound {
+ public:
+  absl::string_view name() const override { return "heavy node"; }
+  BoundValue Run(const BoundProblem& p, const BoundBudget&) const override {
+    const HeavyBoundResult r =
+        HeavyNodeBound(*p.problem, *p.model, p.lower_s, HeavyBoundOptions());
+    BoundValue v;
+    if (r.node >= 0) {
+      v.bound_s = r.bound_s;
+      v.method = "heavy node";
+    }
     v.stop = r.out_of_work ? BoundStop::kOutOfBudget : BoundStop::kDone;
     return v;
   }
@@ -102,10 +120,11 @@ class CbcMipBound : public Bound {
 
 const std::vector<const Bound*>& CertifyBounds() {
   static const MinCutBound* const cut = new MinCutBound;
+  static const HeavyBound* const heavy = new HeavyBound;
   static const IdealDpLowerBound* const ideal = new IdealDpLowerBound;
   static const CbcMipBound* const mip = new CbcMipBound;
   static const std::vector<const Bound*>* const bounds =
-      new std::vector<const Bound*>{cut, ideal, mip};
+      new std::vector<const Bound*>{cut, heavy, ideal, mip};
   return *bounds;
 }
 
