@@ -33,8 +33,8 @@ class HeavyBound : public Bound {
  public:
   absl::string_view name() const override { return "heavy node"; }
   BoundValue Run(const BoundProblem& p, const BoundBudget&) const override {
-    const HeavyBoundResult r =
-        HeavyNodeBound(*p.problem, *p.model, p.lower_s, HeavyBoundOptions());
+    const HeavyBoundResult r = HeavyNodeBound(*p.problem, *p.model, p.num_ipus,
+                                              p.lower_s, HeavyBoundOptions());
     BoundValue v;
     if (r.node >= 0) {
       v.bound_s = r.bound_s;

@@ -24,8 +24,30 @@
 // still valid). The bound is max over v of h(v); h(v) <= t(v) + the bytes of
 // v's own tensors / L (X = {v}), so only the nodes where that exceeds the
 // bound proven before are tried, costliest first.
-// Memory is not counted, nor the copies' fixed cost, nor tensors that only
-// pass through d: all would only add to d's time.
+// Memory is not counted, nor the copies' fixed cost: both would only add to
+// d's time.
+//
+// Note [Nested ideals]
+// With PopART's adjacent copies and a monotone split, d's nodes are
+// I2 \ I1 for the ideals I1 (IPUs before d) and I2 (up to d), and d sends and
+// receives exactly the bytes crossing their boundaries, C(I1) and C(I2)
+// (tensors that pass through d included). So there
+//   h(v) = min over ideals I1 ⊆ I2 with v in I2 \ I1 of
+//          t(I2 \ I1) + (C(I1) + C(I2)) / L,
+// at least the value above: a closure problem on two copies of the graph
+// (the source side of each an ideal, as in sharder/strategies/
+// closure_cuts.h; x in I1 -> x in I2 of infinity; x in I2 pays t(x) to the
+// sink, x not in I1 t(x) from the source, less Σ t once).
+//
+// Note [Heavy node and the rest]
+// The other k - 1 IPUs hold the rest of the compute, so the bottleneck is
+// also at least (W - t(X)) / (k - 1) (W: Σ node times). For lambda in
+// [1/k, 1], lambda x d's time + (1 - lambda) x that is a lower bound too:
+//   lambda min_X [a t(X) + B(X) / L] + (1 - lambda) W / (k - 1),
+// a = (lambda - (1 - lambda) / (k - 1)) / lambda in [0, 1]: the same cut
+// with node times scaled by a. Its value is a minimum of functions linear
+// in lambda (concave), so a ternary search finds the best lambda for the
+// `lagrange_nodes` nodes of largest h(v); every value tried is a bound.
 #ifndef AUTOSHARD_SHARDER_BOUND_HEAVY_BOUND_H_
 #define AUTOSHARD_SHARDER_BOUND_HEAVY_BOUND_H_
 
@@ -41,6 +63,10 @@ struct HeavyBoundOptions {
   int max_nodes_tried = 64;
   // Arc scans of the max-flows at most (a deterministic budget: no clock).
   int64_t max_work = 200000000;
+  // Note [Heavy node and the rest]: nodes searched, and steps each (two
+  // max-flows a step).
+  int lagrange_nodes = 4;
+  int lagrange_steps = 8;
 };
 
 struct HeavyBoundResult {
@@ -50,10 +76,13 @@ struct HeavyBoundResult {
   bool out_of_work = false;
 };
 
-// The bound of Note [Heavy-node bound], trying only nodes whose h(v) may
-// exceed `lower_s` (a bound already proven). Never fails.
+// The bound of Note [Heavy-node bound] (Note [Nested ideals] with adjacent
+// copies, and Note [Heavy node and the rest] for `num_ipus` IPUs) on every
+// monotone split onto `num_ipus` IPUs; through host only nodes whose h(v)
+// may exceed `lower_s` (a bound already proven) are tried. Never fails.
 HeavyBoundResult HeavyNodeBound(const ShardingProblem& problem,
-                                const DeviceModel& model, double lower_s,
+                                const DeviceModel& model, int num_ipus,
+                                double lower_s,
                                 const HeavyBoundOptions& options);
 
 }  // namespace autoshard
