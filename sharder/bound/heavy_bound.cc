@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,36 @@ class HeavyCuts {
         link_(model.profile().link_bytes_per_s()) {}
 
   int64_t work() const { return work_; }
+
+  // With adjacent copies, an upper value of Solve(v, 1): the pair I1 = v's
+  // ancestors, I2 = I1 and v; t(v) + (C(I1) + C(I2)) / L.
+  double Upper(int32_t v) {
+    const int32_t n = problem_.num_nodes();
+    in_.assign(n, 0);
+    stack_.assign(problem_.producers[v].begin(), problem_.producers[v].end());
+    while (!stack_.empty()) {
+      const int32_t x = stack_.back();
+      stack_.pop_back();
+      if (in_[x]) continue;
+      in_[x] = 1;
+      for (int32_t u : problem_.producers[x])
+        if (!in_[u]) stack_.push_back(u);
+    }
+    int64_t bytes = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      if (pass == 1) in_[v] = 1;
+      for (const Tensor& t : tensors_) {
+        if (!in_[t.producer]) continue;
+        for (int32_t r : problem_.output_consumers[t.producer][t.slot]) {
+          if (!in_[r]) {
+            bytes += t.bytes;
+            break;
+          }
+        }
+      }
+    }
+    return model_.NodeTime(v) + static_cast<double>(bytes) / link_;
+  }
 
   // min over the sets the Note allows (X through host, I1 ⊆ I2 with
   // adjacent copies) of alpha t(X) + bytes / L, in seconds; alpha in [0, 1].
@@ -102,6 +133,8 @@ class HeavyCuts {
   const std::vector<Tensor> tensors_;
   const double link_;
   int64_t work_ = 0;
+  std::vector<uint8_t> in_;  // Upper's sets
+  std::vector<int32_t> stack_;
 };
 
 }  // namespace
@@ -155,9 +188,14 @@ HeavyBoundResult HeavyNodeBound(const ShardingProblem& problem,
   for (int32_t v : order) {
     if (result.tried >= options.max_nodes_tried || spent()) break;
     // Through host h(v) <= own_s[v]: none left can beat the best found.
+    // With adjacent copies h(v) <= Upper(v): v cannot.
     if (problem.copies_through_host &&
         own_s[v] <= std::max(lower_s, result.bound_s)) {
       break;
+    }
+    if (!problem.copies_through_host &&
+        cuts.Upper(v) <= std::max(lower_s, result.bound_s)) {
+      continue;
     }
     const double h = cuts.Solve(v, 1.0);
     ++result.tried;

@@ -23,7 +23,8 @@
 // and some are not. Node times are rounded down to whole bytes (smaller:
 // still valid). The bound is max over v of h(v); h(v) <= t(v) + the bytes of
 // v's own tensors / L (X = {v}), so only the nodes where that exceeds the
-// bound proven before are tried, costliest first.
+// bound proven before are tried, costliest first (with adjacent copies: those
+// whose value for I1 = v's ancestors, I2 = I1 and v, exceeds it).
 // Memory is not counted, nor the copies' fixed cost: both would only add to
 // d's time.
 //
@@ -60,13 +61,13 @@ namespace autoshard {
 
 struct HeavyBoundOptions {
   // Max-flows at most (the costliest candidates first).
-  int max_nodes_tried = 64;
+  int max_nodes_tried = 32;
   // Arc scans of the max-flows at most (a deterministic budget: no clock).
   int64_t max_work = 200000000;
   // Note [Heavy node and the rest]: nodes searched, and steps each (two
   // max-flows a step).
-  int lagrange_nodes = 4;
-  int lagrange_steps = 8;
+  int lagrange_nodes = 2;
+  int lagrange_steps = 6;
 };
 
 struct HeavyBoundResult {
