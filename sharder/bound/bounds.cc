@@ -55,8 +55,10 @@ class IdealDpLowerBound : public Bound {
                  const BoundBudget& budget) const override {
     IdealDpOptions ideal;
     ideal.max_ideals = 20000;  // no fit evaluations here: a larger lattice
+    // From its own start: the deterministic bounds before it (min-cut,
+    // heavy node) do not eat its half.
     ideal.deadline =
-        budget.start +
+        std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             std::chrono::duration<double>(budget.max_seconds / 2));
     const IdealDpResult dp = IdealDpBound(*p.problem, *p.model, p.num_ipus,
