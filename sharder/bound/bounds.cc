@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "sharder/bound/bound.h"
+#include "sharder/bound/certify.h"
 #include "sharder/bound/cut_bound.h"
 #include "sharder/bound/filler_bound.h"
 #include "sharder/bound/heavy_bound.h"
@@ -33,8 +34,12 @@ class HeavyBound : public Bound {
  public:
   absl::string_view name() const override { return "heavy node"; }
   BoundValue Run(const BoundProblem& p, const BoundBudget&) const override {
-    const HeavyBoundResult r = HeavyNodeBound(*p.problem, *p.model, p.num_ipus,
-                                              p.lower_s, HeavyBoundOptions());
+    HeavyBoundOptions options;
+    // Within kCertifiedEnoughPercent of the plan the cascade stops anyway.
+    options.enough_s =
+        p.plan_bottleneck_s / (1 + kCertifiedEnoughPercent / 100);
+    const HeavyBoundResult r =
+        HeavyNodeBound(*p.problem, *p.model, p.num_ipus, p.lower_s, options);
     BoundValue v;
     if (r.node >= 0) {
       v.bound_s = r.bound_s;

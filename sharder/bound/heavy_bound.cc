@@ -180,6 +180,7 @@ HeavyBoundResult HeavyNodeBound(const ShardingProblem& problem,
     }
   };
   auto spent = [&] {
+    if (options.enough_s > 0 && result.bound_s >= options.enough_s) return true;
     if (cuts.work() <= options.max_work) return false;
     result.out_of_work = true;
     return true;

@@ -67,6 +67,9 @@ struct HeavyBoundOptions {
   // Note [Heavy node and the rest]: nodes searched, and steps each (two
   // max-flows a step).
   int lagrange_nodes = 2;
+  // Stop once the bound reaches this many seconds (0: never): the caller's
+  // plan is then close enough to it.
+  double enough_s = 0;
   int lagrange_steps = 6;
 };
 
