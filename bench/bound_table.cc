@@ -10,7 +10,7 @@
 // or search had to lower the memory proportion). Then the medians and worsts.
 //
 // Usage: autoshard_bound_table [--ipus 2,4,8,16] [--bound-seconds S]
-//        [--max-search-seconds S] MODEL...
+//        [--max-search-seconds S] [--precision fp16|fp32] MODEL...
 // bench/bound_corpus.sh runs it over a folder.
 #include <algorithm>
 #include <cstdio>
@@ -65,6 +65,7 @@ std::string Reason(const autoshard::Plan& plan, double costliest_s,
 struct Args {
   std::vector<int> ipus = {2, 4, 8, 16};
   double bound_s = 10, search_s = 60;
+  bool fp16 = false;  // --precision fp16 (default fp32)
   std::vector<std::string> models;
 };
 
@@ -78,6 +79,10 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->ipus = *parsed;
     } else if (arg == "--bound-seconds" && i + 1 < argc) {
       if (!absl::SimpleAtod(argv[++i], &args->bound_s)) return false;
+    } else if (arg == "--precision" && i + 1 < argc) {
+      const std::string p = argv[++i];
+      if (p != "fp16" && p != "fp32") return false;
+      args->fp16 = p == "fp16";
     } else if (arg == "--max-search-seconds" && i + 1 < argc) {
       if (!absl::SimpleAtod(argv[++i], &args->search_s)) return false;
     } else {
@@ -117,6 +122,7 @@ void PrintRow(const autoshard::LoadedModel& loaded, const std::string& name,
   autoshard::Options options = autoshard::bench::TableOptions(loaded, k);
   options.bound_s = args.bound_s;
   options.max_search_s = args.search_s;
+  if (args.fp16) options.precision = autoshard::Precision::kFp16;
   auto plan = autoshard::PlanModel(loaded.model, options);
   auto prepared = autoshard::internal::Prepare(loaded.model, options);
   if (!plan.ok() || !prepared.ok()) {
@@ -161,7 +167,8 @@ int main(int argc, char** argv) {
   if (args.models.empty()) {
     std::fprintf(stderr,
                  "usage: autoshard_bound_table [--ipus 2,4,8,16] "
-                 "[--bound-seconds S] [--max-search-seconds S] MODEL...\n");
+                 "[--bound-seconds S] [--max-search-seconds S] [--precision "
+                 "fp16|fp32] MODEL...\n");
     return 2;
   }
   std::printf(

@@ -5,8 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "sharder/bound/bound.h"
+#include "sharder/bound/certify.h"
 #include "sharder/bound/cut_bound.h"
 #include "sharder/bound/filler_bound.h"
+#include "sharder/bound/heavy_bound.h"
 #include "sharder/bound/lp_bound.h"
 #include "sharder/strategies/constraints.h"
 #include "sharder/strategies/ideal_dp.h"
@@ -29,6 +31,27 @@ class MinCutBound : public Bound {
   }
 };
 
+// Note [Heavy-node bound]: deterministic, a work budget and no clock.
+class HeavyBound : public Bound {
+ public:
+  absl::string_view name() const override { return "heavy node"; }
+  BoundValue Run(const BoundProblem& p, const BoundBudget&) const override {
+    HeavyBoundOptions options;
+    // Within kCertifiedEnoughPercent of the plan the cascade stops anyway.
+    options.enough_s =
+        p.plan_bottleneck_s / (1 + kCertifiedEnoughPercent / 100);
+    const HeavyBoundResult r =
+        HeavyNodeBound(*p.problem, *p.model, p.num_ipus, p.lower_s, options);
+    BoundValue v;
+    if (r.node >= 0) {
+      v.bound_s = r.bound_s;
+      v.method = "heavy node";
+    }
+    v.stop = r.out_of_work ? BoundStop::kOutOfBudget : BoundStop::kDone;
+    return v;
+  }
+};
+
 // The ideal DP's relaxation within half the budget, exact when it
 // completes; when the graph has too many ideals, the same DP on a problem
 // with fillers (Note [Filler bound]) within the same half.
@@ -39,8 +62,10 @@ class IdealDpLowerBound : public Bound {
                  const BoundBudget& budget) const override {
     IdealDpOptions ideal;
     ideal.max_ideals = 20000;  // no fit evaluations here: a larger lattice
+    // From its own start: the deterministic bounds before it (min-cut,
+    // heavy node) do not eat its half.
     ideal.deadline =
-        budget.start +
+        std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             std::chrono::duration<double>(budget.max_seconds / 2));
     const IdealDpResult dp = IdealDpBound(*p.problem, *p.model, p.num_ipus,
@@ -121,10 +146,11 @@ class CbcMipBound : public Bound {
 
 const std::vector<const Bound*>& CertifyBounds() {
   static const MinCutBound* const cut = new MinCutBound;
+  static const HeavyBound* const heavy = new HeavyBound;
   static const IdealDpLowerBound* const ideal = new IdealDpLowerBound;
   static const CbcMipBound* const mip = new CbcMipBound;
   static const std::vector<const Bound*>* const bounds =
-      new std::vector<const Bound*>{cut, ideal, mip};
+      new std::vector<const Bound*>{cut, heavy, ideal, mip};
   return *bounds;
 }
 

@@ -4,6 +4,9 @@
 // kCertifiedEnoughPercent of it:
 // - the min-cut bound (sharder/bound/cut_bound.h): copies counted, memory
 //   not; deterministic (a work budget, no clock);
+// - the heavy-node bound (sharder/bound/heavy_bound.h): what the IPU of a
+//   costly node pays, its compute and the copies in and out of it unless
+//   neighbours join it; deterministic (a work budget, no clock);
 // - the ideal DP's relaxation (sharder/strategies/ideal_dp.h), exact when
 //   the graph has few ideals: copies counted, memory not;
 // - when it has too many, the same DP on a problem with fewer ideals whose

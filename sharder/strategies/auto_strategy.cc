@@ -16,6 +16,7 @@
 #include "sharder/strategies/constraints.h"
 #include "sharder/strategies/ideal_dp.h"
 #include "sharder/strategies/ideal_moves.h"
+#include "sharder/strategies/neighbour_moves.h"
 #include "sharder/strategies/optimal_strategy.h"
 #include "sharder/strategies/revisit.h"
 #include "sharder/strategies/search_strategy.h"
@@ -259,6 +260,15 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
                   std::min(seconds_left, kIdealMovesSeconds)));
   IdealMovesResult r = ImproveByIdealMoves(p, model, c.num_ipus,
                                            from.result.assignment.ipu, options);
+  // Then Note [Neighbour moves] (sharder/strategies/neighbour_moves.h)
+  // within the same time: never slower than the ideal moves' split.
+  NeighbourMovesOptions neighbour;
+  neighbour.max_steps = 64;
+  neighbour.deadline = options.deadline;
+  NeighbourMovesResult nr = ImproveByNeighbourMoves(
+      p, model, c.num_ipus, std::move(r.ipu), neighbour);
+  r.ipu = std::move(nr.ipu);
+  r.bottleneck_s = nr.bottleneck_s;
   if (r.bottleneck_s >= e.performance.bottleneck_s * (1 - 1e-9))
     return std::nullopt;
   return Candidate{from.strategy + "+moves",
