@@ -27,6 +27,11 @@ absl::Status Options::Validate() const {
   if (max_candidates <= 0) {
     return absl::InvalidArgumentError("--max-candidates must be positive");
   }
+  if (keep_placement && !pins.empty()) {
+    return absl::InvalidArgumentError(
+        "--pin plans a split, --keep-placement evaluates the model's own: "
+        "give one of them");
+  }
   if (jobs < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("--jobs must be at least 1, got ", jobs));

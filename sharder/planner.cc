@@ -16,6 +16,7 @@
 #include "sharder/stage_layout.h"
 #include "sharder/strategies/constraints.h"
 #include "sharder/strategies/registry.h"
+#include "sharder/strategies/revisit.h"
 
 namespace autoshard::internal {
 namespace {
@@ -100,15 +101,20 @@ void Certify(const Prepared& p, const Options& options, Plan* plan) {
   if (options.bound_s <= 0) return;  // the cheap bound, set already
   const DeviceModel& model = p.analysis->device_model();
   proto::Performance* perf = plan->proto.mutable_performance();
-  if (plan->proto.has_stages()) {
-    // The solvers' bounds hold over splits whose stage k runs on IPU k; a
-    // plan whose last stage returns to IPU 0 may beat them. The cheap bound
-    // holds over every node -> IPU map (an IPU's time is at least its
-    // nodes' times), revisiting ones included.
-    SetCertificate({perf->lower_bound_s(),
-                    "cheap (it covers plans whose last stage returns to IPU "
-                    "0; the solvers' bounds do not)",
-                    0},
+  // The solvers' bounds hold over splits whose stage k runs on IPU k; auto
+  // may return a plan whose last stage returns to IPU 0 (Note [Last stage on
+  // IPU 0]) when a weight is read far apart or weights are variable, and
+  // such a plan may beat them. Then only bounds that hold for every node ->
+  // IPU map certify, whichever plan won.
+  const bool revisit_possible =
+      plan->proto.has_stages() ||
+      (options.strategy == "auto" &&
+       (options.weights == "variable" ||
+        FarApartWeight(p.analysis->problem).has_value()));
+  if (revisit_possible) {
+    SetCertificate(CertifyAnyAssignment(p.analysis->problem, model,
+                                        plan->proto.num_ipus(),
+                                        perf->lower_bound_s()),
                    perf);
     return;
   }
@@ -253,7 +259,8 @@ absl::StatusOr<Plan> PlanPrepared(const Prepared& p, const Options& options,
   const bool search_judges = strategy->accepts_oracle();
   if (search_judges) context.oracle = oracle;
   ASSIGN_OR_RETURN(StrategyResult r, strategy->Run(context));
-  if (oracle && !search_judges) {
+  // A split search repaired to keep the constraints has no verdict yet.
+  if (oracle && (!search_judges || !r.compiler_fits.has_value())) {
     ASSIGN_OR_RETURN(r, CompileInOrder(context, std::move(r), oracle,
                                        std::string(strategy->name())));
   }

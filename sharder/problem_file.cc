@@ -1,5 +1,6 @@
 #include "sharder/problem_file.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -312,12 +313,16 @@ proto::Problem ToProblemProto(const ShardingProblem& p,
       t->set_graph_output(output);
     }
   }
-  for (size_t g = 0; g < p.colocate_names.size(); ++g) {
+  // Every group a node is in, named or not (colocate_names may be short).
+  int32_t groups = static_cast<int32_t>(p.colocate_names.size());
+  for (int32_t g : p.colocate_group) groups = std::max(groups, g + 1);
+  for (int32_t g = 0; g < groups; ++g) {
     proto::ColocateGroup* group = out.add_colocate();
-    group->set_name(p.colocate_names[g]);
+    if (g < static_cast<int32_t>(p.colocate_names.size()))
+      group->set_name(p.colocate_names[g]);
     for (int32_t v = 0; v < static_cast<int32_t>(p.colocate_group.size());
          ++v) {
-      if (p.colocate_group[v] == static_cast<int32_t>(g)) group->add_nodes(v);
+      if (p.colocate_group[v] == g) group->add_nodes(v);
     }
   }
   return out;

@@ -395,10 +395,13 @@ def test_pins_place_a_node_as_the_cli(tmp_path):
     free = autoshard.plan(MODEL, 2, batch_size=1)
     last = list(free.placement)[-1]
     first = list(free.placement)[0]
-    pinned = autoshard.plan(MODEL, 2, batch_size=1, pins={first: 0})
-    assert pinned.placement[first][0] == 0
+    # The first node the free plan runs on IPU 1 (placement is in
+    # topological order), pinned to IPU 0, runs there.
+    moved = next(n for n, (ipu, _) in free.placement.items() if ipu == 1)
+    pinned = autoshard.plan(MODEL, 2, batch_size=1, pins={moved: 0})
+    assert pinned.placement[moved][0] == 0
     run = cli("shard", MODEL, "--num-ipus", 2, "--batch-size", 1, "-q",
-              "-o", tmp_path / "sq.onnx", "--pin", f"{first}=0",
+              "-o", tmp_path / "sq.onnx", "--pin", f"{moved}=0",
               "--plan", tmp_path / "plan.json")
     assert run.returncode == 0, run.stderr
     assert untimed(pinned.to_json()) == untimed(

@@ -52,6 +52,17 @@ Certificate CertifyBound(const ShardingProblem& problem,
                          double plan_bottleneck_s, bool plan_fits,
                          double max_seconds);
 
+// The certified bound over every node -> IPU map, monotone or not (a plan
+// whose last stage returns to IPU 0 included, Note [Last stage on IPU 0]):
+// the larger of `cheap_s` (DeviceModel::LowerBound, which holds for every
+// map) and the heavy-node bound's single-set form (Note [Heavy-node bound]:
+// an IPU's time is at least its nodes' times plus the bytes crossing its
+// boundary over the link rate, whatever the map). The solvers' bounds
+// (min-cut, nested ideals, ideal DP, CBC) hold over monotone splits only.
+Certificate CertifyAnyAssignment(const ShardingProblem& problem,
+                                 const DeviceModel& model, int num_ipus,
+                                 double cheap_s);
+
 // (bottleneck / bound - 1) x 100, and 0 when the bound is 0 or the
 // bottleneck is below it (a rounding error is no gap).
 double GapPercent(double bottleneck_s, double bound_s);

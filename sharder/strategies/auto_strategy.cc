@@ -261,19 +261,26 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
   IdealMovesResult r = ImproveByIdealMoves(p, model, c.num_ipus,
                                            from.result.assignment.ipu, options);
   // Then Note [Neighbour moves] (sharder/strategies/neighbour_moves.h)
-  // within the same time: never slower than the ideal moves' split.
+  // within the same time: never slower than the ideal moves' split. Both
+  // ignore memory, so each split is judged with it and the better kept
+  // (BetterResult): the neighbour moves may fill an IPU past its memory.
   NeighbourMovesOptions neighbour;
   neighbour.max_steps = 64;
   neighbour.deadline = options.deadline;
-  NeighbourMovesResult nr = ImproveByNeighbourMoves(
-      p, model, c.num_ipus, std::move(r.ipu), neighbour);
-  r.ipu = std::move(nr.ipu);
-  r.bottleneck_s = nr.bottleneck_s;
-  if (r.bottleneck_s >= e.performance.bottleneck_s * (1 - 1e-9))
-    return std::nullopt;
-  return Candidate{from.strategy + "+moves",
-                   Evaluated(c, Assignment{r.ipu, r.ipu},
-                             from.result.available_memory_proportion),
+  const NeighbourMovesResult nr =
+      ImproveByNeighbourMoves(p, model, c.num_ipus, r.ipu, neighbour);
+  const double from_s = e.performance.bottleneck_s * (1 - 1e-9);
+  const double prop = from.result.available_memory_proportion;
+  std::optional<StrategyResult> best;
+  if (r.bottleneck_s < from_s) {
+    best = Evaluated(c, Assignment{r.ipu, r.ipu}, prop);
+  }
+  if (nr.bottleneck_s < std::min(from_s, r.bottleneck_s * (1 - 1e-9))) {
+    StrategyResult moved = Evaluated(c, Assignment{nr.ipu, nr.ipu}, prop);
+    if (!best || BetterResult(moved, *best)) best = std::move(moved);
+  }
+  if (!best) return std::nullopt;
+  return Candidate{from.strategy + "+moves", *std::move(best),
                    SecondsSince(t)};
 }
 

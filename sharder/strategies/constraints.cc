@@ -195,7 +195,12 @@ absl::Status CheckConstraints(const ShardingProblem& p, int k,
       }
       shared &= mask;
     }
-    if (model != nullptr && k > 1) {
+    // With plain-bytes memory the hull's own bytes are a lower bound on any
+    // IPU that holds it. The tile model's is not (it counts every tensor
+    // the hull exchanges with another IPU as a live buffer, which a split
+    // that keeps a neighbour with it does not pay): there a group that does
+    // not fit is the plan's "does not fit", not a refusal.
+    if (model != nullptr && k > 1 && model->PlainMemory()) {
       std::vector<int32_t> ipu(p.num_nodes(), 1);
       for (int32_t v : hull) ipu[v] = 0;
       const IpuMemory memory = model->EvaluateMemory(ipu, 0);
@@ -342,6 +347,13 @@ absl::Status ApplyPins(const std::vector<std::string>& pins,
     if (it == p->names.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--pin '", pin, "': no node is named '", name, "'"));
+    }
+    // A problem file may repeat a name (an ONNX model's are made unique).
+    const auto named = std::count(p->names.begin(), p->names.end(), name);
+    if (named > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pin '", pin, "': ", named, " nodes are named '",
+                       name, "'; a pin must name one"));
     }
     if (p->allowed_ipus.empty())
       p->allowed_ipus.assign(p->num_nodes(), ShardingProblem::kAnyIpu);

@@ -7,9 +7,13 @@
 namespace autoshard {
 namespace {
 
-// Whether node x may go to IPU `to` with the split staying monotone.
+// Whether node x may go to IPU `to` with the split staying monotone and
+// its constraints kept (issue 31: `to` allowed for x; a node of a colocation
+// group is not moved alone, so it stays).
 bool MayMove(const ShardingProblem& p, const std::vector<int32_t>& ipu,
              int32_t x, int32_t to) {
+  if (!p.IpuAllowed(x, to)) return false;
+  if (!p.colocate_group.empty() && p.colocate_group[x] >= 0) return false;
   for (int32_t u : p.producers[x])
     if (ipu[u] > to) return false;
   for (int32_t w : p.consumers[x])

@@ -150,8 +150,18 @@ absl::StatusOr<StrategyResult> SearchFrom(const StrategyContext& c,
     }
   }
   // The plan is evaluated with the proportion the search settled on.
+  const std::vector<int32_t> judged = found.assignment.ipu;
   StrategyResult r = Evaluated(c, std::move(found.assignment),
                                found.available_memory_proportion);
+  // Evaluated repairs a split that breaks a constraint (Note [Constraints in
+  // every strategy]): then neither the search's memory figures nor the
+  // compiler's verdict are the plan's.
+  const bool repaired = r.assignment.ipu != judged;
+  if (repaired) {
+    found.fits = r.evaluation.fits;
+    found.max_tile_bytes = r.evaluation.max_tile_bytes;
+    found.compiler_message.clear();
+  }
   proto::SearchSummary& s = *r.summary.mutable_search();
   s.set_candidates(levels.candidates);
   s.set_raw_max_tile_bytes(levels.raw_max_tile_bytes);
@@ -163,7 +173,9 @@ absl::StatusOr<StrategyResult> SearchFrom(const StrategyContext& c,
   s.set_stop_reason(levels.stop_reason);
   s.set_subgraphs(levels.found_subgraphs);
   s.set_seconds(SecondsSince(search_start));
-  if (c.oracle) r.compiler_fits = found.fits;
+  // A repaired split was not compiled: the planner has it compiled
+  // (CompileInOrder) as it does the other strategies' splits.
+  if (c.oracle && !repaired) r.compiler_fits = found.fits;
   r.compiler_message = found.compiler_message;
   return r;
 }
