@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_model.h"
+#include "costmodel/weight_location.h"
 #include "graph/annotations.h"
 #include "graph/status_macros.h"
 #include "sharder/compile_judge.h"
@@ -42,9 +43,8 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
       pod::NodeThatNoIpuHolds(p.analysis->problem, p.analysis->device_model());
   const auto too_small = [&](int k) {
     return 2 * k <= most &&
-           (too_big ||
-            static_cast<double>(p.analysis->costs.total_weight_bytes) >
-                k * ipu_bytes);
+           (too_big || static_cast<double>(ResidentWeightBytes(
+                           p.analysis->problem)) > k * ipu_bytes);
   };
   for (int k = 1; k <= most; k *= 2) {
     if (too_small(k)) {

@@ -72,7 +72,9 @@ def _model_options(*,
                    available_memory_proportion: Optional[float] = None,
                    strict_names: bool = False,
                    strict: bool = False,
-                   weights: str = "constant") -> dict:
+                   weights: str = "constant",
+                   weights_location: str = "on-chip",
+                   retrieval_mode: str = "one_per_group") -> dict:
     """The options every call takes (plan, evaluate and inspect: the
     keywords of this signature), checked as the CLI checks its flags; the
     library checks the ranges of the rest (Options::Validate)."""
@@ -104,6 +106,16 @@ def _model_options(*,
     _check("weights", weights, (str,), "'constant' or 'variable'")
     if weights not in ("constant", "variable"):
         raise ValueError(f"--weights: {weights} not in {{constant,variable}}")
+    _check("weights_location", weights_location, (str,),
+           "'auto', 'on-chip' or 'remote'")
+    if weights_location not in ("auto", "on-chip", "remote"):
+        raise ValueError(f"--weights-location: {weights_location} not in "
+                         "{auto,on-chip,remote}")
+    _check("retrieval_mode", retrieval_mode, (str,),
+           "'one_per_group' or 'all_replicas'")
+    if retrieval_mode not in ("one_per_group", "all_replicas"):
+        raise ValueError(f"--retrieval-mode: {retrieval_mode} not in "
+                         "{one_per_group,all_replicas}")
     amp = available_memory_proportion
     if amp is not None:
         _check("available_memory_proportion", amp, (int, float), "a number")
@@ -117,6 +129,8 @@ def _model_options(*,
         "strict_names": bool(strict_names),
         "strict": bool(strict),
         "weights": weights,
+        "weights_location": weights_location,
+        "retrieval_mode": retrieval_mode,
     }
 
 
@@ -211,6 +225,11 @@ def plan(model: Any,
     ``weights`` is ``"constant"`` (PopRT's inference default) or
     ``"variable"``: every reader of a weight then runs on one IPU (PopART's
     rule when pipelining), so the last stage may return to IPU 0.
+    ``weights_location`` is ``"on-chip"`` (default), ``"remote"`` (every
+    floating-point weight in Streaming Memory, loaded each step, sharded
+    over ``shard_over`` replicas with ``total_ipus``) or ``"auto"`` (both
+    planned, the faster that fits kept); ``retrieval_mode`` PopXL's
+    ``"one_per_group"`` or ``"all_replicas"``, written into the plan.
 
     A POD (``shard --total-ipus``): ``total_ipus`` IPUs, replicas of the
     plan's pipeline; ``batch_sizes`` the micro-batches to try (the highest
