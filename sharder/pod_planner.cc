@@ -86,7 +86,10 @@ absl::StatusOr<Plan> PlanCandidate(const onnx::ModelProto& model,
           .count();
   for_one.max_search_s =
       std::max(1.0, (options.max_search_s - spent) / std::max(1, tries_left));
-  return PlanModel(model, for_one);
+  if (location == kWeightsOnChip && options.weights_location == kWeightsOnChip)
+    return PlanModel(model, for_one);
+  RETURN_IF_ERROR(for_one.Validate());
+  return internal::PlanAtLocation(model, for_one);
 }
 
 // The whole POD's options: PodOptions', the library's, and --max-ipus at
@@ -124,6 +127,14 @@ struct PodSearch {
   double best_on_chip_per_s = 0;  // the best on-chip POD throughput
   int best_on_chip_k = 0;         // its IPUs per replica
 };
+
+// The best on-chip candidate, kept to compare with remote ones.
+void KeepOnChip(const proto::PodCandidate& c, PodSearch* s) {
+  if (c.fits() && c.pod_throughput_per_s() > s->best_on_chip_per_s) {
+    s->best_on_chip_per_s = c.pod_throughput_per_s();
+    s->best_on_chip_k = c.ipus_per_replica();
+  }
+}
 
 // Why k IPUs per replica is skipped without planning; empty: plan it.
 std::string SkipNote(const PodSearch& s, int k, double ipu_bytes, bool remote) {
@@ -201,14 +212,6 @@ void NoteStreamingMemory(const Plan& plan, proto::PodCandidate* c) {
   c->set_fits(false);
   c->clear_pod_throughput_per_s();
   c->set_note(std::string(capacity.message()));
-}
-
-// The best on-chip candidate, kept to compare with remote ones.
-void KeepOnChip(const proto::PodCandidate& c, PodSearch* s) {
-  if (c.fits() && c.pod_throughput_per_s() > s->best_on_chip_per_s) {
-    s->best_on_chip_per_s = c.pod_throughput_per_s();
-    s->best_on_chip_k = c.ipus_per_replica();
-  }
 }
 
 // Tries every IPU count at micro-batch b (first_batch: the first one

@@ -1,6 +1,7 @@
 #include "sharder/weight_locations.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,18 +14,6 @@
 namespace autoshard::internal {
 namespace {
 
-// One location's plan: the model prepared (with its weights remote when
-// options say so) and planned.
-absl::StatusOr<Plan> PlanAtLocation(const onnx::ModelProto& model,
-                                    const Options& options) {
-  const auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
-  ASSIGN_OR_RETURN(Plan plan, PlanPreparedModel(p, model, options, start));
-  plan.analysis = std::move(p.analysis);
-  DescribeWeightLocations(options, &plan);
-  return plan;
-}
-
 // Records `other` in `chosen`'s weight_locations for comparison.
 void SetOther(const Plan& other, Plan* chosen) {
   proto::WeightLocations* w = chosen->proto.mutable_weight_locations();
@@ -36,6 +25,16 @@ void SetOther(const Plan& other, Plan* chosen) {
 }
 
 }  // namespace
+
+absl::StatusOr<Plan> PlanAtLocation(const onnx::ModelProto& model,
+                                    const Options& options) {
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+  ASSIGN_OR_RETURN(Plan plan, PlanPreparedModel(p, model, options, start));
+  plan.analysis = std::move(p.analysis);
+  DescribeWeightLocations(options, &plan);
+  return plan;
+}
 
 void DescribeWeightLocations(const Options& options, Plan* plan) {
   if (!plan->analysis) return;

@@ -36,6 +36,12 @@ void DescribeWeightLocations(const Options& options, Plan* plan);
 // described first).
 absl::Status CheckStreamingMemoryOf(const Plan& plan);
 
+// One location's plan (options.weights_location "on-chip" or "remote"),
+// described, its Streaming Memory not checked (PlanPod notes a candidate
+// over capacity instead). Errors: PlanModel's.
+absl::StatusOr<Plan> PlanAtLocation(const onnx::ModelProto& model,
+                                    const Options& options);
+
 // PlanModel for weights_location "remote" or "auto" (Note [Choosing where
 // weights live]). Errors: PlanModel's; for "remote", a profile without
 // Streaming Memory or remote bytes over its capacity.
