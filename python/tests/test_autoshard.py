@@ -371,5 +371,5 @@ def test_weights_location_remote_as_the_cli(tmp_path):
     assert ours["retrieval_mode"] == "all_replicas"
     with pytest.raises(ValueError, match="has no Streaming Memory"):
         autoshard.plan(MODEL, 1, weights_location="remote", device="c600")
-    with pytest.raises(ValueError, match="--weights-location: disk not in"):
+    with pytest.raises(ValueError, match="^weights_location: disk not in"):
         autoshard.plan(MODEL, 1, weights_location="disk")
