@@ -97,8 +97,11 @@ struct ModelOptions {
   std::string device = "ipu2";  // built-in name or text-proto file
   bool quiet = false;
   bool verbose = false;
-  std::string report = "text";    // --report text|json
-  std::string plan_path;          // --plan OUT.json
+  std::string report = "text";  // --report text|json
+  std::string plan_path;        // --plan OUT.json
+  // --popart-options OUT.json: PopART session options for the weights'
+  // locations (sharder/pod/weights_report.h PopartOptionsJson; issue 30).
+  std::string popart_options_path;
   bool write_anyway = false;      // --write-anyway: the model even when no fit
   bool fix_input_shapes = false;  // shard --fix-input-shapes
   std::string html_path;          // --html OUT.html

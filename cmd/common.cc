@@ -25,6 +25,7 @@
 #include "sharder/outputs/emit.h"
 #include "sharder/outputs/write_outputs.h"
 #include "sharder/pod/poprt_flags.h"
+#include "sharder/pod/weights_report.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;
@@ -135,6 +136,18 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
          "(updatable weights, or training: every reader of a weight must "
          "run on one IPU, so a last pipeline stage may return to IPU 0)")
       ->check(CLI::IsMember({"constant", "variable"}));
+  sub->add_option(
+         "--weights-location", o->library.weights_location,
+         "where the weights live: on-chip (default), remote (in the "
+         "IPU-Machines' Streaming Memory, loaded every step; sharded over "
+         "replicas with --total-ipus and --shard-over) or auto (plans both, "
+         "keeps the faster that fits)")
+      ->check(CLI::IsMember({"auto", "on-chip", "remote"}));
+  sub->add_option("--retrieval-mode", o->library.retrieval_mode,
+                  "how the runtime retrieves grouped variables, PopXL's "
+                  "one_per_group (default) or all_replicas; written into the "
+                  "plan and the launch file")
+      ->check(CLI::IsMember({"one_per_group", "all_replicas"}));
   sub->add_flag(
       "--strict-names", o->library.strict_names,
       "refuse nodes with empty or repeated names (PopRT's rule) instead "
@@ -156,6 +169,10 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
   if (!writes_outputs) return;
   sub->add_option("--plan", o->plan_path,
                   "also write the plan as JSON to this file");
+  sub->add_option("--popart-options", o->popart_options_path,
+                  "also write PopART session options for the weights' "
+                  "locations (weightTensorLocationSettings, "
+                  "tensorLocationSettingsOverride) as JSON to this file");
   sub->add_flag("--write-anyway", o->write_anyway,
                 "write the model, the sharding config and the split folder "
                 "even when the plan does not fit (else only the report, "
@@ -278,6 +295,10 @@ OutputFiles FilesToWrite(const ModelOptions& options, const Plan& plan,
                          const std::string& split_dir) {
   OutputFiles files;
   files.plan = options.plan_path;
+  if (!options.popart_options_path.empty()) {
+    files.extra.emplace_back(options.popart_options_path,
+                             pod::PopartOptionsJson(plan.proto));
+  }
   if (plan.proto.fits() || options.write_anyway) {
     files.model = output;
     files.sharding_config = sharding_config_out;
@@ -371,7 +392,8 @@ int WriteOutputs(const ModelOptions& options, LoadedModel* loaded,
       RenderPlanPictures(options, loaded->model, plan);
   if (!pictures.ok()) return ReportError(pictures.status());
   for (auto& [path, content] : prepared->files.extra) {
-    content = path == options.html_path ? pictures->html : pictures->graph;
+    if (path == options.html_path) content = pictures->html;
+    if (path == options.graph_path) content = pictures->graph;
   }
   // Everything is computed; now write, each file atomically (Note [Outputs
   // are all or nothing]). In a batch, models with external data write one

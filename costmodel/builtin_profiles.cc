@@ -164,6 +164,11 @@ constexpr char kIpu2[] = R"pb(
   sources: "IPU-M2000 / GC200 datasheet: 1472 tiles, 900 MB In-Processor-Memory, 250 TFLOP/s FP16, 62.5 TFLOP/s FP32"
   sources: "638,976 bytes per tile: the constant in PopRT's auto-sharding tool (seed 001)"
   sources: "copies: 70 GB/s + 3,000 cycles per IPU-to-IPU transfer (ipu_tensorflow_addons auto_pipeline README)"
+  streaming_memory_bytes_per_machine: 128000000000
+  ipus_per_machine: 4
+  streaming_memory_bytes_per_s: 20e9
+  remote_loads_overlap_compute: false
+  streaming_memory_source: "128 GB of Streaming Memory per IPU-M2000 of 4 IPUs as shipped (issue 30, from Graphcore's IPU-M2000 product page; DDR DIMMs up to 448 GB); 20 GB/s per IPU is an ESTIMATE (no published per-IPU Streaming Memory bandwidth was checked); loads do not overlap compute: PopXL's remote_load is an op in the program's sequence (seed 000), overlap needs I/O tiles the plan does not set up"
 )pb";
 
 // Bow IPU (Bow-2000): GC200's memory and tiles, wafer-on-wafer clock: 350
@@ -178,6 +183,11 @@ constexpr char kIpu21[] = R"pb(
   link_bytes_per_s: 70e9
   sources: "Bow-2000 datasheet: Bow IPU 1472 tiles, 900 MB In-Processor-Memory, 350 TFLOP/s FP16, 87.5 TFLOP/s FP32"
   sources: "copies: 70 GB/s + 3,000 cycles per IPU-to-IPU transfer (ipu_tensorflow_addons auto_pipeline README)"
+  streaming_memory_bytes_per_machine: 256000000000
+  ipus_per_machine: 4
+  streaming_memory_bytes_per_s: 20e9
+  remote_loads_overlap_compute: false
+  streaming_memory_source: "up to 256 GB of Streaming Memory per Bow-2000 of 4 IPUs (issue 30, from Graphcore's Bow-2000 datasheet); 20 GB/s per IPU is an ESTIMATE, as ipu2's; loads do not overlap compute (PopXL's remote_load in sequence, seed 000)"
 )pb";
 
 // C600 PCIe card (Bow architecture, ipu_version ipu21): ByteMLPerf's IPU

@@ -145,7 +145,31 @@ int64_t CappedTempPerTile(int64_t temporary_bytes, int32_t tiles, int64_t cap) {
 struct Live {
   int32_t start, end;
   int64_t bytes;
+  bool weight = false;  // a loaded remote weight (Note [Remote weights])
 };
+
+// The remote weights `schedule` reads, each once: (weight, first step,
+// last step) in the schedule.
+std::vector<Live> LoadedWeights(const ShardingProblem& p,
+                                absl::Span<const int32_t> schedule) {
+  std::vector<Live> out;
+  if (p.weight_loaded_bytes.empty()) return out;
+  std::vector<std::pair<int32_t, int32_t>> reads;  // (weight, step)
+  for (int32_t s = 0; s < static_cast<int32_t>(schedule.size()); ++s) {
+    if (p.is_constant[schedule[s]]) continue;
+    for (int32_t w : p.node_weights[schedule[s]])
+      if (p.weight_loaded_bytes[w] > 0) reads.emplace_back(w, s);
+  }
+  std::sort(reads.begin(), reads.end());
+  for (size_t i = 0; i < reads.size();) {
+    size_t j = i;
+    while (j + 1 < reads.size() && reads[j + 1].first == reads[i].first) ++j;
+    out.push_back({reads[i].second, reads[j].second,
+                   p.weight_loaded_bytes[reads[i].first], true});
+    i = j + 1;
+  }
+  return out;
+}
 
 // The activations of a schedule and its peak step.
 struct Liveness {
@@ -181,6 +205,11 @@ Liveness PeakStep(const ShardingProblem& p, absl::Span<const int32_t> schedule,
       delta[s] += static_cast<double>(bytes);
       delta[end + 1] -= static_cast<double>(bytes);
     }
+  }
+  for (const Live& w : LoadedWeights(p, schedule)) {
+    out.tensors.push_back(w);
+    delta[w.start] += static_cast<double>(w.bytes);
+    delta[w.end + 1] -= static_cast<double>(w.bytes);
   }
   double live = 0, peak = -1;
   for (int32_t s = 0; s < steps; ++s) {
@@ -219,6 +248,22 @@ DeviceModel::DeviceModel(const ShardingProblem& problem,
   code_bytes_per_tile_.assign(n, 0);
   tiles_spanned_.assign(n, 0);
   codelet_of_.assign(n, -1);
+  // Note [Remote weights]: each load is charged to its weight's first
+  // (non-constant) reader, unless loads overlap compute.
+  std::vector<double> load_s(n, 0);
+  load_charged_to_.assign(problem.weight_load_s.size(), -1);
+  if (!profile.remote_loads_overlap_compute()) {
+    for (int32_t node : problem.topo_order) {
+      if (problem.is_constant[node]) continue;
+      for (int32_t w : problem.node_weights[node]) {
+        if (static_cast<size_t>(w) >= problem.weight_load_s.size() ||
+            problem.weight_load_s[w] <= 0 || load_charged_to_[w] >= 0)
+          continue;
+        load_charged_to_[w] = node;
+        load_s[node] += problem.weight_load_s[w];
+      }
+    }
+  }
   std::vector<const proto::OpClassProfile*> classes;
   for (int32_t node = 0; node < n; ++node) {
     if (problem.is_constant[node]) continue;
@@ -238,6 +283,7 @@ DeviceModel::DeviceModel(const ShardingProblem& problem,
           static_cast<double>(problem.activation_bytes[node]) /
           c.output_bytes_per_s();
     }
+    node_time_s_[node] += load_s[node];
     code_bytes_per_tile_[node] = c.code_bytes_per_tile();
     const int64_t out = problem.largest_output_bytes[node];
     const int64_t grains =
@@ -281,6 +327,22 @@ IpuMemory DeviceModel::EvaluatePlainBytes(
   IpuMemory m;
   TileMap pool(1, 1);  // one tile, one-byte grains: plain sums
   m.weight_bytes = PlaceWeights(problem_, schedule, &pool);
+  // Loaded remote weights: the most alive at once (each from its first to
+  // its last reader; Note [Remote weights]).
+  const std::vector<Live> loaded = LoadedWeights(problem_, schedule);
+  if (!loaded.empty()) {
+    std::vector<int64_t> delta(schedule.size() + 1, 0);
+    for (const Live& w : loaded) {
+      delta[w.start] = SaturatingAdd(delta[w.start], w.bytes);
+      delta[w.end + 1] -= w.bytes;
+    }
+    int64_t live = 0, peak = 0;
+    for (size_t s = 0; s < schedule.size(); ++s) {
+      live = SaturatingAdd(live, delta[s]);
+      peak = std::max(peak, live);
+    }
+    m.weight_bytes = SaturatingAdd(m.weight_bytes, peak);
+  }
   for (int32_t node : schedule) {
     m.code_bytes = SaturatingAdd(m.code_bytes, CodeBytes(node));
     if (profile_.memory_model() ==
@@ -324,8 +386,8 @@ IpuMemory DeviceModel::EvaluateSchedule(
       PeakStep(p, schedule, step_of, tiles, temp_per_tile);
   for (const Live& t : liveness.tensors) {
     if (t.start <= liveness.peak_step && t.end >= liveness.peak_step) {
-      m.activation_bytes =
-          SaturatingAdd(m.activation_bytes, map.AddTensor(t.bytes));
+      int64_t& kind = t.weight ? m.weight_bytes : m.activation_bytes;
+      kind = SaturatingAdd(kind, map.AddTensor(t.bytes));
     }
   }
   // Code: each op's on the tiles it spans, each class's codelets once on
@@ -368,6 +430,9 @@ Performance DeviceModel::EvaluatePerformance(
   for (int d = 0; d < num_ipus; ++d) {
     perf.stage_time_s[d] += CopySeconds(static_cast<double>(cut.in_bytes[d])) +
                             CopySeconds(static_cast<double>(cut.out_bytes[d]));
+  }
+  AddRemoteLoads(ipu_of_node, &perf.stage_time_s);
+  for (int d = 0; d < num_ipus; ++d) {
     perf.bottleneck_s = std::max(perf.bottleneck_s, perf.stage_time_s[d]);
     perf.latency_s += perf.stage_time_s[d];
   }
@@ -379,6 +444,52 @@ Performance DeviceModel::EvaluatePerformance(
                  : 0;
   perf.lower_bound_s = LowerBound(num_ipus);
   return perf;
+}
+
+DeviceModel::RemoteLoads DeviceModel::RemoteLoadsOf(
+    absl::Span<const int32_t> ipu_of_node, int num_ipus) const {
+  RemoteLoads r;
+  r.weights.assign(num_ipus, {});
+  r.bytes.assign(num_ipus, 0);
+  r.load_s.assign(num_ipus, 0);
+  r.unfolded_s.assign(num_ipus, 0);
+  const ShardingProblem& p = problem_;
+  if (p.weight_loaded_bytes.empty()) return r;
+  for (int32_t node = 0; node < p.num_nodes(); ++node) {
+    if (p.is_constant[node]) continue;
+    for (int32_t w : p.node_weights[node])
+      if (p.weight_loaded_bytes[w] > 0)
+        r.weights[ipu_of_node[node]].push_back(w);
+  }
+  for (int d = 0; d < num_ipus; ++d) {
+    std::vector<int32_t>& ws = r.weights[d];
+    std::sort(ws.begin(), ws.end());
+    ws.erase(std::unique(ws.begin(), ws.end()), ws.end());
+    for (int32_t w : ws) {
+      r.bytes[d] = SaturatingAdd(r.bytes[d], p.weight_loaded_bytes[w]);
+      const double s = static_cast<size_t>(w) < p.weight_load_s.size()
+                           ? p.weight_load_s[w]
+                           : 0;
+      r.load_s[d] += s;
+      const int32_t charged = static_cast<size_t>(w) < load_charged_to_.size()
+                                  ? load_charged_to_[w]
+                                  : -1;
+      if (charged < 0 || ipu_of_node[charged] != d) r.unfolded_s[d] += s;
+    }
+  }
+  return r;
+}
+
+void DeviceModel::AddRemoteLoads(absl::Span<const int32_t> ipu_of_node,
+                                 std::vector<double>* stage_time_s) const {
+  if (problem_.weight_loaded_bytes.empty()) return;
+  const int num_ipus = static_cast<int>(stage_time_s->size());
+  const RemoteLoads r = RemoteLoadsOf(ipu_of_node, num_ipus);
+  for (int d = 0; d < num_ipus; ++d) {
+    double& t = (*stage_time_s)[d];
+    t = profile_.remote_loads_overlap_compute() ? std::max(t, r.load_s[d])
+                                                : t + r.unfolded_s[d];
+  }
 }
 
 double DeviceModel::LowerBound(int num_ipus) const {

@@ -131,13 +131,31 @@ class DeviceModel {
 
   // Seconds node `n` takes on its IPU: FLOPs / (peak x class efficiency) x
   // SmallWorkFactor, plus the per-op overhead (and data_movement's bytes /
-  // rate); 0 for folded constants.
+  // rate); 0 for folded constants. Plus, unless the profile's loads overlap
+  // compute, the load of each remote weight whose first reader it is
+  // (Note [Remote weights], costmodel/weight_location.h).
   double NodeTime(int32_t n) const { return node_time_s_[n]; }
 
   // "Out of memory on tile T: M bytes used but tiles only have B bytes of
   // memory (IPU I tile L)", the compiler's message, for IPU `ipu`'s fullest
   // tile (T global: ipu x tiles + local tile L, which the report uses).
   std::string OutOfMemoryMessage(int32_t ipu, const IpuMemory& memory) const;
+
+  // Remote weights per IPU (Note [Remote weights]): the distinct remote
+  // weights each IPU reads, their full bytes, the seconds their loads take
+  // (every one) and the seconds not already in a node time on that IPU.
+  struct RemoteLoads {
+    std::vector<std::vector<int32_t>> weights;  // per IPU, ascending
+    std::vector<int64_t> bytes;                 // per IPU
+    std::vector<double> load_s;                 // per IPU
+    std::vector<double> unfolded_s;             // per IPU
+  };
+  RemoteLoads RemoteLoadsOf(absl::Span<const int32_t> ipu_of_node,
+                            int num_ipus) const;
+  // Adds the loads to `stage_time_s` (per IPU): the unfolded seconds, or
+  // with overlapping loads max(stage, loads).
+  void AddRemoteLoads(absl::Span<const int32_t> ipu_of_node,
+                      std::vector<double>* stage_time_s) const;
 
   const proto::DeviceProfile& profile() const { return profile_; }
   const ShardingProblem& problem() const { return problem_; }
@@ -158,6 +176,9 @@ class DeviceModel {
   const ShardingProblem& problem_;
   proto::DeviceProfile profile_;
   std::vector<double> node_time_s_;
+  // Weight -> the node its load is charged to (first reader in topological
+  // order), -1: none (resident, or loads overlap compute).
+  std::vector<int32_t> load_charged_to_;
   std::vector<int64_t> code_bytes_per_tile_;
   std::vector<int32_t> tiles_spanned_;
   // Node -> index into codelet_bytes_ (its op class), -1 for constants.

@@ -46,6 +46,7 @@ PlanEvaluation EvaluatePlacement(const DeviceModel& model,
         model.CopySeconds(static_cast<double>(cut.in_bytes[s])) +
         model.CopySeconds(static_cast<double>(cut.out_bytes[s]));
   }
+  model.AddRemoteLoads(placement.ipu, &perf.stage_time_s);
   perf.bottleneck_s = 0;
   perf.latency_s = 0;
   for (double t : perf.stage_time_s) {

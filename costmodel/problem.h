@@ -54,6 +54,15 @@ struct ShardingProblem {
   // IPU, received once by each other IPU that reads them) instead of
   // PopART's adjacent-stage copies. See ComputeCutBytes.
   bool copies_through_host = false;
+  // Remote weights (issue 30; costmodel/weight_location.h). Per weight,
+  // empty when every weight is on-chip. weight_size_bytes is then what
+  // stays resident on the IPU (0 for a remote weight, 1/n for an on-chip
+  // weight sharded over n replicas); weight_loaded_bytes the full tensor,
+  // live on the IPU only from the first to the last of its readers there
+  // (loaded, and all-gathered when sharded; 0: resident weights), and
+  // weight_load_s the seconds one stage takes to load it each step.
+  std::vector<int64_t> weight_loaded_bytes;
+  std::vector<double> weight_load_s;
 
   // Constraints (issue 31; sharder/strategies/constraints.h checks and
   // repairs splits against them). Per node, the IPUs it may run on as a bit

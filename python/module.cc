@@ -154,6 +154,8 @@ CallOptions ToOptions(const py::dict& d) {
   Set(d, "strict", &o.strict);
   Set(d, "weights", &o.weights);
   Set(d, "pins", &o.pins);  // "NODE=IPU" each (plan()'s pins)
+  Set(d, "weights_location", &o.weights_location);
+  Set(d, "retrieval_mode", &o.retrieval_mode);
   if (absl::Status s = o.Validate(); !s.ok()) RaiseStatus(s);
   call.pod = ToPodOptions(d);
   if (call.pod) {

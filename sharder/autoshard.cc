@@ -7,11 +7,13 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "costmodel/weight_location.h"
 #include "graph/annotations.h"
 #include "graph/model_io.h"
 #include "graph/status_macros.h"
 #include "sharder/plan_model.h"
 #include "sharder/prepare.h"
+#include "sharder/weight_locations.h"
 
 namespace autoshard {
 
@@ -22,6 +24,9 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                                const Options& options) {
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(options.Validate());
+  if (options.weights_location != kWeightsOnChip) {
+    return internal::PlanWeightLocations(model, options);
+  }
   ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
   ASSIGN_OR_RETURN(Plan plan,
                    internal::PlanPreparedModel(p, model, options, start));

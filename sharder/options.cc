@@ -20,6 +20,21 @@ absl::Status Options::Validate() const {
         absl::StrCat("--strategy '", strategy, "' is unknown (available: ",
                      absl::StrJoin(StrategyNames(), ", "), ")"));
   }
+  if (weights_location != "on-chip" && weights_location != "remote" &&
+      weights_location != "auto") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--weights-location must be auto, on-chip or remote, got '",
+        weights_location, "'"));
+  }
+  if (shard_over < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--shard-over must be at least 1, got ", shard_over));
+  }
+  if (retrieval_mode != "one_per_group" && retrieval_mode != "all_replicas") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--retrieval-mode must be one_per_group or all_replicas, got '",
+        retrieval_mode, "'"));
+  }
   if (weights != "constant" && weights != "variable") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--weights must be constant or variable, got '", weights, "'"));

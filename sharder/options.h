@@ -88,6 +88,18 @@ struct Options {
   // such plans (a last stage may return to IPU 0 for it), and `apply` /
   // --keep-placement refuse a placement that breaks the rule.
   std::string weights = "constant";
+  // Where the weights live (issue 30; costmodel/weight_location.h, Note
+  // [Remote weights]): "on-chip" (every weight resident), "remote" (every
+  // weight in Streaming Memory, loaded each step) or "auto" (plans both
+  // and keeps the faster one that fits; with --total-ipus, per candidate).
+  // The default stays "on-chip" (see sharder/weight_locations.h).
+  std::string weights_location = "on-chip";
+  // Replicas each remote weight is sharded over (replicated tensor
+  // sharding), >= 1; PlanPod sets it to the gather group's size.
+  int shard_over = 1;
+  // How the runtime retrieves the variables, PopXL's retrieval_mode:
+  // "one_per_group" or "all_replicas"; written into the plan.
+  std::string retrieval_mode = "one_per_group";
   // Evaluate the placement the model carries (__ipu_number and
   // __pipeline_stage on every node, as `apply` evaluates a config) instead
   // of planning; num_ipus and strategy are then not used. Without it, a

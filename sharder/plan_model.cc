@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_model.h"
+#include "costmodel/weight_location.h"
 #include "graph/annotations.h"
 #include "graph/status_macros.h"
 #include "sharder/compile_judge.h"
@@ -45,7 +46,7 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
     return 2 * k <= most &&
            (too_big ||
             !CheckConstraints(p.analysis->problem, k, nullptr).ok() ||
-            static_cast<double>(p.analysis->costs.total_weight_bytes) >
+            static_cast<double>(ResidentWeightBytes(p.analysis->problem)) >
                 k * ipu_bytes);
   };
   for (int k = 1; k <= most; k *= 2) {

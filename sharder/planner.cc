@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/calibration.h"
+#include "costmodel/weight_location.h"
 #include "graph/status_macros.h"
 #include "sharder/assumptions.h"
 #include "sharder/bound/certify.h"
@@ -215,7 +216,7 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
             .OutOfMemoryMessage(evaluation.fullest_ipu,
                                 evaluation.memory[evaluation.fullest_ipu]));
     const pod::NoFit why = pod::ExplainNoFit(
-        models, proportion, p.analysis->costs.total_weight_bytes,
+        models, proportion, ResidentWeightBytes(p.analysis->problem),
         p.analysis->batch, a.num_ipus(), a.ipu, evaluation.fullest_ipu);
     pp.set_no_fit_reason(why.reason);
     for (const std::string& w : why.would_fit) pp.add_would_fit(w);

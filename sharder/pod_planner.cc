@@ -8,7 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/device_profile.h"
+#include "costmodel/weight_location.h"
 #include "graph/status_macros.h"
+#include "sharder/weight_locations.h"
 
 namespace autoshard::pod {
 namespace {
@@ -67,20 +69,27 @@ void SetReplication(const PodOptions& pod, const proto::Plan& plan,
 }
 
 // PlanModel for k IPUs per replica and micro-batch b (0: the model's),
-// with the time left shared over the `tries_left` candidates.
+// with the time left shared over the `tries_left` candidates; `location`
+// and `shard_over` are the weights' (Note [Remote weights]).
 absl::StatusOr<Plan> PlanCandidate(const onnx::ModelProto& model,
                                    const Options& options, int k, int b,
                                    std::chrono::steady_clock::time_point start,
-                                   int tries_left) {
+                                   int tries_left, const std::string& location,
+                                   int shard_over) {
   Options for_one = options;
   for_one.num_ipus = k;
   for_one.shapes.batch_size = b;
+  for_one.weights_location = location;
+  for_one.shard_over = shard_over;
   const double spent =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   for_one.max_search_s =
       std::max(1.0, (options.max_search_s - spent) / std::max(1, tries_left));
-  return PlanModel(model, for_one);
+  if (location == kWeightsOnChip && options.weights_location == kWeightsOnChip)
+    return PlanModel(model, for_one);
+  RETURN_IF_ERROR(for_one.Validate());
+  return internal::PlanAtLocation(model, for_one);
 }
 
 // The whole POD's options: PodOptions', the library's, and --max-ipus at
@@ -111,18 +120,29 @@ struct PodRun {
 struct PodSearch {
   std::vector<proto::PodCandidate> tried;
   std::optional<Plan> best, last;
-  int best_index = -1;       // in tried
-  int planned = 0;           // candidates planned (not skipped)
-  double weight_bytes = -1;  // known after the first plan
-  int64_t num_nodes = 0;     // likewise
+  int best_index = -1;            // in tried
+  int planned = 0;                // candidates planned (not skipped)
+  double weight_bytes = -1;       // known after the first plan
+  int64_t num_nodes = 0;          // likewise
+  double best_on_chip_per_s = 0;  // the best on-chip POD throughput
+  int best_on_chip_k = 0;         // its IPUs per replica
 };
 
+// The best on-chip candidate, kept to compare with remote ones.
+void KeepOnChip(const proto::PodCandidate& c, PodSearch* s) {
+  if (c.fits() && c.pod_throughput_per_s() > s->best_on_chip_per_s) {
+    s->best_on_chip_per_s = c.pod_throughput_per_s();
+    s->best_on_chip_k = c.ipus_per_replica();
+  }
+}
+
 // Why k IPUs per replica is skipped without planning; empty: plan it.
-std::string SkipNote(const PodSearch& s, int k, double ipu_bytes) {
+std::string SkipNote(const PodSearch& s, int k, double ipu_bytes, bool remote) {
   if (s.num_nodes > 0 && k > s.num_nodes) {
     return absl::StrCat("more IPUs than the model's ", s.num_nodes, " nodes");
   }
-  if (s.weight_bytes > k * ipu_bytes) {
+  // Remote weights are not resident (Note [Remote weights]).
+  if (!remote && s.weight_bytes > k * ipu_bytes) {
     return "the weights alone exceed their memory";
   }
   return "";
@@ -157,11 +177,41 @@ bool RecordPlan(const Plan& plan, int b, proto::PodCandidate* c, PodSearch* s) {
 // when it fits and beats the best so far, as the best.
 void KeepPlan(Plan plan, PodSearch* s) {
   const proto::PodCandidate& c = s->tried.back();
+  if (c.weights_location() != kWeightsRemote) KeepOnChip(c, s);
   if (c.fits() && (s->best_index < 0 || Beats(c, s->tried[s->best_index]))) {
     s->best_index = static_cast<int>(s->tried.size()) - 1;
     s->best = plan;
   }
   s->last = std::move(plan);
+}
+
+// The weight locations each candidate is planned with: on-chip only, or
+// both (auto chooses between them; remote keeps on-chip plans to compare).
+std::vector<std::string> Locations(const Options& options) {
+  if (options.weights_location == kWeightsOnChip) return {kWeightsOnChip};
+  return {kWeightsOnChip, kWeightsRemote};
+}
+
+// Replicas each remote weight is sharded over with R replicas: the gather
+// group's size with --shard-over, else 1. Errors: GatherGrouping's.
+absl::StatusOr<int> ShardOverFor(const PodOptions& pod, int replicas) {
+  if (!pod.sharded) return 1;
+  Replication r;
+  r.replicas = replicas;
+  r.grouping = pod.grouping;
+  r.sharded = true;
+  r.shard_over = pod.shard_over;
+  ASSIGN_OR_RETURN(const ReplicaGrouping gather, GatherGrouping(r));
+  return gather.group_size;
+}
+
+// A remote candidate whose weights overflow Streaming Memory does not fit.
+void NoteStreamingMemory(const Plan& plan, proto::PodCandidate* c) {
+  const absl::Status capacity = internal::CheckStreamingMemoryOf(plan);
+  if (capacity.ok()) return;
+  c->set_fits(false);
+  c->clear_pod_throughput_per_s();
+  c->set_note(std::string(capacity.message()));
 }
 
 // Tries every IPU count at micro-batch b (first_batch: the first one
@@ -171,27 +221,44 @@ absl::StatusOr<bool> TryBatch(const PodRun& run, int b, int first_batch,
                               PodSearch* s) {
   bool any_fits = false, batch_fixed = false;
   int batch_used = std::max(b, 1);  // the plans' batch, once one is made
-  for (int k : run.counts) {
-    proto::PodCandidate c;
-    c.set_ipus_per_replica(k);
-    c.set_batch_size(batch_used);
-    c.set_replicas(run.pod.total_ipus / k);
-    if (std::string skip = SkipNote(*s, k, run.ipu_bytes); !skip.empty()) {
-      c.set_note(skip);
+  for (const std::string& location : Locations(run.options)) {
+    for (int k : run.counts) {
+      const bool remote = location == kWeightsRemote;
+      proto::PodCandidate c;
+      c.set_ipus_per_replica(k);
+      c.set_batch_size(batch_used);
+      c.set_replicas(run.pod.total_ipus / k);
+      if (run.options.weights_location != kWeightsOnChip)
+        c.set_weights_location(location);
+      std::string skip = SkipNote(*s, k, run.ipu_bytes, remote);
+      const absl::StatusOr<int> shard_over =
+          remote ? ShardOverFor(run.pod, c.replicas()) : 1;
+      if (skip.empty() && !shard_over.ok())
+        skip = std::string(shard_over.status().message());
+      if (!skip.empty()) {
+        c.set_note(skip);
+        s->tried.push_back(c);
+        continue;
+      }
+      ASSIGN_OR_RETURN(
+          Plan plan,
+          PlanCandidate(run.model, run.options, k, b, run.start,
+                        run.total_tries - s->planned, location, *shard_over));
+      ++s->planned;
+      batch_fixed = RecordPlan(plan, b, &c, s);
+      batch_used = c.batch_size();
+      if (remote) NoteStreamingMemory(plan, &c);
       s->tried.push_back(c);
-      continue;
+      // A later batch that is the fixed one again repeats the first's plans.
+      if (batch_fixed && b != first_batch) return false;
+      any_fits |= c.fits();
+      // --weights-location remote: on-chip plans are there to compare.
+      if (!remote && run.options.weights_location == kWeightsRemote) {
+        KeepOnChip(c, s);
+        continue;
+      }
+      KeepPlan(std::move(plan), s);
     }
-    ASSIGN_OR_RETURN(Plan plan,
-                     PlanCandidate(run.model, run.options, k, b, run.start,
-                                   run.total_tries - s->planned));
-    ++s->planned;
-    batch_fixed = RecordPlan(plan, b, &c, s);
-    batch_used = c.batch_size();
-    s->tried.push_back(c);
-    // A later batch that is the fixed one again repeats the first's plans.
-    if (batch_fixed && b != first_batch) break;
-    any_fits |= c.fits();
-    KeepPlan(std::move(plan), s);
   }
   return any_fits && !batch_fixed;
 }
@@ -200,14 +267,34 @@ absl::StatusOr<bool> TryBatch(const PodRun& run, int b, int first_batch,
 // candidate tried, the whole POD's planning time.
 absl::StatusOr<Plan> ChosenPlan(const PodRun& run, PodSearch s) {
   if (!s.last) {
+    std::string why = "every one is too small for the weights";
+    for (const auto& c : s.tried)
+      if (!c.note().empty()) why = c.note();
     return absl::InvalidArgumentError(
-        "--total-ipus: no IPU count to plan (every one is too small for "
-        "the weights)");
+        absl::StrCat("--total-ipus: no IPU count to plan (", why, ")"));
   }
   Plan plan = s.best ? std::move(*s.best) : std::move(*s.last);
   if (s.best_index >= 0) s.tried[s.best_index].set_chosen(true);
   proto::Replication* r = plan.proto.mutable_replication();
   SetReplication(run.pod, plan.proto, r);
+  r->set_retrieval_mode(run.options.retrieval_mode);
+  if (run.options.weights_location != kWeightsOnChip) {
+    // The POD's figures: this plan's and the best on-chip one's.
+    proto::WeightLocations* w = plan.proto.mutable_weight_locations();
+    w->set_asked(run.options.weights_location);
+    w->set_throughput_per_s(r->pod_throughput_per_s());
+    if (w->chosen() == kWeightsRemote) {
+      w->set_other(kWeightsOnChip);
+      w->set_other_fits(s.best_on_chip_per_s > 0);
+      w->set_other_ipus_per_replica(s.best_on_chip_k);
+      w->set_other_throughput_per_s(s.best_on_chip_per_s);
+    } else {
+      w->clear_other();
+      w->clear_other_fits();
+      w->clear_other_ipus_per_replica();
+      w->clear_other_throughput_per_s();
+    }
+  }
   for (const auto& c : s.tried) *r->add_tried() = c;
   // Every candidate's planning, not only the chosen one's.
   plan.proto.mutable_summary()->set_planning_s(

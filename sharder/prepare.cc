@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/device_profile.h"
+#include "costmodel/weight_location.h"
 #include "graph/dim_conflicts.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
@@ -386,6 +387,10 @@ absl::StatusOr<Prepared> Prepare(const onnx::ModelProto& model,
   RETURN_IF_ERROR(CostNodes(options, tensors, &p));
   a.problem = MakeProblem(a.dag, a.costs);
   RETURN_IF_ERROR(ApplyPins(options.pins, &a.problem));
+  if (options.weights_location == kWeightsRemote) {
+    RETURN_IF_ERROR(
+        MakeWeightsRemote(a.device, options.shard_over, &a.problem));
+  }
   WarnAboutMissingOpClasses(&p);
   a.tensors = std::move(tensors);
   if (options.strict) {

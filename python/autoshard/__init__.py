@@ -73,7 +73,9 @@ def _model_options(*,
                    available_memory_proportion: Optional[float] = None,
                    strict_names: bool = False,
                    strict: bool = False,
-                   weights: str = "constant") -> dict:
+                   weights: str = "constant",
+                   weights_location: str = "on-chip",
+                   retrieval_mode: str = "one_per_group") -> dict:
     """The options every call takes (plan, evaluate and inspect: the
     keywords of this signature), checked as the CLI checks its flags; the
     library checks the ranges of the rest (Options::Validate)."""
@@ -105,6 +107,16 @@ def _model_options(*,
     _check("weights", weights, (str,), "'constant' or 'variable'")
     if weights not in ("constant", "variable"):
         raise ValueError(f"--weights: {weights} not in {{constant,variable}}")
+    _check("weights_location", weights_location, (str,),
+           "'auto', 'on-chip' or 'remote'")
+    if weights_location not in ("auto", "on-chip", "remote"):
+        raise ValueError(f"--weights-location: {weights_location} not in "
+                         "{auto,on-chip,remote}")
+    _check("retrieval_mode", retrieval_mode, (str,),
+           "'one_per_group' or 'all_replicas'")
+    if retrieval_mode not in ("one_per_group", "all_replicas"):
+        raise ValueError(f"--retrieval-mode: {retrieval_mode} not in "
+                         "{one_per_group,all_replicas}")
     amp = available_memory_proportion
     if amp is not None:
         _check("available_memory_proportion", amp, (int, float), "a number")
@@ -118,6 +130,8 @@ def _model_options(*,
         "strict_names": bool(strict_names),
         "strict": bool(strict),
         "weights": weights,
+        "weights_location": weights_location,
+        "retrieval_mode": retrieval_mode,
     }
 
 
@@ -263,6 +277,11 @@ def plan(model: Any,
     rule when pipelining), so the last stage may return to IPU 0.
     ``pins`` maps node names to the IPU each must run on (``shard --pin
     NODE=IPU``), e.g. ``{"embedding": 0}``.
+    ``weights_location`` is ``"on-chip"`` (default), ``"remote"`` (every
+    floating-point weight in Streaming Memory, loaded each step, sharded
+    over ``shard_over`` replicas with ``total_ipus``) or ``"auto"`` (both
+    planned, the faster that fits kept); ``retrieval_mode`` PopXL's
+    ``"one_per_group"`` or ``"all_replicas"``, written into the plan.
 
     A POD (``shard --total-ipus``): ``total_ipus`` IPUs, replicas of the
     plan's pipeline; ``batch_sizes`` the micro-batches to try (the highest

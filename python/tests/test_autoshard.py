@@ -411,3 +411,20 @@ def test_pins_place_a_node_as_the_cli(tmp_path):
         autoshard.plan(MODEL, 2, batch_size=1, pins={last: 0})
     with pytest.raises(TypeError, match="pins"):
         autoshard.plan(MODEL, 2, pins={first: "0"})
+
+
+def test_weights_location_remote_as_the_cli(tmp_path):
+    # Issue 30: every weight in Streaming Memory, as shard --weights-location.
+    plan = autoshard.plan(MODEL, 1, weights_location="remote",
+                          retrieval_mode="all_replicas")
+    run = cli("shard", MODEL, "-n", "1", "--weights-location", "remote",
+              "--retrieval-mode", "all_replicas", "--plan", tmp_path / "r.json")
+    assert run.returncode == 0, run.stderr
+    ours = json.loads(plan.to_json())["weight_locations"]
+    assert ours == json.loads((tmp_path / "r.json").read_text())["weight_locations"]
+    assert ours["chosen"] == "remote"
+    assert ours["retrieval_mode"] == "all_replicas"
+    with pytest.raises(ValueError, match="has no Streaming Memory"):
+        autoshard.plan(MODEL, 1, weights_location="remote", device="c600")
+    with pytest.raises(ValueError, match="^weights_location: disk not in"):
+        autoshard.plan(MODEL, 1, weights_location="disk")

@@ -25,6 +25,7 @@
 #include "sharder/outputs/emit.h"
 #include "sharder/pod/ipu_rows.h"
 #include "sharder/pod/pod_report.h"
+#include "sharder/pod/weights_report.h"
 
 namespace autoshard {
 namespace {
@@ -419,6 +420,7 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
                     absl::StrJoin(plan.num_ipus_skipped(), ", "), "\n");
   }
   absl::StrAppend(&out, pod::PodReportText(plan));
+  absl::StrAppend(&out, pod::WeightLocationsText(plan));
   if (!plan.poprt_flags().empty()) {
     absl::StrAppend(&out,
                     "PopRT flags for the planned problem: ", plan.poprt_flags(),

@@ -225,7 +225,24 @@ absl::StatusOr<proto::Launch> BuildLaunch(const proto::Plan& plan,
     }
     r->set_group(row.group);
   }
-  AddArgv(l, o, &l);
+  // Issue 30: where the weights live travels to every instance.
+  LaunchOptions with_weights = o;
+  if (plan.has_weight_locations() &&
+      !plan.weight_locations().chosen().empty()) {
+    const proto::WeightLocations& w = plan.weight_locations();
+    l.set_weights_location(w.chosen());
+    l.set_shard_over(std::max(w.shard_over(), 1));
+    l.set_retrieval_mode(w.retrieval_mode());
+    if (w.chosen() == "remote") {
+      with_weights.env.push_back(
+          absl::StrCat("AUTOSHARD_WEIGHTS_LOCATION=", w.chosen()));
+      with_weights.env.push_back(
+          absl::StrCat("AUTOSHARD_SHARD_OVER=", l.shard_over()));
+      with_weights.env.push_back(
+          absl::StrCat("AUTOSHARD_RETRIEVAL_MODE=", w.retrieval_mode()));
+    }
+  }
+  AddArgv(l, with_weights, &l);
   l.set_shell_line(ShellLine({l.argv().begin(), l.argv().end()}));
   return l;
 }

@@ -40,10 +40,14 @@ std::string PodReportText(const proto::Plan& plan) {
     std::vector<std::string> parts;
     for (; i < r.tried_size() && r.tried(i).batch_size() == batch; ++i) {
       const proto::PodCandidate& c = r.tried(i);
-      std::string counts = absl::StrCat(c.ipus_per_replica());
+      // Issue 30: which location the weights had, when both were weighed.
+      std::string counts = absl::StrCat(
+          c.weights_location().empty() ? "" : c.weights_location(),
+          c.weights_location().empty() ? "" : " ", c.ipus_per_replica());
       // Consecutive counts skipped for the same reason share one entry.
       while (!c.planned() && i + 1 < r.tried_size() &&
              r.tried(i + 1).batch_size() == batch &&
+             r.tried(i + 1).weights_location() == c.weights_location() &&
              !r.tried(i + 1).planned() && r.tried(i + 1).note() == c.note()) {
         absl::StrAppend(&counts, ", ", r.tried(++i).ipus_per_replica());
       }

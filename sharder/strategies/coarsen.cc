@@ -98,6 +98,8 @@ Coarsened CoarsenGroups(const ShardingProblem& p, const DeviceModel& model,
   q.num_activation_inputs.assign(m, 0);
   q.node_weights.assign(m, {});
   q.weight_size_bytes = p.weight_size_bytes;
+  // Loads are in the groups' node_time_s already (model.NodeTime).
+  q.weight_loaded_bytes = p.weight_loaded_bytes;
   q.names.assign(m, "");
   q.is_constant.assign(m, 0);
   q.node_time_s.assign(m, 0);

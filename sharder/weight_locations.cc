@@ -1,0 +1,136 @@
+#include "sharder/weight_locations.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "costmodel/weight_location.h"
+#include "graph/status_macros.h"
+#include "sharder/plan_model.h"
+#include "sharder/prepare.h"
+
+namespace autoshard::internal {
+namespace {
+
+// Records `other` in `chosen`'s weight_locations for comparison.
+void SetOther(const Plan& other, Plan* chosen) {
+  proto::WeightLocations* w = chosen->proto.mutable_weight_locations();
+  w->set_other(other.proto.weight_locations().chosen());
+  w->set_other_fits(other.proto.fits());
+  w->set_other_ipus_per_replica(other.proto.num_ipus());
+  w->set_other_throughput_per_s(
+      other.proto.fits() ? other.proto.performance().throughput_per_s() : 0);
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> PlanAtLocation(const onnx::ModelProto& model,
+                                    const Options& options) {
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Prepared p, Prepare(model, options));
+  ASSIGN_OR_RETURN(Plan plan, PlanPreparedModel(p, model, options, start));
+  plan.analysis = std::move(p.analysis);
+  DescribeWeightLocations(options, &plan);
+  return plan;
+}
+
+void DescribeWeightLocations(const Options& options, Plan* plan) {
+  if (!plan->analysis) return;
+  const ModelAnalysis& a = *plan->analysis;
+  const ShardingProblem& problem = a.problem;
+  proto::WeightLocations* w = plan->proto.mutable_weight_locations();
+  w->set_asked(options.weights_location);
+  const bool remote = HasRemoteWeights(problem);
+  w->set_chosen(remote ? kWeightsRemote : kWeightsOnChip);
+  w->set_shard_over(remote ? options.shard_over : 1);
+  w->set_retrieval_mode(options.retrieval_mode);
+  w->set_on_chip_weight_bytes(ResidentWeightBytes(problem));
+  w->set_throughput_per_s(
+      plan->proto.fits() ? plan->proto.performance().throughput_per_s() : 0);
+  w->set_streaming_memory_capacity_bytes(
+      a.device.streaming_memory_bytes_per_machine());
+  if (!remote) return;
+  w->set_bound_note(
+      "the bounds count each remote weight's load once, at its first reader "
+      "(Note [Remote weights]): still valid lower bounds");
+  const int k = plan->proto.num_ipus();
+  const DeviceModel::RemoteLoads loads =
+      a.device_model().RemoteLoadsOf(plan->placement.ipu, k);
+  std::vector<std::vector<int32_t>> ipus_of(problem.weight_loaded_bytes.size());
+  std::vector<std::vector<int64_t>> bytes_per_ipu(k);
+  for (int d = 0; d < k && d < plan->proto.ipus_size(); ++d) {
+    proto::IpuCost* cost = plan->proto.mutable_ipus(d);
+    cost->set_remote_weight_bytes(loads.bytes[d]);
+    cost->set_remote_load_s(loads.load_s[d]);
+    for (int32_t wt : loads.weights[d]) {
+      ipus_of[wt].push_back(d);
+      bytes_per_ipu[d].push_back(problem.weight_loaded_bytes[wt]);
+    }
+  }
+  std::vector<int32_t> order;
+  int64_t total = 0;
+  for (size_t wt = 0; wt < ipus_of.size(); ++wt) {
+    if (problem.weight_loaded_bytes[wt] <= 0) continue;
+    order.push_back(static_cast<int32_t>(wt));
+    total += problem.weight_loaded_bytes[wt];
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
+    return problem.weight_loaded_bytes[x] > problem.weight_loaded_bytes[y];
+  });
+  for (int32_t wt : order) {
+    proto::RemoteWeight* r = w->add_remote_weights();
+    if (static_cast<size_t>(wt) < a.costs.weights.size())
+      r->set_name(a.costs.weights[wt].name);
+    r->set_bytes(problem.weight_loaded_bytes[wt]);
+    r->set_shard_bytes(
+        ShardBytes(problem.weight_loaded_bytes[wt], options.shard_over));
+    for (int32_t d : ipus_of[wt]) r->add_ipus(d);
+  }
+  w->set_remote_bytes(total);
+  const std::vector<int64_t> machines = StreamingBytesPerMachine(
+      bytes_per_ipu, a.device.ipus_per_machine(), options.shard_over);
+  w->set_streaming_memory_bytes_per_machine(
+      *std::max_element(machines.begin(), machines.end()));
+}
+
+absl::Status CheckStreamingMemoryOf(const Plan& plan) {
+  if (!plan.analysis) return absl::OkStatus();
+  const proto::WeightLocations& w = plan.proto.weight_locations();
+  if (w.chosen() != kWeightsRemote) return absl::OkStatus();
+  return CheckStreamingCapacity(plan.analysis->device,
+                                {w.streaming_memory_bytes_per_machine()});
+}
+
+absl::StatusOr<Plan> PlanWeightLocations(const onnx::ModelProto& model,
+                                         const Options& options) {
+  if (options.weights_location == kWeightsRemote) {
+    ASSIGN_OR_RETURN(Plan plan, PlanAtLocation(model, options));
+    RETURN_IF_ERROR(CheckStreamingMemoryOf(plan));
+    return plan;
+  }
+  if (options.weights_location != kWeightsAuto) {
+    return PlanAtLocation(model, options);
+  }
+  Options on_chip = options;
+  on_chip.weights_location = kWeightsOnChip;
+  ASSIGN_OR_RETURN(Plan on, PlanAtLocation(model, on_chip));
+  on.proto.mutable_weight_locations()->set_asked(kWeightsAuto);
+  if (!CheckStreamingMemory(on.analysis->device).ok()) return on;
+  Options off_chip = options;
+  off_chip.weights_location = kWeightsRemote;
+  ASSIGN_OR_RETURN(Plan off, PlanAtLocation(model, off_chip));
+  off.proto.mutable_weight_locations()->set_asked(kWeightsAuto);
+  const bool off_ok = off.proto.fits() && CheckStreamingMemoryOf(off).ok();
+  const bool take_off =
+      off_ok &&
+      (!on.proto.fits() || off.proto.performance().throughput_per_s() >
+                               on.proto.performance().throughput_per_s());
+  Plan& chosen = take_off ? off : on;
+  SetOther(take_off ? on : off, &chosen);
+  if (!off_ok) chosen.proto.mutable_weight_locations()->set_other_fits(false);
+  return std::move(chosen);
+}
+
+}  // namespace autoshard::internal

@@ -1,0 +1,53 @@
+// Plans with remote weights (issue 30; Note [Remote weights] in
+// costmodel/weight_location.h): --weights-location remote plans with every
+// floating-point weight in Streaming Memory, auto plans both ways and keeps
+// the better, and either way the plan says where the weights live
+// (proto::WeightLocations) and what each IPU loads.
+//
+// Note [Choosing where weights live]
+// auto plans the model on-chip first; a plan that fits is kept as it is,
+// unless remote weights give a higher throughput that also fits in
+// Streaming Memory (on-chip plans that fit never load anything, so in
+// practice remote wins only where on-chip does not fit). The all-or-none
+// choice is what is implemented: "the fewest bytes off-chip that make a
+// stage fit" per weight is not (a remote plan puts every floating-point
+// weight off-chip). With --total-ipus, PlanPod weighs both locations per
+// candidate and keeps the highest POD throughput (sharder/pod_planner.h).
+// The default stays on-chip: "auto" as the default would turn every plan
+// that does not fit on an IPU-Machine profile into a remote one, which the
+// tests of no-fit reasons and the README's figures do not expect yet.
+#ifndef AUTOSHARD_SHARDER_WEIGHT_LOCATIONS_H_
+#define AUTOSHARD_SHARDER_WEIGHT_LOCATIONS_H_
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "onnx/onnx_pb.h"
+#include "sharder/autoshard.h"
+
+namespace autoshard::internal {
+
+// Fills plan->proto.weight_locations and each IpuCost's remote_weight_bytes
+// and remote_load_s from the plan's analysis and placement (nothing when
+// it has no analysis). `asked` is --weights-location.
+void DescribeWeightLocations(const Options& options, Plan* plan);
+
+// InvalidArgument naming the rule when the plan's remote weights exceed
+// the profile's Streaming Memory per IPU-Machine (the plan must be
+// described first).
+absl::Status CheckStreamingMemoryOf(const Plan& plan);
+
+// One location's plan (options.weights_location "on-chip" or "remote"),
+// described, its Streaming Memory not checked (PlanPod notes a candidate
+// over capacity instead). Errors: PlanModel's.
+absl::StatusOr<Plan> PlanAtLocation(const onnx::ModelProto& model,
+                                    const Options& options);
+
+// PlanModel for weights_location "remote" or "auto" (Note [Choosing where
+// weights live]). Errors: PlanModel's; for "remote", a profile without
+// Streaming Memory or remote bytes over its capacity.
+absl::StatusOr<Plan> PlanWeightLocations(const onnx::ModelProto& model,
+                                         const Options& options);
+
+}  // namespace autoshard::internal
+
+#endif  // AUTOSHARD_SHARDER_WEIGHT_LOCATIONS_H_

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# End-to-end tests of remote weights (issue 30): --weights-location,
+# --retrieval-mode, --popart-options, the launch line, and the refusals
+# (exit 2, the rule broken named).
+# Usage: tests/remote_cli_test.sh AUTOSHARD_BINARY SOURCE_DIR
+# Writes only to a temporary folder. Prints "N passed, M failed".
+set -u
+BIN=$1
+SRC=$2
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# A hand-made model: x[1,8192] -> 4 MatMuls, each with its own fp32 weight
+# [8192, 8192] = 268,435,456 bytes, external data in a sparse file. The
+# weights, 1,073,741,824 bytes, exceed one ipu2's 940,572,672 bytes.
+/usr/bin/python3 - "$TMP" <<'PY' || bad "the four-MatMul model was not made"
+import os, sys
+from onnx import TensorProto as T, helper as h, save
+out = sys.argv[1]
+inits, nodes, offset = [], [], 0
+n = 8192 * 8192 * 4
+for i in range(4):
+    t = T(); t.name = f"w{i}"; t.data_type = T.FLOAT; t.dims.extend([8192, 8192])
+    t.data_location = T.EXTERNAL
+    for k, v in (("location", "four.data"), ("offset", str(offset)), ("length", str(n))):
+        e = t.external_data.add(); e.key = k; e.value = v
+    offset += n
+    inits.append(t)
+    nodes.append(h.make_node("MatMul", ["x" if i == 0 else f"y{i-1}", f"w{i}"], [f"y{i}"], name=f"mm{i}"))
+g = h.make_graph(nodes, "four", [h.make_tensor_value_info("x", T.FLOAT, [1, 8192])],
+                 [h.make_tensor_value_info("y3", T.FLOAT, [1, 8192])], inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+with open(os.path.join(out, "four.data"), "wb") as f:
+    f.truncate(offset)
+save(m, os.path.join(out, "four.onnx"))
+PY
+FOUR=$TMP/four.onnx
+
+# On-chip, one IPU does not fit.
+expect 3 "four MatMuls on-chip, 1 IPU" -- "$BIN" shard "$FOUR" -n 1 --plan "$TMP/on.json"
+# Remote: each weight is live only while its MatMul runs: 1 IPU fits. Each
+# loads 268,435,456 B at ipu2's 20 GB/s (an estimate): 13.4217728 ms, so
+# the IPU's loads take 4 x 13.4217728 = 53.6870912 ms of its stage time.
+expect 0 "four MatMuls remote, 1 IPU" -- "$BIN" shard "$FOUR" -n 1 \
+  --weights-location remote --retrieval-mode all_replicas --plan "$TMP/remote.json" \
+  --popart-options "$TMP/popart.json"
+stdout_has "weights: remote in Streaming Memory (--weights-location remote, retrieval all_replicas): 4 weights," "report line"
+stdout_has "1.07 GB loaded each step" "remote bytes"
+/usr/bin/python3 - "$TMP/remote.json" <<'PY' && ok || bad "the plan lists the remote weights and the loads"
+import json, sys
+p = json.load(open(sys.argv[1]))
+w = p["weight_locations"]
+assert w["chosen"] == "remote" and w["retrieval_mode"] == "all_replicas", w
+assert w["remote_bytes"] == 4 * 268435456, w["remote_bytes"]
+assert [r["name"] for r in w["remote_weights"]] == ["w0", "w1", "w2", "w3"], w
+assert all(r["bytes"] == 268435456 and r["ipus"] == [0] for r in w["remote_weights"])
+ipu = p["ipus"][0]
+assert abs(ipu["remote_load_s"] - 0.0536870912) < 1e-12, ipu["remote_load_s"]
+assert ipu["stage_time_s"] > ipu["remote_load_s"], ipu
+assert ipu.get("weight_bytes", 0) == 0, ipu  # nothing resident
+assert p["fits"], p.get("out_of_memory")
+PY
+/usr/bin/python3 - "$TMP/popart.json" <<'PY' && ok || bad "PopART options name the remote weights OffChip"
+import json, sys
+o = json.load(open(sys.argv[1]))
+loc = o["weightTensorLocationSettings"]["location"]
+assert loc["storage"] == "OffChip" and loc["replicatedTensorSharding"] == "Off", loc
+assert set(o["tensorLocationSettingsOverride"]) == {"w0", "w1", "w2", "w3"}, o
+assert o["retrievalMode"] == "all_replicas", o
+PY
+# auto keeps the plan that fits: remote, and says what on-chip gave.
+expect 0 "auto" -- "$BIN" shard "$FOUR" -n 1 --weights-location auto
+stdout_has "--weights-location auto" "auto named"
+stdout_has "on-chip: does not fit" "the on-chip plan compared"
+
+# A POD: 4 IPUs, 1 per replica, sharded over the 4 replicas: each keeps a
+# quarter of each weight; the launch line carries the location.
+expect 0 "POD remote sharded" -- "$BIN" shard "$FOUR" -n 1 --total-ipus 4 \
+  --weights-location remote --shard-over group --plan "$TMP/pod.json"
+stdout_has "sharded over 4 replicas" "sharded"
+/usr/bin/python3 - "$TMP/pod.json" <<'PY' && ok || bad "shards of 67,108,864 bytes"
+import json, sys
+w = json.load(open(sys.argv[1]))["weight_locations"]
+assert w["shard_over"] == 4 and w["remote_weights"][0]["shard_bytes"] == 67108864, w
+PY
+expect 0 "launch a remote plan" -- "$BIN" launch "$TMP/pod.json" --hosts a --partition p \
+  --json "$TMP/launch.json" -- python3 run.py
+stdout_has "AUTOSHARD_WEIGHTS_LOCATION=remote" "the launch line carries the location"
+stdout_has "AUTOSHARD_SHARD_OVER=4" "and the shards"
+grep -q '"weights_location": "remote"' "$TMP/launch.json" && ok || bad "launch file has the location"
+
+# Bad input: one line, exit 2, the rule named.
+expect 2 "no Streaming Memory" -- "$BIN" shard "$FOUR" -n 1 --weights-location remote --device c600
+stderr_has "has no Streaming Memory" "c600 refused"
+expect 2 "shard-over not dividing the group" -- "$BIN" shard "$FOUR" -n 1 --total-ipus 8 \
+  --replica-grouping 1,4 --shard-over 3 --weights-location remote
+stderr_has "must be at least 1 and divide the group size 4" "shard-over 3 of 4 refused"
+printf 'base: "ipu2"\nstreaming_memory_bytes_per_machine: 1000000000\n' >"$TMP/small_sm.textproto"
+expect 2 "over Streaming Memory capacity" -- "$BIN" shard "$FOUR" -n 1 --weights-location remote \
+  --device "$TMP/small_sm.textproto"
+stderr_has "bytes per IPU-Machine" "capacity refused"
+expect 2 "a bad location" -- "$BIN" shard "$FOUR" -n 1 --weights-location disk
+finish
