@@ -38,6 +38,12 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
     const onnx::ModelProto& model, const Options& options,
     const std::vector<NamedShardingPoint>& points) {
   const auto start = std::chrono::steady_clock::now();
+  if (options.weights_location != kWeightsOnChip) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--weights-location ", options.weights_location,
+        " is planned by shard; apply evaluates the given split with its "
+        "weights on-chip"));
+  }
   ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
   ASSIGN_OR_RETURN(Plan plan,
                    internal::PlanPreparedPoints(p, options, points, start));

@@ -42,6 +42,20 @@ absl::Status Options::Validate() const {
   if (max_candidates <= 0) {
     return absl::InvalidArgumentError("--max-candidates must be positive");
   }
+  // Only shard plans where weights live (sharder/weight_locations.h);
+  // apply and --keep-placement evaluate a given split with on-chip weights,
+  // and a problem file has no field for remote loads.
+  if (weights_location != "on-chip" && keep_placement) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--weights-location ", weights_location,
+        " is planned by shard; --keep-placement evaluates the model's split "
+        "with its weights on-chip"));
+  }
+  if (weights_location != "on-chip" && keep_problem) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--write-problem: a problem file cannot carry --weights-location ",
+        weights_location, " (remote loads have no field there)"));
+  }
   if (keep_placement && !pins.empty()) {
     return absl::InvalidArgumentError(
         "--pin plans a split, --keep-placement evaluates the model's own: "

@@ -205,13 +205,18 @@ absl::StatusOr<int> ShardOverFor(const PodOptions& pod, int replicas) {
   return gather.group_size;
 }
 
-// A remote candidate whose weights overflow Streaming Memory does not fit.
-void NoteStreamingMemory(const Plan& plan, proto::PodCandidate* c) {
-  const absl::Status capacity = internal::CheckStreamingMemoryOf(plan);
+// A remote candidate whose weights overflow Streaming Memory does not fit,
+// nor does its plan (ChosenPlan may return it as the last one tried). The
+// replicas of k IPUs sharing one IPU-Machine each hold their shards there
+// (internal::ReplicasPerMachine).
+void NoteStreamingMemory(proto::PodCandidate* c, Plan* plan) {
+  const absl::Status capacity =
+      internal::CheckStreamingMemoryOf(*plan, c->replicas());
   if (capacity.ok()) return;
   c->set_fits(false);
   c->clear_pod_throughput_per_s();
   c->set_note(std::string(capacity.message()));
+  plan->proto.set_fits(false);
 }
 
 // Tries every IPU count at micro-batch b (first_batch: the first one
@@ -247,7 +252,7 @@ absl::StatusOr<bool> TryBatch(const PodRun& run, int b, int first_batch,
       ++s->planned;
       batch_fixed = RecordPlan(plan, b, &c, s);
       batch_used = c.batch_size();
-      if (remote) NoteStreamingMemory(plan, &c);
+      if (remote && plan.analysis) NoteStreamingMemory(&c, &plan);
       s->tried.push_back(c);
       // A later batch that is the fixed one again repeats the first's plans.
       if (batch_fixed && b != first_batch) return false;
@@ -323,7 +328,9 @@ absl::StatusOr<Plan> PlanPod(const onnx::ModelProto& model,
       pod.batch_sizes.empty()
           ? std::vector<int>{static_cast<int>(options.shapes.batch_size)}
           : pod.batch_sizes;
-  const int total_tries = static_cast<int>(counts.size() * batches.size());
+  // Each count is planned once per weight location (Locations).
+  const int total_tries = static_cast<int>(counts.size() * batches.size() *
+                                           Locations(options).size());
   const PodRun run{model,
                    options,
                    pod,

@@ -95,12 +95,30 @@ void DescribeWeightLocations(const Options& options, Plan* plan) {
       *std::max_element(machines.begin(), machines.end()));
 }
 
-absl::Status CheckStreamingMemoryOf(const Plan& plan) {
+int ReplicasPerMachine(const proto::DeviceProfile& device, int ipus_per_replica,
+                       int replicas) {
+  const int per = std::max(device.ipus_per_machine(), 1);
+  const int k = std::max(ipus_per_replica, 1);
+  int sharing = 1;
+  if (k < per) {
+    sharing = (per + k - 1) / k;
+  } else if (k % per != 0) {
+    sharing = 2;
+  }
+  return std::max(1, std::min(sharing, replicas));
+}
+
+absl::Status CheckStreamingMemoryOf(const Plan& plan, int replicas) {
   if (!plan.analysis) return absl::OkStatus();
   const proto::WeightLocations& w = plan.proto.weight_locations();
   if (w.chosen() != kWeightsRemote) return absl::OkStatus();
-  return CheckStreamingCapacity(plan.analysis->device,
-                                {w.streaming_memory_bytes_per_machine()});
+  const int replicas_per_machine = ReplicasPerMachine(
+      plan.analysis->device, plan.proto.num_ipus(), replicas);
+  // One replica's fullest machine, times the replicas that share it (an
+  // upper bound when k is not a multiple of the machine's IPUs).
+  return CheckStreamingCapacity(
+      plan.analysis->device,
+      {w.streaming_memory_bytes_per_machine() * replicas_per_machine});
 }
 
 absl::StatusOr<Plan> PlanWeightLocations(const onnx::ModelProto& model,

@@ -33,8 +33,18 @@ void DescribeWeightLocations(const Options& options, Plan* plan);
 
 // InvalidArgument naming the rule when the plan's remote weights exceed
 // the profile's Streaming Memory per IPU-Machine (the plan must be
-// described first).
-absl::Status CheckStreamingMemoryOf(const Plan& plan);
+// described first), `replicas` replicas of it filling the POD's machines
+// in order (ReplicasPerMachine of them may share one machine).
+absl::Status CheckStreamingMemoryOf(const Plan& plan, int replicas = 1);
+
+// How many replicas of `ipus_per_replica` IPUs, of `replicas`, may hold
+// their remote weights in one IPU-Machine of the profile's
+// ipus_per_machine: ceil(per machine / k) when k is smaller (e.g. 4
+// replicas of 1 IPU on an IPU-M2000), 2 when k is not a multiple of it (a
+// machine may hold the end of one replica and the start of the next: an
+// upper bound), else 1; never more than `replicas`.
+int ReplicasPerMachine(const proto::DeviceProfile& device, int ipus_per_replica,
+                       int replicas);
 
 // One location's plan (options.weights_location "on-chip" or "remote"),
 // described, its Streaming Memory not checked (PlanPod notes a candidate

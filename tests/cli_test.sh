@@ -311,9 +311,9 @@ stderr_has "--num-ipus must be a count of at least 1 or auto" "solve -n 0"
 # Pins (issue 31): the first node the free plan puts on IPU 1, pinned to IPU
 # 0, runs there; a pin to an IPU the count does not have is refused naming it.
 FIRST=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["nodes"][0]["name"])' "$TMP/p.json")
-MOVED=$(/usr/bin/python3 -c 'import json, sys; print(next(n["name"] for n in json.load(open(sys.argv[1]))["nodes"] if n["ipu"] == 1))' "$TMP/solved.json")
+MOVED=$(/usr/bin/python3 -c 'import json, sys; print(next(n["node"] for n in json.load(open(sys.argv[1]))["nodes"] if n["ipu"] == 1))' "$TMP/solved.json")
 expect 0 "solve --pin" -- "$BIN" solve "$TMP/p.json" --pin "$MOVED=0" --plan "$TMP/pinned.json"
-/usr/bin/python3 -c 'import json, sys; sys.exit(0 if [n["ipu"] for n in json.load(open(sys.argv[1]))["nodes"] if n["name"] == sys.argv[2]] == [0] else 1)' "$TMP/pinned.json" "$MOVED" && ok || bad "solve --pin moves the node to IPU 0"
+/usr/bin/python3 -c 'import json, sys; sys.exit(0 if [n["ipu"] for n in json.load(open(sys.argv[1]))["nodes"] if n["node"] == sys.argv[2]] == [0] else 1)' "$TMP/pinned.json" "$MOVED" && ok || bad "solve --pin moves the node to IPU 0"
 expect 2 "solve --pin to IPU 5 of 2" -- "$BIN" solve "$TMP/p.json" --pin "$FIRST=5"
 stderr_has "may run only on IPU 5, none of the 2 IPUs" "pin out of range"
 expect 2 "shard --pin unknown node" -- "$BIN" shard "$TMP/model.onnx" --num-ipus 2 \

@@ -65,7 +65,7 @@ o = json.load(open(sys.argv[1]))
 loc = o["weightTensorLocationSettings"]["location"]
 assert loc["storage"] == "OffChip" and loc["replicatedTensorSharding"] == "Off", loc
 assert set(o["tensorLocationSettingsOverride"]) == {"w0", "w1", "w2", "w3"}, o
-assert o["retrievalMode"] == "all_replicas", o
+assert o["autoshard"]["retrievalMode"] == "all_replicas", o
 PY
 # auto keeps the plan that fits: remote, and says what on-chip gave.
 expect 0 "auto" -- "$BIN" shard "$FOUR" -n 1 --weights-location auto
@@ -99,4 +99,17 @@ expect 2 "over Streaming Memory capacity" -- "$BIN" shard "$FOUR" -n 1 --weights
   --device "$TMP/small_sm.textproto"
 stderr_has "bytes per IPU-Machine" "capacity refused"
 expect 2 "a bad location" -- "$BIN" shard "$FOUR" -n 1 --weights-location disk
+# 4 replicas of 1 IPU share one IPU-Machine of 4 IPUs: unsharded, each holds
+# all 4 x 268,435,456 B = 1.07 GB, so the machine 4.29 GB, over 3 GB (one
+# replica alone would be under it): no candidate fits, nor does the plan.
+printf 'base: "ipu2"\nstreaming_memory_bytes_per_machine: 3000000000\n' >"$TMP/sm3.textproto"
+expect 3 "replicas sharing an IPU-Machine" -- "$BIN" shard "$FOUR" -n 1 --total-ipus 4 \
+  --weights-location remote --device "$TMP/sm3.textproto" --plan "$TMP/pod3.json" --write-anyway
+/usr/bin/python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); sys.exit(0 if not p["fits"] else 1)' "$TMP/pod3.json" && ok || bad "the plan over Streaming Memory does not fit"
+stdout_has "bytes per IPU-Machine" "the candidate's note names the rule"
+# apply evaluates a given split with on-chip weights: remote is refused.
+expect 0 "a sharding config to apply" -- "$BIN" shard "$FOUR" -n 2 --sharding-config "$TMP/four.yaml" --write-anyway
+expect 2 "apply --weights-location remote" -- "$BIN" apply "$FOUR" --sharding-config "$TMP/four.yaml" -o "$TMP/four_applied.onnx" \
+  --weights-location remote
+stderr_has "is planned by shard" "apply refuses remote"
 finish

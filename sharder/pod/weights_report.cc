@@ -77,27 +77,36 @@ std::string PopartOptionsJson(const proto::Plan& plan) {
   const proto::WeightLocations& w = plan.weight_locations();
   const bool remote = w.chosen() == "remote";
   const bool sharded = remote && w.shard_over() > 1;
-  const std::string location = absl::StrCat(
-      "{\"storage\": \"", remote ? "OffChip" : "OnChip",
-      "\", \"replicatedTensorSharding\": \"", sharded ? "On" : "Off", "\"");
+  // PopART's CommGroup: groups of consecutive replicas, or, for a grouping
+  // with a stride (PopXL's replica_grouping(stride, size)), replicas a
+  // stride apart (Orthogonal).
+  const bool strided =
+      plan.has_replication() && plan.replication().grouping_stride() > 1;
+  const std::string domain =
+      sharded ? absl::StrCat(", \"shardingDomain\": {\"type\": \"",
+                             strided ? "Orthogonal" : "Consecutive",
+                             "\", \"replicaGroupSize\": ", w.shard_over(), "}")
+              : std::string("");
+  const std::string location =
+      absl::StrCat("{\"storage\": \"", remote ? "OffChip" : "OnChip",
+                   "\", \"replicatedTensorSharding\": \"",
+                   sharded ? "On" : "Off", "\"", domain, "}");
   std::string out = absl::StrCat(
       "{\n  \"weightTensorLocationSettings\": {\n    \"location\": ", location,
-      sharded ? absl::StrCat(", \"shardingDomain\": {\"type\": "
-                             "\"Consecutive\", \"replicaGroupSize\": ",
-                             w.shard_over(), "}")
-              : std::string(""),
-      "},\n    \"minElementsForOffChip\": 0,\n"
+      ",\n    \"minElementsForOffChip\": 0,\n"
       "    \"minElementsForReplicatedTensorSharding\": 0\n  },\n"
       "  \"tensorLocationSettingsOverride\": {");
   for (int i = 0; i < w.remote_weights_size(); ++i) {
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    ",
-                    Quoted(w.remote_weights(i).name()), ": ", location, "}");
+                    Quoted(w.remote_weights(i).name()), ": ", location);
   }
+  // Not a SessionOptions field: autoshard's own, for the program that
+  // loads the weights (PopXL's remote_variable retrieval mode).
   absl::StrAppend(
       &out, w.remote_weights_size() > 0 ? "\n  " : "",
-      "},\n  \"retrievalMode\": ",
+      "},\n  \"autoshard\": {\"retrievalMode\": ",
       Quoted(w.retrieval_mode().empty() ? "one_per_group" : w.retrieval_mode()),
-      "\n}\n");
+      "}\n}\n");
   return out;
 }
 

@@ -25,11 +25,14 @@ std::string WeightLocationsText(const proto::Plan& plan);
 //     "minElementsForReplicatedTensorSharding": 0},
 //    "tensorLocationSettingsOverride": {NAME: {"storage": "OffChip",
 //     "replicatedTensorSharding": "On"}, ...},
-//    "retrievalMode": "one_per_group"}
+//    "autoshard": {"retrievalMode": "one_per_group"}}
 // (storage "OnChip" and sharding "Off" for an on-chip plan; the override
-// names every remote weight.) The strings are PopART's enum names
-// (TensorStorage::OffChip, ReplicatedTensorSharding::On, CommGroupType::
-// Consecutive); a script sets them on popart.SessionOptions.
+// names every remote weight, and a sharded location carries its
+// "shardingDomain": {"type": "Consecutive" or, for a grouping with a
+// stride, "Orthogonal", "replicaGroupSize": n}.) The strings are PopART's
+// enum names (TensorStorage::OffChip, ReplicatedTensorSharding::On,
+// CommGroupType); a script sets them on popart.SessionOptions. "autoshard"
+// is not a SessionOptions field: the retrieval mode for the program.
 std::string PopartOptionsJson(const proto::Plan& plan);
 
 }  // namespace autoshard::pod

@@ -98,8 +98,10 @@ Coarsened CoarsenGroups(const ShardingProblem& p, const DeviceModel& model,
   q.num_activation_inputs.assign(m, 0);
   q.node_weights.assign(m, {});
   q.weight_size_bytes = p.weight_size_bytes;
-  // Loads are in the groups' node_time_s already (model.NodeTime).
+  // A group's first load is in its node_time_s already (model.NodeTime);
+  // the weights' own load times charge the other IPUs that read them.
   q.weight_loaded_bytes = p.weight_loaded_bytes;
+  q.weight_load_s = p.weight_load_s;
   q.names.assign(m, "");
   q.is_constant.assign(m, 0);
   q.node_time_s.assign(m, 0);
