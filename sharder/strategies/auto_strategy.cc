@@ -163,9 +163,18 @@ IdealRun RunIdeal(const StrategyContext& c, double cap_s, double seconds) {
   return {std::move(found), std::move(gave_up)};
 }
 
+// Whether every one of the k IPUs holds a node of `ipu`.
+bool EveryIpuUsed(const std::vector<int32_t>& ipu, int k) {
+  std::vector<bool> used(k, false);
+  for (int32_t d : ipu)
+    if (d >= 0 && d < k) used[d] = true;
+  return std::all_of(used.begin(), used.end(), [](bool u) { return u; });
+}
+
 // The ideal DP's fastest split that keeps the constraints, memory not
 // judged (on the graph with colocate groups merged when it has too many
-// ideals), within `seconds`; nullopt when neither DP finds one.
+// ideals), within `seconds`; nullopt when neither DP finds one that uses
+// every IPU (mapping the merged graph's split back may empty one).
 std::optional<Assignment> KeepingConstraints(const StrategyContext& c,
                                              double seconds) {
   const ShardingProblem& p = *c.problem;
@@ -180,7 +189,8 @@ std::optional<Assignment> KeepingConstraints(const StrategyContext& c,
   const IdealDpResult r = IdealDpSplit(p, c.Model(), c.num_ipus,
                                        std::numeric_limits<double>::infinity(),
                                        /*ignore_memory=*/true, ideal);
-  if (r.found) return Assignment{r.ipu, r.ipu};
+  if (r.found && EveryIpuUsed(r.ipu, c.num_ipus))
+    return Assignment{r.ipu, r.ipu};
   if (std::optional<Coarsened> merged =
           ContractGroups(p, c.Model(), c.num_ipus)) {
     const DeviceModel merged_model(merged->problem, c.device, c.precision);
@@ -189,7 +199,7 @@ std::optional<Assignment> KeepingConstraints(const StrategyContext& c,
         std::numeric_limits<double>::infinity(), /*ignore_memory=*/true, ideal);
     if (g.found) {
       std::vector<int32_t> ipu = Refine(p, *merged, g.ipu);
-      return Assignment{ipu, ipu};
+      if (EveryIpuUsed(ipu, c.num_ipus)) return Assignment{ipu, ipu};
     }
   }
   return std::nullopt;
@@ -280,8 +290,7 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
     if (!best || BetterResult(moved, *best)) best = std::move(moved);
   }
   if (!best) return std::nullopt;
-  return Candidate{from.strategy + "+moves", *std::move(best),
-                   SecondsSince(t)};
+  return Candidate{from.strategy + "+moves", *std::move(best), SecondsSince(t)};
 }
 
 proto::StrategyResult CandidateProto(const Candidate& c, bool chosen) {
