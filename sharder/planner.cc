@@ -113,10 +113,10 @@ void Certify(const Prepared& p, const Options& options, Plan* plan) {
        (options.weights == "variable" ||
         FarApartWeight(p.analysis->problem).has_value()));
   if (revisit_possible) {
-    SetCertificate(CertifyAnyAssignment(p.analysis->problem, model,
-                                        plan->proto.num_ipus(),
-                                        perf->lower_bound_s()),
-                   perf);
+    SetCertificate(
+        CertifyAnyAssignment(p.analysis->problem, model, plan->proto.num_ipus(),
+                             perf->lower_bound_s()),
+        perf);
     return;
   }
   SetCertificate(

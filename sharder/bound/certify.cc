@@ -27,9 +27,9 @@ Certificate CertifyAnyAssignment(const ShardingProblem& problem,
                        "to IPU 0; the solvers' bounds do not)"
                      : "cheap (it covers plans whose last stage returns to "
                        "IPU 0; the solvers' bounds do not)";
-  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            start)
-                  .count();
+  c.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return c;
 }
 

@@ -54,8 +54,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "graph/model_io_stream.h"
 #include "graph/placement.h"

@@ -352,8 +352,8 @@ absl::Status ApplyPins(const std::vector<std::string>& pins,
     const auto named = std::count(p->names.begin(), p->names.end(), name);
     if (named > 1) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--pin '", pin, "': ", named, " nodes are named '",
-                       name, "'; a pin must name one"));
+          absl::StrCat("--pin '", pin, "': ", named, " nodes are named '", name,
+                       "'; a pin must name one"));
     }
     if (p->allowed_ipus.empty())
       p->allowed_ipus.assign(p->num_nodes(), ShardingProblem::kAnyIpu);
