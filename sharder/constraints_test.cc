@@ -150,8 +150,8 @@ TEST(ConstraintsTest, AGroupTooBigForAnIpuIsRefusedOnlyInPlainBytes) {
 
 TEST(ConstraintsTest, PinsAreOneNodeEachAndNotWithKeepPlacement) {
   // A problem file may repeat a name: a pin of it names no single node.
-  ShardingProblem p = testing::MakeTestProblem(
-      3, {{0, 1}, {1, 2}}, {0, 0, 0}, {1e9, 1e9, 1e9});
+  ShardingProblem p =
+      testing::MakeTestProblem(3, {{0, 1}, {1, 2}}, {0, 0, 0}, {1e9, 1e9, 1e9});
   p.names = {"a", "dup", "dup"};
   Options options = SolveOptions(2, "auto");
   options.pins = {"dup=1"};
@@ -161,8 +161,7 @@ TEST(ConstraintsTest, PinsAreOneNodeEachAndNotWithKeepPlacement) {
   // silently unused.
   options.keep_placement = true;
   options.pins = {"a=0"};
-  EXPECT_THAT(options.Validate().message(),
-              HasSubstr("give one of them"));
+  EXPECT_THAT(options.Validate().message(), HasSubstr("give one of them"));
 }
 
 TEST(ConstraintsTest, ProblemFileCarriesConstraints) {
@@ -213,30 +212,10 @@ TEST(ConstraintsTest, ProblemFileCarriesConstraints) {
 // used, that keeps p's constraints: {fitting, any}.
 std::pair<double, double> BestConstrained(const ShardingProblem& p,
                                           const DeviceModel& model, int k) {
-  const int n = p.num_nodes();
-  double fitting = kInf, any = kInf;
-  std::vector<int32_t> ipu(n, 0);
-  std::function<void(int)> assign = [&](int node) {
-    if (node == n) {
-      std::vector<bool> used(k, false);
-      for (int32_t d : ipu) used[d] = true;
-      if (std::find(used.begin(), used.end(), false) != used.end()) return;
-      if (!BrokenConstraint(p, ipu).empty()) return;
-      const testing::Judged j = JudgeSplit(model, ipu, k);
-      any = std::min(any, j.bottleneck_s);
-      if (j.fits) fitting = std::min(fitting, j.bottleneck_s);
-      return;
-    }
-    int32_t lowest = 0;
-    for (int32_t producer : p.producers[node])
-      lowest = std::max(lowest, ipu[producer]);
-    for (int32_t d = lowest; d < k; ++d) {
-      ipu[node] = d;
-      assign(node + 1);
-    }
-  };
-  assign(0);
-  return {fitting, any};
+  return testing::BestMonotone(p, model, k,
+                               [&](const std::vector<int32_t>& ipu) {
+                                 return BrokenConstraint(p, ipu).empty();
+                               });
 }
 
 TEST(ConstraintsTest, EveryStrategyKeepsRandomConstraintsAndAutoIsExact) {

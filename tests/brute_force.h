@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "costmodel/device_model.h"
+#include "costmodel/plan_evaluation.h"
 #include "costmodel/problem.h"
+#include "graph/placement.h"
 #include "tests/test_problems.h"
 
 namespace autoshard::testing {
@@ -58,10 +60,12 @@ inline ShardingProblem RandomDag(std::mt19937& rng, int n,
 }
 
 // The smallest bottleneck over every monotone assignment of `p`'s nodes
-// (given in topological order 0..n-1) onto k IPUs with every IPU used:
-// {fitting, any}; infinity when there is none. Costs k^n evaluations.
-inline std::pair<double, double> BestMonotone(const ShardingProblem& p,
-                                              const DeviceModel& model, int k) {
+// (given in topological order 0..n-1) onto k IPUs with every IPU used, and
+// `keep` true of it when given: {fitting, any}; infinity when there is
+// none. Costs k^n evaluations.
+inline std::pair<double, double> BestMonotone(
+    const ShardingProblem& p, const DeviceModel& model, int k,
+    const std::function<bool(const std::vector<int32_t>&)>& keep = nullptr) {
   const int n = p.num_nodes();
   double fitting = std::numeric_limits<double>::infinity(), any = fitting;
   std::vector<int32_t> ipu(n, 0);
@@ -70,6 +74,7 @@ inline std::pair<double, double> BestMonotone(const ShardingProblem& p,
       std::vector<bool> used(k, false);
       for (int32_t d : ipu) used[d] = true;
       if (std::find(used.begin(), used.end(), false) != used.end()) return;
+      if (keep && !keep(ipu)) return;
       const Judged j = JudgeSplit(model, ipu, k);
       any = std::min(any, j.bottleneck_s);
       if (j.fits) fitting = std::min(fitting, j.bottleneck_s);
@@ -85,6 +90,48 @@ inline std::pair<double, double> BestMonotone(const ShardingProblem& p,
   };
   assign(0);
   return {fitting, any};
+}
+
+// Gives `p` (at least 2 nodes) a weight read by its first node and its
+// last: its first node's first weight, else a new one of `bytes`.
+inline void ShareAWeightFarApart(ShardingProblem* p, int64_t bytes) {
+  const int n = p->num_nodes();
+  if (p->node_weights[0].empty()) {
+    p->node_weights[0].push_back(
+        static_cast<int32_t>(p->weight_size_bytes.size()));
+    p->weight_size_bytes.push_back(bytes);
+  }
+  p->node_weights[n - 1].push_back(p->node_weights[0][0]);
+}
+
+// The smallest bottleneck over every plan whose last stage returns to IPU
+// 0: every monotone node -> stage map onto stages 0..k with stage j on IPU
+// j (j < k) and stage k on IPU 0, every IPU used, costed as such plans are
+// (EvaluatePlacement: a tensor read later on its producer's IPU is not
+// copied); infinity when there is none. Costs (k + 1)^n evaluations.
+inline double BestRevisiting(const ShardingProblem& p, const DeviceModel& model,
+                             int k) {
+  const int n = p.num_nodes();
+  double best = std::numeric_limits<double>::infinity();
+  Placement a{std::vector<int32_t>(n, 0), std::vector<int32_t>(n, 0)};
+  std::function<void(int)> assign = [&](int node) {
+    if (node == n) {
+      if (a.num_ipus() < k) return;
+      best = std::min(best,
+                      EvaluatePlacement(model, a, 1).performance.bottleneck_s);
+      return;
+    }
+    int32_t lowest = 0;
+    for (int32_t producer : p.producers[node])
+      lowest = std::max(lowest, a.pipeline_stage[producer]);
+    for (int32_t s = lowest; s <= k; ++s) {
+      a.pipeline_stage[node] = s;
+      a.ipu[node] = s == k ? 0 : s;
+      assign(node + 1);
+    }
+  };
+  assign(0);
+  return best;
 }
 
 }  // namespace autoshard::testing

@@ -6,7 +6,6 @@
 #include <random>
 #include <vector>
 
-#include "costmodel/plan_evaluation.h"
 #include "gtest/gtest.h"
 #include "sharder/bound/certify.h"
 #include "tests/brute_force.h"
@@ -99,48 +98,22 @@ TEST(HeavyBoundTest, NeverAboveBruteForceOnRandomDags) {
 
 // The certificate of a plan that may revisit IPU 0 (CertifyAnyAssignment,
 // sharder/planner.cc's Certify) is below every plan whose last stage
-// returns to IPU 0: brute force over every monotone node -> stage map with
-// stage j on IPU j (j < k) and stage k on IPU 0, costed as such plans are
-// (EvaluatePlacement: a tensor read later on its producer's IPU is not
-// copied), on random DAGs with a weight read by the first and last node;
-// and it proves more than the cheap bound on some of them.
+// returns to IPU 0 (brute force, testing::BestRevisiting), on random DAGs
+// with a weight read by the first and last node; and it proves more than
+// the cheap bound on some of them.
 TEST(HeavyBoundTest, AnyAssignmentCertificateHoldsOverRevisitingPlans) {
   std::mt19937 rng(4243);
   int above_cheap = 0;
   for (int trial = 0; trial < 40; ++trial) {
-    const int n = 6;
     const int k = 2;
     ShardingProblem p =
-        RandomDag(rng, n, trial % 2 == 0 ? 8000000000 : 800000000);
-    if (p.node_weights[0].empty()) {
-      p.node_weights[0].push_back(
-          static_cast<int32_t>(p.weight_size_bytes.size()));
-      p.weight_size_bytes.push_back(800);
-    }
-    p.node_weights[n - 1].push_back(p.node_weights[0][0]);
+        RandomDag(rng, 6, trial % 2 == 0 ? 8000000000 : 800000000);
+    testing::ShareAWeightFarApart(&p, 800);
     const DeviceModel model(p, ToyChip(), Precision::kFp32);
     const Certificate c =
         CertifyAnyAssignment(p, model, k, model.LowerBound(k));
-    double best = std::numeric_limits<double>::infinity();
-    Placement a{std::vector<int32_t>(n, 0), std::vector<int32_t>(n, 0)};
-    std::function<void(int)> assign = [&](int node) {
-      if (node == n) {
-        if (a.num_ipus() < k) return;
-        best = std::min(
-            best, EvaluatePlacement(model, a, 1).performance.bottleneck_s);
-        return;
-      }
-      int32_t lowest = 0;
-      for (int32_t producer : p.producers[node])
-        lowest = std::max(lowest, a.pipeline_stage[producer]);
-      for (int32_t s = lowest; s <= k; ++s) {
-        a.pipeline_stage[node] = s;
-        a.ipu[node] = s == k ? 0 : s;
-        assign(node + 1);
-      }
-    };
-    assign(0);
-    EXPECT_GE(best, c.bound_s * (1 - 1e-12)) << "trial " << trial;
+    EXPECT_GE(testing::BestRevisiting(p, model, k), c.bound_s * (1 - 1e-12))
+        << "trial " << trial;
     above_cheap += c.bound_s > model.LowerBound(k) * (1 + 1e-9) ? 1 : 0;
   }
   EXPECT_GT(above_cheap, 3);

@@ -163,12 +163,9 @@ IdealRun RunIdeal(const StrategyContext& c, double cap_s, double seconds) {
   return {std::move(found), std::move(gave_up)};
 }
 
-// Whether every one of the k IPUs holds a node of `ipu`.
-bool EveryIpuUsed(const std::vector<int32_t>& ipu, int k) {
-  std::vector<bool> used(k, false);
-  for (int32_t d : ipu)
-    if (d >= 0 && d < k) used[d] = true;
-  return std::all_of(used.begin(), used.end(), [](bool u) { return u; });
+// Whether `a` is a plan (ValidateAssignment) on all k IPUs.
+bool PlanOnEveryIpu(const ShardingProblem& p, const Assignment& a, int k) {
+  return a.num_ipus() == k && ValidateAssignment(p, a).ok();
 }
 
 // The ideal DP's fastest split that keeps the constraints, memory not
@@ -189,8 +186,10 @@ std::optional<Assignment> KeepingConstraints(const StrategyContext& c,
   const IdealDpResult r = IdealDpSplit(p, c.Model(), c.num_ipus,
                                        std::numeric_limits<double>::infinity(),
                                        /*ignore_memory=*/true, ideal);
-  if (r.found && EveryIpuUsed(r.ipu, c.num_ipus))
-    return Assignment{r.ipu, r.ipu};
+  if (r.found) {
+    Assignment a{r.ipu, r.ipu};
+    if (PlanOnEveryIpu(p, a, c.num_ipus)) return a;
+  }
   if (std::optional<Coarsened> merged =
           ContractGroups(p, c.Model(), c.num_ipus)) {
     const DeviceModel merged_model(merged->problem, c.device, c.precision);
@@ -199,7 +198,8 @@ std::optional<Assignment> KeepingConstraints(const StrategyContext& c,
         std::numeric_limits<double>::infinity(), /*ignore_memory=*/true, ideal);
     if (g.found) {
       std::vector<int32_t> ipu = Refine(p, *merged, g.ipu);
-      if (EveryIpuUsed(ipu, c.num_ipus)) return Assignment{ipu, ipu};
+      Assignment a{ipu, ipu};
+      if (PlanOnEveryIpu(p, a, c.num_ipus)) return a;
     }
   }
   return std::nullopt;
