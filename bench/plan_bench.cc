@@ -27,12 +27,12 @@
 #include "graph/model_io.h"
 #include "graph/shapes.h"
 #include "sharder/autoshard.h"
-#include "sharder/plan.h"
+#include "sharder/ipu_summaries.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/raw_strategy.h"
-#include "sharder/strategies/search_strategy.h"
-#include "sharder/strategies/sharding_points.h"
-#include "sharder/strategies/subgraphs.h"
+#include "solver/strategies/raw_strategy.h"
+#include "solver/strategies/search_strategy.h"
+#include "solver/strategies/sharding_points.h"
+#include "solver/strategies/subgraphs.h"
 #include "tests/test_graphs.h"
 
 namespace autoshard {

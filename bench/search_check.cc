@@ -14,8 +14,8 @@
 #include "costmodel/plan_evaluation.h"
 #include "graph/model_io.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/raw_strategy.h"
-#include "sharder/strategies/search_strategy.h"
+#include "solver/strategies/raw_strategy.h"
+#include "solver/strategies/search_strategy.h"
 
 using namespace autoshard;
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
 #include "cmd/model_command.h"
-#include "sharder/outputs/emit.h"
+#include "writers/emit.h"
 
 namespace autoshard::cmd {
 

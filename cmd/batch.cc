@@ -34,16 +34,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/output_guard.h"
+#include "base/plural.h"
 #include "cmd/batch_warnings.h"
 #include "cmd/commands.h"
 #include "cmd/isolate.h"
 #include "cmd/progress.h"
 #include "graph/model_io.h"
-#include "graph/output_guard.h"
-#include "graph/plural.h"
 #include "proto/batch.pb.h"
-#include "sharder/outputs/csv.h"
-#include "sharder/outputs/emit.h"
+#include "writers/csv.h"
+#include "writers/emit.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;

@@ -21,8 +21,8 @@
 #include "graph/model_io.h"
 #include "proto/inspect.pb.h"
 #include "sharder/autoshard.h"
-#include "sharder/outputs/pictures.h"
-#include "sharder/strategies/defaults.h"
+#include "solver/strategies/defaults.h"
+#include "writers/pictures.h"
 
 namespace autoshard::cmd {
 
@@ -100,7 +100,7 @@ struct ModelOptions {
   std::string report = "text";  // --report text|json
   std::string plan_path;        // --plan OUT.json
   // --popart-options OUT.json: PopART session options for the weights'
-  // locations (sharder/pod/weights_report.h PopartOptionsJson; issue 30).
+  // locations (pod/weights_report.h PopartOptionsJson; issue 30).
   std::string popart_options_path;
   bool write_anyway = false;      // --write-anyway: the model even when no fit
   bool fix_input_shapes = false;  // shard --fix-input-shapes
@@ -233,7 +233,7 @@ void ReportStep(const ModelOptions& options, const std::string& what,
                 std::chrono::steady_clock::time_point start);
 // Writes the annotated model, the plan, the sharding config, the pictures
 // and the split folder (when asked; the library's all-or-nothing
-// WriteOutputs, sharder/outputs/write_outputs.h), then the report on stdout
+// WriteOutputs, writers/write_outputs.h), then the report on stdout
 // and warnings on stderr. Never
 // overwrites the model, its external data or any of `inputs`; checks every
 // output path first. An empty `output`: no annotated model (shard without

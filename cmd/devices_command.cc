@@ -10,7 +10,7 @@
 #include "cmd/help.h"
 #include "costmodel/device_profile.h"
 #include "google/protobuf/text_format.h"
-#include "sharder/outputs/emit.h"
+#include "writers/emit.h"
 
 namespace autoshard::cmd {
 

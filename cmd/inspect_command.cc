@@ -2,12 +2,12 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "base/output_guard.h"
 #include "cmd/commands.h"
 #include "cmd/model_command.h"
 #include "graph/model_io.h"
-#include "graph/output_guard.h"
 #include "sharder/inspect.h"
-#include "sharder/outputs/emit.h"
+#include "writers/emit.h"
 
 namespace autoshard::cmd {
 

@@ -22,8 +22,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/output_guard.h"
 #include "cmd/commands.h"
-#include "graph/output_guard.h"
 #include "proto/batch.pb.h"
 
 extern char** environ;

@@ -1,5 +1,5 @@
 // `autoshard launch`: the poprun command for a plan on a POD
-// (sharder/pod/launch.h).
+// (pod/launch.h).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -7,12 +7,12 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "google/protobuf/util/json_util.h"
 #include "graph/model_io.h"
-#include "graph/status_macros.h"
-#include "sharder/outputs/emit.h"
-#include "sharder/pod/launch.h"
+#include "pod/launch.h"
+#include "writers/emit.h"
 
 namespace autoshard::cmd {
 namespace {

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "base/step_counts.h"
 #include "cmd/commands.h"
 #include "cmd/devices_command.h"
 #include "cmd/help.h"
 #include "cmd/isolate.h"
 #include "cmd/progress.h"
-#include "graph/step_counts.h"
 
 int main(int argc, char** argv) {
   using namespace autoshard::cmd;

@@ -1,14 +1,14 @@
 // The CLI's side of --html, --graph and --graph-detail (shard, apply,
-// inspect): flags, and writing what sharder/outputs/pictures.h renders.
+// inspect): flags, and writing what writers/pictures.h renders.
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "base/output_guard.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "costmodel/device_profile.h"
 #include "graph/model_io.h"
-#include "graph/output_guard.h"
-#include "graph/status_macros.h"
-#include "sharder/outputs/html_report.h"
+#include "writers/html_report.h"
 
 namespace autoshard::cmd {
 

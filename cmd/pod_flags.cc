@@ -2,8 +2,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
-#include "sharder/pod/replica_grouping.h"
+#include "base/status_macros.h"
+#include "pod/replica_grouping.h"
 
 namespace autoshard::cmd {
 

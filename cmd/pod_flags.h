@@ -10,7 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
-#include "sharder/pod_planner.h"
+#include "sharder/plan_pod.h"
 
 namespace autoshard::cmd {
 
@@ -35,7 +35,7 @@ absl::StatusOr<std::optional<pod::PodOptions>> PodOptionsOf(
 
 // `autoshard launch PLAN.json --hosts a,b --nproc-per-host P --partition
 // NAME [--vipu-server HOST] [--env NAME[=VALUE]]... [--json FILE]
-// [-- PROGRAM ARGS...]` (sharder/pod/launch.h).
+// [-- PROGRAM ARGS...]` (pod/launch.h).
 struct LaunchCommandOptions {
   std::string plan;  // a plan JSON that shard --plan wrote
   std::string hosts;

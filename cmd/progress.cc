@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "sharder/outputs/emit.h"
+#include "writers/emit.h"
 
 namespace autoshard::cmd {
 

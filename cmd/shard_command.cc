@@ -7,14 +7,14 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/output_guard.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/help.h"
 #include "cmd/model_command.h"
 #include "cmd/progress.h"
-#include "graph/output_guard.h"
-#include "graph/status_macros.h"
 #include "sharder/problem_file.h"
-#include "sharder/strategies/registry.h"
+#include "solver/strategies/registry.h"
 
 namespace autoshard::cmd {
 

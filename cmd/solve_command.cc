@@ -2,11 +2,11 @@
 // a problem file (share/autoshard/problem.proto; sharder/problem_file.h), for
 // compilers that are not ONNX and for replaying `shard --write-problem`.
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "graph/model_io.h"
-#include "graph/status_macros.h"
-#include "sharder/outputs/emit.h"
 #include "sharder/problem_file.h"
+#include "writers/emit.h"
 
 namespace autoshard::cmd {
 

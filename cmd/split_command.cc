@@ -3,9 +3,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/output_guard.h"
 #include "cmd/commands.h"
-#include "graph/output_guard.h"
-#include "sharder/split/split.h"
+#include "writers/split/split.h"
 
 namespace autoshard::cmd {
 namespace fs = std::filesystem;

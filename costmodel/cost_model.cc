@@ -11,8 +11,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/step_counts.h"
 #include "costmodel/flops_rules.h"
-#include "graph/step_counts.h"
 
 // Note [Constants and weights]
 // A tensor is constant when it is a graph initializer (dense or sparse), the

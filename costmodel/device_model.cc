@@ -4,9 +4,9 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "base/step_counts.h"
 #include "costmodel/device_profile.h"
 #include "graph/shapes.h"
-#include "graph/step_counts.h"
 
 namespace autoshard {
 namespace {

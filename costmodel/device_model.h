@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "base/saturating.h"
 #include "costmodel/precision.h"
 #include "costmodel/problem.h"
-#include "graph/saturating.h"
 #include "proto/device.pb.h"
 
 namespace autoshard {

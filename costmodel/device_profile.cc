@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/step_counts.h"
 #include "costmodel/builtin_profiles.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
-#include "graph/step_counts.h"
 
 namespace autoshard {
 namespace {

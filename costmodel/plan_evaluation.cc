@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "base/step_counts.h"
 #include "costmodel/problem.h"
-#include "graph/step_counts.h"
 
 namespace autoshard {
 

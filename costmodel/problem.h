@@ -64,7 +64,7 @@ struct ShardingProblem {
   std::vector<int64_t> weight_loaded_bytes;
   std::vector<double> weight_load_s;
 
-  // Constraints (issue 31; sharder/strategies/constraints.h checks and
+  // Constraints (issue 31; solver/strategies/constraints.h checks and
   // repairs splits against them). Per node, the IPUs it may run on as a bit
   // mask of IPUs 0..63, kAnyIpu when unconstrained; empty: no node is.
   std::vector<uint64_t> allowed_ipus;

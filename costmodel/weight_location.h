@@ -10,7 +10,7 @@
 // loads its shard (B / n bytes at the profile's streaming_memory_bytes_per_s)
 // and, when n > 1, all-gathers the rest over the gather group's IPU-Links:
 // (n - 1) x ceil(B / n) bytes at link_bytes_per_s (a ring all-gather; the
-// gather group is (stride, n), sharder/pod/replica_grouping.h). So
+// gather group is (stride, n), pod/replica_grouping.h). So
 //   load_s = (B / n) / streaming_memory_bytes_per_s
 //            + (n - 1) / n x B / link_bytes_per_s.
 // On the IPU the full B bytes are live from the first to the last reader of

@@ -7,7 +7,7 @@
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
 #include "sharder/autoshard.h"
-#include "sharder/outputs/emit.h"
+#include "writers/emit.h"
 
 namespace autoshard {
 namespace {

@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/step_counts.h"
 #include "graph/onnx_guard.h"
 #include "graph/shape_values.h"
 #include "graph/shapes.h"
-#include "graph/step_counts.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 

@@ -10,9 +10,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "base/step_counts.h"
 #include "graph/onnx_guard.h"
-#include "graph/status_macros.h"
-#include "graph/step_counts.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace autoshard {

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "base/step_counts.h"
 #include "graph/graph.h"
 #include "graph/shape_analysis.h"
-#include "graph/step_counts.h"
 #include "tests/test_util.h"
 
 namespace autoshard {

@@ -4,8 +4,8 @@
 #include <queue>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
-#include "graph/step_counts.h"
+#include "base/status_macros.h"
+#include "base/step_counts.h"
 
 namespace autoshard {
 namespace {

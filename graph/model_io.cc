@@ -18,11 +18,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "graph/onnx_guard.h"
 #include "graph/shapes.h"
-#include "graph/status_macros.h"
 #include "onnx/checker.h"
 // Last: it defines MAP_TYPE, a name in ONNX's defs/parser.h.
 #include <sys/mman.h>

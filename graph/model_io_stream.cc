@@ -12,13 +12,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/saturating.h"
+#include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
-#include "graph/saturating.h"
 #include "graph/shapes.h"
-#include "graph/status_macros.h"
 
 namespace autoshard {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "graph/model_io_stream.h"
 #include "graph/shapes.h"
-#include "graph/status_macros.h"
 
 namespace autoshard {
 namespace {

@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/step_counts.h"
+#include "base/step_counts.h"
 
 namespace autoshard {
 

@@ -14,9 +14,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "graph/onnx_guard_internal.h"
 #include "graph/shapes.h"
-#include "graph/status_macros.h"
 #include "onnx/defs/schema.h"
 
 namespace autoshard {

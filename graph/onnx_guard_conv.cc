@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "graph/onnx_guard.h"
 #include "graph/onnx_guard_internal.h"
-#include "graph/status_macros.h"
 
 namespace autoshard::guard_internal {
 namespace {

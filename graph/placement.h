@@ -1,8 +1,8 @@
 // Where each main-graph node runs: the one placement type (issue 26 point
-// 2), from the strategy that finds it (sharder/strategies/sharding_points.h
+// 2), from the strategy that finds it (solver/strategies/sharding_points.h
 // calls it Assignment) through the plan (Plan::placement) to every writer
 // (the annotations, graph/annotations.h; the per-stage models,
-// sharder/split/split.h), never through node attributes. Dense: indexed by
+// writers/split/split.h), never through node attributes. Dense: indexed by
 // node id, in the main graph's file order, as onnxruntime's IndexedSubGraph
 // refers to nodes by index.
 //

@@ -12,10 +12,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "base/step_counts.h"
 #include "graph/batch_axis.h"
 #include "graph/onnx_guard.h"
-#include "graph/status_macros.h"
-#include "graph/step_counts.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace autoshard {

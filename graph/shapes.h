@@ -12,7 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "graph/saturating.h"  // SaturatingMul, SaturatingAdd
+#include "base/saturating.h"  // SaturatingMul, SaturatingAdd
 #include "graph/shape_options.h"
 #include "onnx/defs/shape_inference.h"
 #include "onnx/onnx_pb.h"

@@ -1,5 +1,5 @@
 // Types of a model's main-graph tensors, for the inputs and outputs of
-// per-stage sub-models (sharder/split/split.h).
+// per-stage sub-models (writers/split/split.h).
 //
 // The ONNX checker requires every input and output of a model to have an
 // element type and a shape (its rank; dims may be unknown). ONNX 1.12's shape

@@ -31,17 +31,17 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/output_guard.h"
 #include "costmodel/device_profile.h"
 #include "graph/model_io.h"
-#include "graph/output_guard.h"
 #include "python/py_classes.h"
 #include "python/py_convert.h"
 #include "sharder/autoshard.h"
 #include "sharder/inspect.h"
-#include "sharder/outputs/emit.h"
-#include "sharder/pod_planner.h"
-#include "sharder/split/split.h"
-#include "sharder/strategies/registry.h"
+#include "sharder/plan_pod.h"
+#include "solver/strategies/registry.h"
+#include "writers/emit.h"
+#include "writers/split/split.h"
 
 namespace autoshard::python {
 namespace {

@@ -11,7 +11,7 @@
 #include "python/py_convert.h"
 #include "sharder/autoshard.h"
 #include "sharder/inspect.h"
-#include "sharder/outputs/emit.h"
+#include "writers/emit.h"
 
 namespace autoshard::python {
 namespace py = pybind11;

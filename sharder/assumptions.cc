@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/plural.h"
-#include "sharder/outputs/assumed_text.h"
+#include "base/plural.h"
+#include "writers/assumed_text.h"
 
 namespace autoshard {
 namespace internal {

@@ -9,8 +9,8 @@
 #include "absl/status/status.h"
 #include "google/protobuf/repeated_field.h"
 #include "proto/plan.pb.h"
-#include "sharder/outputs/assumed_text.h"
 #include "sharder/prepare.h"
+#include "writers/assumed_text.h"
 
 namespace autoshard::internal {
 

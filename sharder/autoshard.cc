@@ -7,10 +7,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "costmodel/weight_location.h"
 #include "graph/annotations.h"
 #include "graph/model_io.h"
-#include "graph/status_macros.h"
 #include "sharder/plan_model.h"
 #include "sharder/prepare.h"
 #include "sharder/weight_locations.h"
@@ -18,7 +18,7 @@
 namespace autoshard {
 
 // The public API only: each call prepares the model once (prepare.h) and
-// hands it to the pipeline (plan_model.h, planner.h).
+// hands it to the pipeline (plan_model.h, plan_prepared.h).
 
 absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                                const Options& options) {

@@ -5,9 +5,9 @@
 #include "costmodel/device_profile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sharder/outputs/emit.h"
 #include "tests/test_graphs.h"
 #include "tests/test_util.h"
+#include "writers/emit.h"
 
 namespace autoshard {
 namespace {

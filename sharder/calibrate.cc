@@ -7,12 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "costmodel/device_model.h"
 #include "costmodel/device_profile.h"
-#include "graph/status_macros.h"
 #include "sharder/compile_judge.h"
 #include "sharder/oracle/compile_oracle.h"
-#include "sharder/planner.h"
+#include "sharder/plan_prepared.h"
 #include "sharder/prepare.h"
 
 namespace autoshard {

@@ -3,10 +3,10 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "base/step_counts.h"
 #include "costmodel/device_profile.h"
 #include "google/protobuf/text_format.h"
 #include "graph/model_io.h"
-#include "graph/step_counts.h"
 #include "gtest/gtest.h"
 #include "tests/test_graphs.h"
 #include "tests/test_util.h"

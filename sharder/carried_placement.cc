@@ -4,9 +4,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/plural.h"
+#include "base/status_macros.h"
 #include "graph/annotations.h"
-#include "graph/plural.h"
-#include "graph/status_macros.h"
 
 namespace autoshard::internal {
 namespace {

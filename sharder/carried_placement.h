@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/sharding_points.h"
+#include "solver/strategies/sharding_points.h"
 
 namespace autoshard::internal {
 

@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "graph/model_io.h"
-#include "graph/status_macros.h"
-#include "sharder/outputs/write_outputs.h"
-#include "sharder/strategies/registry.h"
+#include "solver/strategies/registry.h"
+#include "writers/write_outputs.h"
 
 namespace autoshard::internal {
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // Internal to sharder/: the compile oracle (sharder/oracle/) wired to
 // planning. The oracle sits below the writers and is handed its candidate
 // writer from here, so each candidate model is annotated and written by the
-// same library step as the real output (sharder/outputs/write_outputs.h), and
+// same library step as the real output (writers/write_outputs.h), and
 // the search sees the compiler through its plain SearchOracle callback.
 #ifndef AUTOSHARD_SHARDER_COMPILE_JUDGE_H_
 #define AUTOSHARD_SHARDER_COMPILE_JUDGE_H_
@@ -15,8 +15,8 @@
 #include "sharder/options.h"
 #include "sharder/oracle/compile_oracle.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/search_strategy.h"
-#include "sharder/strategies/strategy.h"
+#include "solver/strategies/search_strategy.h"
+#include "solver/strategies/strategy.h"
 
 namespace autoshard::internal {
 

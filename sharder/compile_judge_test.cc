@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "base/step_counts.h"
 #include "graph/annotations.h"
 #include "graph/model_io.h"
-#include "graph/step_counts.h"
 #include "gtest/gtest.h"
 #include "tests/test_problems.h"
 #include "tests/test_util.h"

@@ -1,7 +1,7 @@
-// Constraints (issue 31, sharder/strategies/constraints.h) through solve's
+// Constraints (issue 31, solver/strategies/constraints.h) through solve's
 // planner: hand-checked splits, refusals, and a property test against brute
 // force on small random constrained problems.
-#include "sharder/strategies/constraints.h"
+#include "solver/strategies/constraints.h"
 
 #include <functional>
 #include <limits>
@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sharder/problem_file.h"
-#include "sharder/strategies/registry.h"
+#include "solver/strategies/registry.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
 

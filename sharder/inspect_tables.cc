@@ -12,8 +12,8 @@
 #include "graph/annotations.h"
 #include "graph/tensor_types.h"
 #include "sharder/inspect.h"
-#include "sharder/outputs/csv.h"
-#include "sharder/outputs/emit.h"
+#include "writers/csv.h"
+#include "writers/emit.h"
 
 namespace autoshard {
 namespace {

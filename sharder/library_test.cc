@@ -11,9 +11,9 @@
 #include "graph/model_io.h"
 #include "gtest/gtest.h"
 #include "sharder/autoshard.h"
-#include "sharder/outputs/emit.h"
 #include "tests/test_graphs.h"
 #include "tests/test_util.h"
+#include "writers/emit.h"
 
 namespace autoshard {
 namespace {

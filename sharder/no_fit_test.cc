@@ -1,4 +1,4 @@
-#include "sharder/pod/no_fit.h"
+#include "pod/no_fit.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "sharder/pod/node_bound.h"
+#include "costmodel/node_bound.h"
 
 #include "costmodel/device_profile.h"
 #include "gmock/gmock.h"
@@ -6,7 +6,7 @@
 #include "sharder/prepare.h"
 #include "tests/test_util.h"
 
-namespace autoshard::pod {
+namespace autoshard {
 namespace {
 
 using ::testing::HasSubstr;
@@ -71,4 +71,4 @@ TEST(NodeBoundTest, PlanModelSaysSoAndSkipsTheSearch) {
 }
 
 }  // namespace
-}  // namespace autoshard::pod
+}  // namespace autoshard

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "sharder/strategies/registry.h"
+#include "solver/strategies/registry.h"
 
 namespace autoshard {
 

@@ -16,7 +16,7 @@
 #include "costmodel/precision.h"
 #include "graph/shape_options.h"
 #include "proto/device.pb.h"
-#include "sharder/strategies/defaults.h"
+#include "solver/strategies/defaults.h"
 
 namespace autoshard {
 
@@ -33,7 +33,7 @@ struct Options {
   // then boundary moves until every IPU fits the tile-memory model (§4.2);
   // "optimal": the fastest fitting contiguous slicing of a few topological
   // orders, by dynamic programming (§4.3,
-  // sharder/strategies/optimal_strategy.h); "auto": raw, search and optimal,
+  // solver/strategies/optimal_strategy.h); "auto": raw, search and optimal,
   // then search moves from optimal's split, and the best of them (§4.4): a
   // split that fits, then the smallest bottleneck.
   std::string strategy = "auto";
@@ -43,7 +43,7 @@ struct Options {
   // Seconds the search may spend at most, and the optimal strategy's DPs
   // again (auto runs both).
   double max_search_s = kDefaultMaxSearchSeconds;
-  // Seconds the certified bound may take (sharder/bound/certify.h: the
+  // Seconds the certified bound may take (solver/bound/certify.h: the
   // ideal DP's relaxation or COIN-OR CBC); 0 turns the solver off and the
   // certified bound is the cheap one (DeviceModel::LowerBound).
   double bound_s = 10;
@@ -64,7 +64,7 @@ struct Options {
   std::string compile_cmd;
   // Pins (issue 31): "NODE=IPU", the node (by name) planned on that IPU
   // (0..63) whatever the strategy; refused (InvalidArgument) when the node
-  // is unknown or the IPU is not below the count (sharder/strategies/
+  // is unknown or the IPU is not below the count (solver/strategies/
   // constraints.h).
   std::vector<std::string> pins;
   int jobs = 1;  // candidates compiled at once (with compile_cmd), >= 1

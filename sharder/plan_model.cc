@@ -9,16 +9,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "costmodel/device_model.h"
+#include "costmodel/node_bound.h"
 #include "costmodel/weight_location.h"
 #include "graph/annotations.h"
-#include "graph/status_macros.h"
 #include "sharder/compile_judge.h"
-#include "sharder/planner.h"
-#include "sharder/pod/node_bound.h"
+#include "sharder/plan_prepared.h"
 #include "sharder/stage_layout.h"
-#include "sharder/strategies/constraints.h"
-#include "sharder/strategies/strategy.h"
+#include "solver/strategies/constraints.h"
+#include "solver/strategies/strategy.h"
 
 namespace autoshard::internal {
 namespace {
@@ -39,9 +39,9 @@ absl::StatusOr<Plan> PlanAutoIpus(const Prepared& p, const Options& options,
   const double ipu_bytes =
       static_cast<double>(p.analysis->device.tiles_per_ipu()) *
       static_cast<double>(p.analysis->device.bytes_per_tile());
-  // So are all when a node alone overflows an IPU (sharder/pod/node_bound.h).
-  const std::optional<pod::OverflowingNode> too_big =
-      pod::NodeThatNoIpuHolds(p.analysis->problem, p.analysis->device_model());
+  // So are all when a node alone overflows an IPU (costmodel/node_bound.h).
+  const std::optional<OverflowingNode> too_big =
+      NodeThatNoIpuHolds(p.analysis->problem, p.analysis->device_model());
   const auto too_small = [&](int k) {
     return 2 * k <= most &&
            (too_big ||

@@ -1,6 +1,6 @@
 // Internal to sharder/: the planning of a prepared model as the public API
 // (autoshard.h) runs it — the compile judge, --num-ipus auto (one
-// planner.h plan per IPU count), --keep-placement, and the plan of given
+// plan_prepared.h plan per IPU count), --keep-placement, and the plan of given
 // sharding points or of a given placement (`apply`, `inspect`).
 #ifndef AUTOSHARD_SHARDER_PLAN_MODEL_H_
 #define AUTOSHARD_SHARDER_PLAN_MODEL_H_
@@ -14,8 +14,8 @@
 #include "sharder/autoshard.h"
 #include "sharder/carried_placement.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/oracle.h"
-#include "sharder/strategies/sharding_points.h"
+#include "solver/strategies/oracle.h"
+#include "solver/strategies/sharding_points.h"
 
 namespace autoshard::internal {
 

@@ -6,17 +6,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/plural.h"
+#include "base/status_macros.h"
 #include "costmodel/device_profile.h"
 #include "costmodel/weight_location.h"
 #include "graph/dim_conflicts.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
-#include "graph/plural.h"
 #include "graph/shape_analysis.h"
 #include "graph/shape_conflicts.h"
-#include "graph/status_macros.h"
 #include "sharder/assumptions.h"
-#include "sharder/strategies/constraints.h"
+#include "solver/strategies/constraints.h"
 
 namespace autoshard::internal {
 namespace {

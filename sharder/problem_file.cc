@@ -9,14 +9,14 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "costmodel/device_model.h"
 #include "costmodel/device_profile.h"
 #include "google/protobuf/util/json_util.h"
 #include "graph/model_io.h"
-#include "graph/status_macros.h"
-#include "sharder/outputs/emit.h"
-#include "sharder/plan.h"
+#include "sharder/ipu_summaries.h"
 #include "sharder/prepare.h"
+#include "writers/emit.h"
 
 namespace autoshard {
 namespace {

@@ -34,7 +34,7 @@ struct LoadedProblem {
 // FLOPs or seconds, an allowed IPU outside 0..63, a colocate group naming
 // a node that is not one or a node in two groups; NotFound for an unknown
 // device name. Constraints an IPU count cannot keep are refused when
-// planning (sharder/strategies/constraints.h's CheckConstraints).
+// planning (solver/strategies/constraints.h's CheckConstraints).
 absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& problem,
                                                const std::string& source);
 

@@ -7,13 +7,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/saturating.h"
+#include "base/status_macros.h"
 #include "costmodel/model_analysis.h"
-#include "graph/saturating.h"
-#include "graph/status_macros.h"
 #include "sharder/plan_model.h"
 #include "sharder/prepare.h"
 #include "sharder/problem_file.h"
-#include "sharder/strategies/constraints.h"
+#include "solver/strategies/constraints.h"
 
 namespace autoshard {
 

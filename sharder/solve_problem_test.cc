@@ -8,10 +8,10 @@
 #include "graph/model_io.h"
 #include "gtest/gtest.h"
 #include "sharder/autoshard.h"
-#include "sharder/outputs/emit.h"
 #include "sharder/problem_file.h"
 #include "tests/test_problems.h"
 #include "tests/test_util.h"
+#include "writers/emit.h"
 
 namespace autoshard {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/saturating.h"
-#include "sharder/strategies/revisit.h"
+#include "base/saturating.h"
+#include "solver/strategies/revisit.h"
 
 namespace autoshard::internal {
 namespace {

@@ -1,6 +1,6 @@
 // Internal to sharder/: the plan's pipeline stages when they outnumber its
 // IPUs (Plan.stages, proto/plan.proto), and --weights variable's rule
-// (Note [Last stage on IPU 0], sharder/strategies/revisit.h).
+// (Note [Last stage on IPU 0], solver/strategies/revisit.h).
 #ifndef AUTOSHARD_SHARDER_STAGE_LAYOUT_H_
 #define AUTOSHARD_SHARDER_STAGE_LAYOUT_H_
 
@@ -12,7 +12,7 @@
 #include "proto/plan.pb.h"
 #include "sharder/options.h"
 #include "sharder/prepare.h"
-#include "sharder/strategies/sharding_points.h"
+#include "solver/strategies/sharding_points.h"
 
 namespace autoshard::internal {
 

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/status_macros.h"
 #include "costmodel/weight_location.h"
-#include "graph/status_macros.h"
 #include "sharder/plan_model.h"
 #include "sharder/prepare.h"
 

@@ -12,7 +12,7 @@
 // choice is what is implemented: "the fewest bytes off-chip that make a
 // stage fit" per weight is not (a remote plan puts every floating-point
 // weight off-chip). With --total-ipus, PlanPod weighs both locations per
-// candidate and keeps the highest POD throughput (sharder/pod_planner.h).
+// candidate and keeps the highest POD throughput (sharder/plan_pod.h).
 // The default stays on-chip: "auto" as the default would turn every plan
 // that does not fit on an IPU-Machine profile into a remote one, which the
 // tests of no-fit reasons and the README's figures do not expect yet.

@@ -87,7 +87,7 @@ int PlayChip(const onnx::ModelProto& model, const std::string& device) {
 std::string VariableOnTwoIpus(const onnx::ModelProto& model) {
   std::set<std::string> initializers;
   // Floating-point initializers only, as autoshard's rule
-  // (sharder/strategies/revisit.h): integer shapes and axes stay constants.
+  // (solver/strategies/revisit.h): integer shapes and axes stay constants.
   for (const auto& t : model.graph().initializer()) {
     const int type = t.data_type();
     if (type == onnx::TensorProto::FLOAT ||

@@ -11,15 +11,15 @@
 #include <iterator>
 #include <string>
 
+#include "base/output_guard.h"
 #include "gmock/gmock.h"
 #include "graph/model_io.h"
-#include "graph/output_guard.h"
 #include "gtest/gtest.h"
 #include "sharder/autoshard.h"
 #include "sharder/oracle/compile_oracle.h"
 #include "sharder/oracle/compile_process.h"
-#include "sharder/outputs/emit.h"
 #include "tests/test_util.h"
+#include "writers/emit.h"
 
 namespace autoshard {
 namespace {

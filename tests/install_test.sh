@@ -26,7 +26,7 @@ for f in $named; do [ -f "$TMP/prefix/$f" ] && ok || bad "help names $f, not ins
 "$TMP/prefix/bin/autoshard" help shard | tr -d '\n ' | grep -qF "$TMP/prefix/share/autoshard/" && ok ||
   bad "help names the installed schema folder $TMP/prefix/share/autoshard/"
 # Only the public header and what it includes: no private header.
-[ ! -e "$inc/graph/graph.h" ] && [ ! -e "$inc/sharder/plan.h" ] && ok || bad "private headers installed"
+[ ! -e "$inc/graph/graph.h" ] && [ ! -e "$inc/sharder/ipu_summaries.h" ] && ok || bad "private headers installed"
 # The package and headers refer to nothing in the source or build tree (the
 # libraries' debug information does, as any build's).
 leaks=$(grep -rlF -e "$SRC" -e "$(cd "$BUILD" && pwd)" "$TMP/prefix/lib/cmake" "$TMP/prefix/include")

@@ -78,7 +78,7 @@ EOT
 expect 0 "split a hand-annotated If" -- "$BIN" split "$TMP/hand.onnx" --out-dir "$TMP/hand_split"
 grep -q '"source": "0:t"' "$TMP/hand_split/manifest.json" && ok || bad "the If's outer read of t comes from stage 0"
 
-# A stage of constants only (sharder/split/split.h, Note [A stage of constants]):
+# A stage of constants only (writers/split/split.h, Note [A stage of constants]):
 # stage 1 keeps them and sends k to stage 2, so it has an output and runs.
 model consts <<'EOT'
 <ir_version: 8, opset_import: ["" : 13]>

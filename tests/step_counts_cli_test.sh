@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 26 point 1: one `shard` run computes each analysis of the model once,
 # whatever it writes. With AUTOSHARD_STEP_COUNTS=1 the CLI prints, on stderr,
-# one "step_count NAME N" line per costly step (graph/step_counts.h); this
+# one "step_count NAME N" line per costly step (base/step_counts.h); this
 # runs the bundled squeezenet onto 4 IPUs once per output kind, and once with
 # all of them, and checks each count.
 # Usage: tests/step_counts_cli_test.sh AUTOSHARD_BINARY SOURCE_DIR

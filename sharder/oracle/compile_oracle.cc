@@ -15,7 +15,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "sharder/oracle/compile_process.h"
 
 namespace autoshard {

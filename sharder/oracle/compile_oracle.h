@@ -45,7 +45,7 @@ CompileVerdict ParseCompilerOutput(int exit_code, absl::string_view output);
 // place, replacing none of `inputs` (the external-data files beside `path`,
 // which the compiler reads). Called from several threads at once, each with
 // its own folder. The planner's writer (sharder/compile_judge.h) is the
-// library's WriteOutputs (sharder/outputs/write_outputs.h).
+// library's WriteOutputs (writers/write_outputs.h).
 using CandidateWriter = std::function<absl::Status(
     const std::vector<int32_t>& ipu_of_node, const std::filesystem::path& path,
     const std::vector<std::filesystem::path>& inputs)>;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Splits models with `autoshard shard --split-dir` for 2, 4 and 8 IPUs (the
 # default strategy), and for 8 IPUs with --strategy raw too (it can leave an
-# IPU only constants: sharder/split/split.h, Note [A stage of constants]), and
+# IPU only constants: writers/split/split.h, Note [A stage of constants]), and
 # checks in onnxruntime (check_split.js) that the chained stages give the
 # original model's outputs on the same random inputs. First it runs
 # check_split_test.js (the comparison itself).

@@ -1,0 +1,84 @@
+// The interface every lower bound on the bottleneck implements (issue 26
+// point 3), as a strategy implements strategies/strategy.h: a name and one
+// Run. The certified bound (solver/bound/certify.h) runs a list of them,
+// cheapest first (CertifyBounds), keeping the best proven value.
+#ifndef AUTOSHARD_SOLVER_BOUND_BOUND_H_
+#define AUTOSHARD_SOLVER_BOUND_BOUND_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "costmodel/device_model.h"
+#include "costmodel/problem.h"
+
+namespace autoshard {
+
+// What a bound is asked: a valid lower bound on the bottleneck of every
+// monotone split of `problem` onto `num_ipus` IPUs, given one such split
+// (the plan's).
+struct BoundProblem {
+  const ShardingProblem* problem = nullptr;  // outlives the Run
+  const DeviceModel* model = nullptr;        // of `problem`; outlives it
+  int num_ipus = 2;
+  const std::vector<int32_t>* plan_ipu = nullptr;  // per node, monotone
+  double plan_bottleneck_s = 0;  // the plan's bottleneck: an upper bound
+  // The plan fits: a bound may count memory (it then bounds the fitting
+  // splits).
+  bool plan_fits = false;
+  double lower_s = 0;  // the best bound proven before this one (seconds)
+};
+
+// The time a bound may take: the cascade's start and its whole budget, of
+// which each bound takes its share.
+struct BoundBudget {
+  std::chrono::steady_clock::time_point start;
+  double max_seconds = 0;
+  // Seconds since `start`.
+  double Spent() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  }
+};
+
+// Why a bound stopped.
+enum class BoundStop {
+  kDone,        // it ran to its end; later bounds may still prove more
+  kExact,       // its value is the relaxation's optimum: nothing later runs
+  kOutOfBudget  // the time or work ran out first
+};
+
+struct BoundValue {
+  // A valid lower bound (seconds), or 0 when it proved nothing.
+  double bound_s = 0;
+  // The plan's bound_method when this value is the best ("min-cut",
+  // "ideal DP", "CBC MIP, optimal"...).
+  std::string method;
+  BoundStop stop = BoundStop::kDone;
+  // When it proved nothing better: why, for the report ("ideal DP: 123
+  // ideals, out of time"); may be empty.
+  std::string note;
+};
+
+class Bound {
+ public:
+  virtual ~Bound() = default;
+  // Its name in the cascade ("min-cut", "ideal DP", "CBC MIP").
+  virtual absl::string_view name() const = 0;
+  // Proves what it can within `budget`. Never fails.
+  virtual BoundValue Run(const BoundProblem& problem,
+                         const BoundBudget& budget) const = 0;
+};
+
+// The certified bound's cascade, in order: the min-cut bound
+// (cut_bound.h), the heavy-node bound (heavy_bound.h), the ideal DP's
+// relaxation (strategies/ideal_dp.h; on a problem with fillers when the graph
+// has too many ideals, filler_bound.h), then COIN-OR CBC (lp_bound.h).
+const std::vector<const Bound*>& CertifyBounds();
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SOLVER_BOUND_BOUND_H_

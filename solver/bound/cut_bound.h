@@ -1,0 +1,91 @@
+// The cut bound: a lower bound on the bottleneck that counts the copies
+// every stage boundary must carry, from minimum cuts (max-flows) — cheap
+// where the MIP of Note [MIP bound] proves nothing (its LP relaxation spreads
+// every node over all IPUs and copies nothing).
+//
+// Note [Cut bound]
+// Let W be Σ node times (folded constants left out, see Note [Ideals]) and
+// I_j the ideal on IPUs 0..j of a monotone split onto k IPUs. An ideal I
+// whose compute P(I) lies in [lo, hi] holds every node v with
+// W - P(desc v) < lo (else the nodes outside I, v's descendants among them,
+// weigh too much) and no node v with P(anc v) > hi. So its cut bytes C(I)
+// are at least the smallest cut of an ideal between those two sets: a
+// closure problem solved with a max-flow (a vertex per tensor: producer ->
+// tensor of its bytes, tensor -> reader of infinity; reader -> producer of
+// infinity keeps the source side an ideal).
+// With PopART's adjacent-stage copies IPU d's stage time is
+//   P(I_d) - P(I_{d-1}) + CopySeconds(C(I_{d-1})) + CopySeconds(C(I_d))
+// (I_{-1} empty, I_{k-1} everything; both sides pay a boundary's copy). W is
+// cut into `buckets` of equal compute, each with its smallest cut m_b; with
+// P(I_j) in bucket b_j (b_0 <= b_1 <= ...) stage d takes at least
+//   max(0, lo_{b_d} - hi_{b_{d-1}}) + CopySeconds(m_{b_{d-1}}) +
+//   CopySeconds(m_{b_d}),
+// and a DP over the buckets (O(k x buckets^2)) finds the chain of buckets
+// with the least largest such time: a lower bound on every split's
+// bottleneck (the split's own chain is one of those it compares).
+// Through host memory (copies_through_host) a cut tensor is sent once and
+// received at least once, so only Σ stage times >= W + 2 CopySeconds(C(I_j))
+// is used, with P(I_j) in the window [W - (k-1-j) T, (j+1) T] of a
+// bottleneck <= T; a bisection over T finds the largest T this rules out.
+// Ancestor and descendant times are exact for up to kCutBoundExactNodes
+// nodes (bit sets), else longest paths (smaller, so still valid).
+//
+// Note [Window cuts]
+// The forced sets know little of a wide graph (detection heads: each
+// class's branch has small ancestors and descendants), so the smallest cut
+// of a window's closure problem may belong to an ideal whose compute is far
+// outside the window (tv_ssdlite320 on 16 IPUs: 667 KB at 1,876 us for the
+// window [654, 657] us). When the plain DP leaves the plan more than 1%
+// above it, the windows of `window_groups` groups of buckets get a
+// Lagrangian bound: for nu >= 0, min over closures I of
+//   C(I) + nu (P(I) - hi)   (<= C(I) for every I with P(I) <= hi),
+// and for nu < 0 of C(I) + |nu| (lo - P(I)) (<= C(I) when P(I) >= lo), each
+// a max-flow with node weights nu x time (rounded down: smaller, still
+// valid) on the sink or source side. nu's sign is the side the plain cut's
+// ideal misses; it is widened from the forced set's bytes / the miss, then
+// bisected on which side the minimising ideal falls (the subgradient), and
+// the largest value is kept: at least the plain cut, and a lower bound on
+// the bytes of every ideal in the window. The DP then runs once more.
+#ifndef AUTOSHARD_SOLVER_BOUND_CUT_BOUND_H_
+#define AUTOSHARD_SOLVER_BOUND_CUT_BOUND_H_
+
+#include <cstdint>
+
+#include "costmodel/device_model.h"
+#include "costmodel/problem.h"
+#include "solver/strategies/closure_cuts.h"
+
+namespace autoshard {
+
+struct CutBoundOptions {
+  // Arc scans of the max-flows at most (a deterministic budget); when spent,
+  // the bound found so far is returned.
+  int64_t max_work = 400000000;
+  // PopART's copies: buckets of equal compute the DP places boundaries in.
+  int buckets = 1024;
+  // Note [Window cuts]: groups of buckets whose window cut is found (0:
+  // none), when the plain bound leaves the plan more than 1% above it.
+  int window_groups = 64;
+  int bisection_steps = 14;  // through host: halvings of [cheap, upper_s]
+  // Problems with more lattice nodes are not tried (the result says so).
+  int32_t max_nodes = 20000;
+};
+
+struct CutBoundResult {
+  double bound_s = 0;     // valid lower bound on every monotone split's
+                          // bottleneck; >= model.LowerBound(k)
+  bool improved = false;  // above the cheap bound
+  int64_t work = 0;       // arc scans spent
+  bool out_of_work = false;
+};
+
+// The bound of Note [Cut bound] for `num_ipus` IPUs; `upper_s`: the
+// bottleneck of some monotone split (the plan's), where the search stops.
+// Never fails.
+CutBoundResult CutBound(const ShardingProblem& problem,
+                        const DeviceModel& model, int num_ipus, double upper_s,
+                        const CutBoundOptions& options);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SOLVER_BOUND_CUT_BOUND_H_

@@ -1,0 +1,188 @@
+#include "solver/bound/cut_bound.h"
+
+#include <chrono>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "solver/bound/certify.h"
+#include "solver/strategies/closure_cuts.h"
+#include "solver/strategies/optimal_strategy.h"
+#include "tests/brute_force.h"
+#include "tests/test_problems.h"
+
+namespace autoshard {
+namespace {
+
+using ::autoshard::testing::BestMonotone;
+using ::autoshard::testing::MakeTestProblem;
+using ::autoshard::testing::RandomDag;
+using ::autoshard::testing::ToyChip;
+using ::autoshard::testing::TwoBranches;
+
+// A skip connection: n0 -> n1 -> n2 -> n3 and n0 -> n3, 1 s each; n0's
+// output is 1e9 bytes (1 s over the toy chip's 1 GB/s link), the others 16.
+// On 2 IPUs every split cuts n0's tensor: {n0, n1} | {n2, n3} is best, 2 s
+// + 1 s + 16 ns on each side. The cheap bound is 4 / 2 = 2 s. The cut
+// bound: an ideal with compute strictly between 0 and 4 s holds n0 (W -
+// P(desc n0) = 0) and not n3 (P(anc n3) = 4 s), so 1e9 bytes cross, 1 s on
+// both IPUs; the best chain of buckets is 2 s of compute a side: 3 s.
+ShardingProblem SkipConnection() {
+  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}, {0, 3}},
+                                      {0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9});
+  p.activation_bytes = {1000000000, 16, 16, 16};
+  testing::RefreshTensors(&p);
+  return p;
+}
+
+TEST(CutBoundTest, CountsTheSkipConnectionEverySplitCuts) {
+  const ShardingProblem p = SkipConnection();
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  ASSERT_DOUBLE_EQ(model.LowerBound(2), 2.0);
+  const double best = BestMonotone(p, model, 2).second;
+  EXPECT_NEAR(best, 3.000000016, 1e-12);
+  const CutBoundResult r = CutBound(p, model, 2, best, {});
+  EXPECT_TRUE(r.improved);
+  // The ideals' compute (1, 2, 3 s) falls on the edges of the DP's buckets
+  // (multiples of 4 / 1024 s), so it loses nothing but the tolerance.
+  EXPECT_NEAR(r.bound_s, 3.0, 1e-4);
+  EXPECT_LE(r.bound_s, best);
+}
+
+// CertifyBound on the same problem: the min-cut bound is within 1% of the
+// plan {n0, n1} | {n2, n3} (3 s + 16 ns), so neither the ideal DP nor CBC
+// runs, and the result is the same on every call (no clock decides it).
+TEST(CutBoundTest, CertifyStopsAtTheMinCutBound) {
+  const ShardingProblem p = SkipConnection();
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const std::vector<int32_t> plan = {0, 0, 1, 1};
+  const Certificate a = CertifyBound(p, model, 2, plan, 3.000000016, true, 10);
+  const Certificate b = CertifyBound(p, model, 2, plan, 3.000000016, true, 10);
+  EXPECT_EQ(a.method, "min-cut");
+  EXPECT_NEAR(a.bound_s, 3.0, 1e-4);
+  EXPECT_EQ(a.bound_s, b.bound_s);
+  EXPECT_EQ(a.method, b.method);
+}
+
+// A chain of equal nodes with small tensors: the cuts cost 16 ns, so the
+// bound stays at the cheap bound's 4 / 2 = 2 s... plus at most those 16 ns.
+TEST(CutBoundTest, AChainWithSmallTensorsGainsLittle) {
+  ShardingProblem p = MakeTestProblem(4, {{0, 1}, {1, 2}, {2, 3}}, {0, 0, 0, 0},
+                                      {1e9, 1e9, 1e9, 1e9});
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const CutBoundResult r = CutBound(p, model, 2, 2.000000016, {});
+  EXPECT_GE(r.bound_s, 2.0);
+  EXPECT_LE(r.bound_s, 2.000000016);
+}
+
+// A fan: s -> p1..p4 -> t, 1 s each (W = 6 s); s's output, 1000 B, is read
+// by every p, each p's, 1 B, by t (toy chip: 1 GB/s, no fixed cost). On 2
+// IPUs the best split is {s, p1, p2} | {p3, p4, t}: 3 s + 1002 B (1.002 us)
+// a side. The plain min-cut of a bucket near 3 s holds s and not t (Note
+// [Cut bound]) and finds {s, p1..p4}: 4 B, though its compute is 5 s — a
+// bound of 3 s + 4 ns. Note [Window cuts] on the 16 buckets of [2.90625,
+// 3] s: the smallest such ideal, P0 = 5 s > hi = 3 s, so nu > 0, first
+// 1000 B / (5 - 3) s = 500 B/s ({s}: 1000 + 500 - 1500 = 0, P = 1 s: stop
+// widening), then bisected: 250 gives min({s}: 1000 + 250 - 750 = 500,
+// {s..p4}: 4 + 1250 - 750 = 504) = 500 B, the best of the five. On [3,
+// 3.09375] s the same steps from 1000 / 1.90625 give at best 468.3 B (nu =
+// 245.9: 4 + 5 x 245 - 245.9 x 3.09375). The chain's best boundary is at 3
+// s either side: 3 s + min(500, 468.3) B / 1 GB/s, less the 6 ns tolerance.
+TEST(CutBoundTest, WindowCutsKnowTheBoundarysCompute) {
+  ShardingProblem p = MakeTestProblem(
+      6, {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 5}, {2, 5}, {3, 5}, {4, 5}},
+      {0, 0, 0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9, 1e9, 1e9});
+  p.activation_bytes = {1000, 1, 1, 1, 1, 1};
+  testing::RefreshTensors(&p);
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  EXPECT_NEAR(BestMonotone(p, model, 2).second, 3 + 1.002e-6, 1e-12);
+  // Any split bounds the search; {s, p1..p4} | {t} takes 5 s + 4 ns.
+  CutBoundOptions plain;
+  plain.window_groups = 0;
+  EXPECT_NEAR(CutBound(p, model, 2, 5.000000004, plain).bound_s, 3 + 4e-9,
+              1e-8);
+  const CutBoundResult r = CutBound(p, model, 2, 5.000000004, {});
+  EXPECT_NEAR(r.bound_s, 3 + 0.4683e-6 - 6e-9, 2e-10);
+  EXPECT_FALSE(r.out_of_work);
+}
+
+// The same fan with 1e12 B out of s and 1e9 B out of each p, and a window
+// [3, 5 s - 1.01 tolerances] that the plain least cut's ideal {s, p1..p4}
+// (5 s, 4e9 B) misses by 1.01 tolerances: the first multiplier, 1e12 B
+// over 6.06e-9 s, made int64 weights of 1.6e20 (undefined behaviour) before
+// |nu| was capped. The ideals inside the window hold s and 2 or 3 p's (3 or
+// 4 s): s's 1e12 B cross and 2e9 or 3e9 more, so the true least cut is
+// 1.002e12 B; the window cut lies between the plain cut and it.
+TEST(CutBoundTest, WindowCutOfAHugeTensorStaysInRange) {
+  ShardingProblem p = MakeTestProblem(
+      6, {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 5}, {2, 5}, {3, 5}, {4, 5}},
+      {0, 0, 0, 0, 0, 0}, {1e9, 1e9, 1e9, 1e9, 1e9, 1e9});
+  p.activation_bytes = {1000000000000, 1000000000, 1000000000,
+                        1000000000,    1000000000, 1};
+  testing::RefreshTensors(&p);
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  ClosureCuts cuts(p, model);
+  ASSERT_NEAR(cuts.tolerance_s(), 6e-9, 1e-15);
+  const double hi = 5 - 1.01 * cuts.tolerance_s();
+  const int64_t plain = cuts.MinCut(3, hi);
+  const double window = cuts.WindowCut(3, hi);
+  EXPECT_GE(window, static_cast<double>(plain));
+  EXPECT_LE(window, 1.002e12);
+}
+
+// Two branches between n0 and n5: n0 -> n1 -> n2 -> n5, n0 -> n3 -> n4 ->
+// n5, 1, 2, 2, 2, 2, 1 s (W = 10 s, windows of 10 / 64 s); n0's output is
+// 5e8 B, n1's and n3's 1e8 B, the others 16. Until hi reaches 3 s, n1 and
+// n3 have too much ancestry (3 s) and the least cut's ideal is {n0} (first
+// in the window [0.9375, 1.09375] s: rank 6); from [2.96875, 3.125] s
+// (rank 19) it is {n0, n1, n3} (2e8 B, not n0's 5e8), while n2 and n4 (5 s
+// of ancestors) must stay out; from [4.84375, 5] s (rank 31) {n0..n4} (32
+// B); n5 only in the last window (rank 63). So the order is n0, n1, n3, n2,
+// n4, n5, whose slicing {n0, n1, n3} | {n2, n4, n5} takes 5 s + 2e8 B a
+// side (5.2 s), where the file order's best is 5.500000016 s.
+TEST(CutBoundTest, MinCutOrderPutsTheSmallCutFirst) {
+  ShardingProblem p = TwoBranches();
+  DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+  const std::vector<int32_t> order = MinCutOrder(p, model, 64);
+  EXPECT_EQ(order, (std::vector<int32_t>{0, 1, 3, 2, 4, 5}));
+  SliceOrder slices{"min-cut order", {}};
+  for (int32_t v : order) slices.units.push_back({v});
+  const SliceResult r = SliceOptimally(
+      p, model, slices, 2, false,
+      std::chrono::steady_clock::now() + std::chrono::seconds(60));
+  ASSERT_TRUE(r.found);
+  EXPECT_NEAR(r.bottleneck_s, 5.2, 1e-12);
+}
+
+// The bound never exceeds the best monotone split (brute force) on small
+// random DAGs, with either copy model, and never falls below the cheap one.
+TEST(CutBoundTest, NeverAboveBruteForceOnRandomDags) {
+  std::mt19937 rng(20261202);
+  int improved = 0, windowed = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const int n = 4 + static_cast<int>(rng() % 5);  // 4..8
+    const int k = 2 + static_cast<int>(rng() % 3);  // 2..4
+    ShardingProblem p =
+        RandomDag(rng, n, trial % 2 == 0 ? 4000000000 : 800000000);
+    p.copies_through_host = trial % 3 == 0;
+    DeviceModel model(p, ToyChip(), Precision::kFp32);
+    const double any = BestMonotone(p, model, k).second;
+    if (any == std::numeric_limits<double>::infinity()) continue;
+    const CutBoundResult r = CutBound(p, model, k, any, {});
+    EXPECT_LE(r.bound_s, any * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_GE(r.bound_s, model.LowerBound(k)) << "trial " << trial;
+    improved += r.improved ? 1 : 0;
+    // Note [Window cuts] only adds: never below the plain bound.
+    CutBoundOptions plain;
+    plain.window_groups = 0;
+    const double without = CutBound(p, model, k, any, plain).bound_s;
+    EXPECT_GE(r.bound_s, without) << "trial " << trial;
+    windowed += r.bound_s > without * (1 + 1e-9) ? 1 : 0;
+  }
+  EXPECT_GT(improved, 10);  // the large tensors make it count
+  EXPECT_GT(windowed, 3);
+}
+
+}  // namespace
+}  // namespace autoshard

@@ -1,0 +1,43 @@
+// The `auto` strategy, the default (DESIGN.md §4.4): raw, search (more than
+// one IPU), optimal, and search moves from optimal's split when it fits
+// ("optimal+search": one node per subgraph, --optimal-perf style, at most
+// kPolishCandidates splits in kPolishSeconds), the ideal DP ("ideal",
+// solver/strategies/ideal_dp.h); the best of them by BetterResult, then
+// the slicing of the min-cut order ("min-cut order", MinCutOrder in
+// solver/strategies/closure_cuts.h) and moves between ideals from the best
+// ("<its name>+moves", solver/strategies/ideal_moves.h), each kept when
+// better. Never worse than raw. The plan lists every
+// candidate's figures (proto::StrategyResult) and which was chosen.
+#ifndef AUTOSHARD_SOLVER_STRATEGIES_AUTO_STRATEGY_H_
+#define AUTOSHARD_SOLVER_STRATEGIES_AUTO_STRATEGY_H_
+
+#include <cstdint>
+
+#include "solver/strategies/strategy.h"
+
+namespace autoshard {
+
+// The budget of auto's last step, search moves from optimal's split.
+inline constexpr int64_t kPolishCandidates = 2000;
+inline constexpr double kPolishSeconds = 3;
+// The budget of the moves between ideals from the best candidate.
+inline constexpr double kIdealMovesSeconds = 2;
+// The least time the slicing with a last stage on IPU 0 gets when a weight
+// is read far apart, even past --max-search-seconds (the other candidates
+// may have spent it all): GPT-2 small's ~2,000 nodes need well under this.
+inline constexpr double kRevisitMinSeconds = 2;
+// The min-cut order's windows (tv_ssdlite320 on 16 IPUs: 16 windows gave
+// 241.9 us, 64 gave 239.8, 256 gave 239.9).
+inline constexpr int kMinCutOrderWindows = 64;
+
+// auto's order: a split that keeps the constraints beats one that breaks
+// them (StrategyResult::broken_constraint); then a split that fits beats one
+// that does not; then the smaller
+// bottleneck; on a tie the larger available memory proportion (the device's
+// beats one the search lowered). Among splits that do not fit, the smaller
+// fullest tile. False when neither is better.
+bool BetterResult(const StrategyResult& a, const StrategyResult& b);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SOLVER_STRATEGIES_AUTO_STRATEGY_H_
