@@ -43,6 +43,8 @@ absl::StatusOr<Pictures> RenderPictures(const onnx::ModelProto& model,
   HtmlPageInputs page;
   page.device = analysis != nullptr ? analysis->device : device;
   page.copy_s = full_plan.copy_s;
+  page.stage_compute_s = full_plan.stage_compute_s;
+  page.stage_copy_s = full_plan.stage_copy_s;
   page.command_line = options.command_line;
   if (svg_file || options.html) {
     absl::StatusOr<std::string> svg = RenderDot(dot, GraphFormat::kSvg);
