@@ -145,10 +145,11 @@ TEST(PlanHtmlTest, TheTimelineDrawsARevisitingStageOnItsIpu) {
   EXPECT_EQ(stage4, 4);
   // Micro-batch 0 reaches stage 4 in step 4 (12 s) and runs after stage 0's
   // 1.5 s on IPU 0: 13.5 s to 15 s of the 3 x (4 + 5 - 1) = 24 s axis, so
-  // x = 150 + 13.5 / 24 x 750 = 571.875, width 1.5 / 24 x 750 = 46.875, on
-  // lane 0 (y = 34 + 18 for the legend + 3 = 55).
-  EXPECT_THAT(page, HasSubstr("<rect x=\"571.875\" y=\"55\" "
-                              "width=\"46.875\""));
+  // x = 150 + 13.5 / 24 x 750 = 571.875, width 1.5 / 24 x 750 = 46.875
+  // (written with two decimals), on lane 0 (y = 34 + 18 for the legend + 3
+  // = 55).
+  EXPECT_THAT(page, HasSubstr("<rect x=\"571.88\" y=\"55\" "
+                              "width=\"46.88\""));
   EXPECT_THAT(page, HasSubstr("micro-batch 0, stage 4 on IPU 0: compute "
                               "1.500 s"));
   // Stage 0's copies follow its compute: 1 s to 1.5 s in step 0.
