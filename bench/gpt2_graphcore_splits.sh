@@ -10,6 +10,8 @@
 #   medium  4 IPUs  1 7 8 8            tasks/run_text_generator.sh
 #   large   8 IPUs  1 5 5 5 5 5 5 5    tasks/run_text_generator.sh
 #   xl      8 IPUs  1 6 6 7 7 7 7 7    run/inference_xlarge.sh
+# Columns: each plan's bottleneck (ms per step) and whether it fits;
+# autoshard's stages and the IPUs of wte's readers (Gather, LM head).
 # Both plans are judged by autoshard's own model: Graphcore's split through
 # `apply` with it as a sharding config, autoshard's through `shard`, both
 # with --weights variable --precision fp16 (Graphcore runs model.half()),
@@ -17,7 +19,7 @@
 # wherever Graphcore's fits ("ok" in the last column, else "WORSE").
 # Usage: bench/gpt2_graphcore_splits.sh [AUTOSHARD_BINARY] [SEQ] [EXTRA...]
 # (defaults: build/autoshard, sequence 128; EXTRA flags go to both runs,
-# e.g. --device NAME). The models are bench/make_gpt2_model.py --tied
+# e.g. --device NAME; ONLY="small xl" runs those rows). The models are bench/make_gpt2_model.py --tied
 # --sparse-weights (weights in a sparse file: no disk blocks), written under
 # a temporary folder only. Exits 1 when a row is WORSE.
 set -euo pipefail
@@ -61,13 +63,14 @@ yaml() {
   printf -- '- {node: /lm_head/Reshape_1, device: 0, stage: %d}\n' "$k"
 }
 
-printf '%-7s %4s %-16s | %-10s %-4s | %-10s %-4s %-6s %-7s %7s | %s\n' \
-  model IPUs graphcore gc_step gc_fit auto_step fit stages wte_ipus \
-  speedup verdict
+printf '%-7s %4s %-16s | %9s %-5s | %9s %-5s %6s %8s %7s | %s\n' \
+  model IPUs graphcore gc_ms fits auto_ms fits stages wte_ipus speedup \
+  verdict
 worse=0
 # row NAME LAYERS D_MODEL HEADS SPLIT...
 row() {
   local name=$1 layers=$2 d=$3 heads=$4
+  case " ${ONLY:-$name} " in *" $name "*) ;; *) return 0 ;; esac
   shift 4
   local k=$#
   "$PY" "$SRC/bench/make_gpt2_model.py" --tied --sparse-weights "$TMP/$name.onnx" \
@@ -95,9 +98,10 @@ EOF
   else verdict=WORSE; fi
   if [ "$gc_fit" = True ] && [ "$as_fit" != True ]; then verdict=WORSE; fi
   [ $verdict = ok ] || worse=1
-  printf '%-7s %4d %-16s | %10.3e %-4s | %10.3e %-4s %-6s %-7s %6.3fx | %s\n' \
-    "$name" "$k" "$(echo "$@" | tr ' ' ,)" "$gc_s" "$gc_fit" "$as_s" "$as_fit" \
-    "${stages/-/$k}" "$wte" "$("$PY" -c "print($gc_s / $as_s)")" "$verdict"
+  printf '%-7s %4d %-16s | %9.4f %-5s | %9.4f %-5s %6s %8s %6.3fx | %s\n' \
+    "$name" "$k" "$(echo "$@" | tr ' ' ,)" "$("$PY" -c "print($gc_s * 1e3)")" \
+    "$gc_fit" "$("$PY" -c "print($as_s * 1e3)")" "$as_fit" "${stages/-/$k}" \
+    "$wte" "$("$PY" -c "print($gc_s / $as_s)")" "$verdict"
 }
 row small 12 768 12 0 4 4 4
 row medium 24 1024 16 1 7 8 8
