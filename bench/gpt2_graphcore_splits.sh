@@ -21,7 +21,8 @@
 # (defaults: build/autoshard, sequence 128; EXTRA flags go to both runs,
 # e.g. --device NAME; ONLY="small xl" runs those rows). The models are
 # bench/make_gpt2_model.py --tied --sparse-weights (weights in a sparse
-# file: no disk blocks), written under a temporary folder only. Exits 1 when a row is WORSE.
+# file: no disk blocks), written under a temporary folder only. Exits 1
+# when a row is WORSE.
 set -euo pipefail
 BIN=${1:-build/autoshard}
 SEQ=${2:-128}
