@@ -26,8 +26,8 @@ namespace autoshard {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using ::autoshard::testing::TinyTiedGpt2;
+using ::testing::HasSubstr;
 
 // GPT-2 small's proportions: 12 blocks, and the head's 2 s d v FLOPs about
 // 5 blocks' 24 s d^2 (GPT-2 small: 9.9 GFLOP vs 1.8 per block at s = 128).

@@ -42,12 +42,12 @@ std::string StagesText(const proto::Plan& plan) {
     if (st.stage_ipus(s) != s)
       back.push_back(absl::StrCat("stage ", s, " on IPU ", st.stage_ipus(s)));
   }
-  return absl::StrCat(", ",
-                      Figure("stages.num_stages",
-                             static_cast<int64_t>(st.num_stages()),
-                             absl::StrCat(st.num_stages())),
-                      " stages on ", plan.num_ipus(), " IPUs (",
-                      XmlEscape(absl::StrJoin(back, ", ")), ")");
+  return absl::StrCat(
+      ", ",
+      Figure("stages.num_stages", static_cast<int64_t>(st.num_stages()),
+             absl::StrCat(st.num_stages())),
+      " stages on ", plan.num_ipus(), " IPUs (",
+      XmlEscape(absl::StrJoin(back, ", ")), ")");
 }
 
 std::string Header(const proto::Plan& plan) {
@@ -176,8 +176,8 @@ std::string PipelineChart(const proto::Plan& plan,
   t.title = absl::StrCat("Pipeline: ", kTimelineMicroBatches,
                          " micro-batches, one step = the bottleneck");
   if (num_stages > plan.ipus_size()) {
-    absl::StrAppend(&t.title, "; ", num_stages, " stages on ",
-                    plan.ipus_size(), " IPUs");
+    absl::StrAppend(&t.title, "; ", num_stages, " stages on ", plan.ipus_size(),
+                    " IPUs");
   }
   t.format = HumanSeconds;
   t.legend = {{"copies", "#555"}};
@@ -196,8 +196,8 @@ std::string PipelineChart(const proto::Plan& plan,
   for (int i = 0; i < plan.ipus_size(); ++i) {
     std::string lane = absl::StrCat("IPU ", plan.ipus(i).ipu());
     if (stages_of_lane[i].size() > 1) {
-      absl::StrAppend(&lane, " (stages ", absl::StrJoin(stages_of_lane[i], ", "),
-                      ")");
+      absl::StrAppend(&lane, " (stages ",
+                      absl::StrJoin(stages_of_lane[i], ", "), ")");
     }
     t.lanes.push_back(std::move(lane));
   }
@@ -222,14 +222,14 @@ std::string PipelineChart(const proto::Plan& plan,
             {"data-stage", absl::StrCat(st.stage)},
             {"data-micro-batch", absl::StrCat(m)}}});
       if (st.copy_s > 0) {
-        t.boxes.push_back({st.lane,
-                           compute_end,
-                           compute_end + st.copy_s,
-                           "#555",
-                           "",
-                           absl::StrCat(what, ": copies ",
-                                        HumanSeconds(st.copy_s)),
-                           {{"data-copy", absl::StrCat(st.ipu)}}});
+        t.boxes.push_back(
+            {st.lane,
+             compute_end,
+             compute_end + st.copy_s,
+             "#555",
+             "",
+             absl::StrCat(what, ": copies ", HumanSeconds(st.copy_s)),
+             {{"data-copy", absl::StrCat(st.ipu)}}});
       }
     }
   }
