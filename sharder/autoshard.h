@@ -58,13 +58,6 @@ struct Plan {
   // (DeviceModel::CopySeconds of the bytes it receives, plus of the bytes
   // it sends): what the pictures show, so no writer re-derives them.
   std::vector<double> copy_s;
-  // Per pipeline stage, set only when stages outnumber IPUs (a stage returns
-  // to an IPU, proto.stages): the seconds of its IPU's stage time that are
-  // the stage's nodes' compute, and its copies in and out (the IPU's remote
-  // weight loads, if any, with its first stage's copies). An IPU's stages'
-  // compute plus copies is its stage time; the pictures draw each stage.
-  std::vector<double> stage_compute_s;
-  std::vector<double> stage_copy_s;
   // The problem the plan solved (proto/problem.proto), when
   // Options::keep_problem: `autoshard solve` replays it.
   proto::Problem problem;

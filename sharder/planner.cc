@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/calibration.h"
-#include "costmodel/problem.h"
 #include "costmodel/weight_location.h"
 #include "graph/status_macros.h"
 #include "sharder/assumptions.h"
@@ -127,42 +126,6 @@ void Certify(const Prepared& p, const Options& options, Plan* plan) {
       perf);
 }
 
-namespace {
-
-// Plan::stage_compute_s and stage_copy_s of a plan that revisits an IPU, as
-// EvaluatePlacement charges them: stage s's nodes' times, and its copies in
-// and out (ComputeStageCutBytes); what else an IPU's time holds (remote
-// weight loads) goes with its first stage's copies, as Plan::copy_s counts
-// it, so an IPU's stages add up to its stage time.
-void SetStageSeconds(const DeviceModel& model, const Assignment& a,
-                     Plan* plan) {
-  const std::vector<int32_t> ipu_of_stage = a.IpuOfStage();
-  const size_t stages = ipu_of_stage.size();
-  plan->stage_compute_s.assign(stages, 0);
-  plan->stage_copy_s.assign(stages, 0);
-  const CutBytes cut =
-      ComputeStageCutBytes(model.problem(), a.pipeline_stage, ipu_of_stage);
-  for (size_t node = 0; node < a.pipeline_stage.size(); ++node)
-    plan->stage_compute_s[a.pipeline_stage[node]] +=
-        model.NodeTime(static_cast<int32_t>(node));
-  std::vector<double> rest_s = plan->copy_s;  // per IPU
-  for (size_t s = 0; s < stages; ++s) {
-    plan->stage_copy_s[s] =
-        model.CopySeconds(static_cast<double>(cut.in_bytes[s])) +
-        model.CopySeconds(static_cast<double>(cut.out_bytes[s]));
-    if (ipu_of_stage[s] >= 0) rest_s[ipu_of_stage[s]] -= plan->stage_copy_s[s];
-  }
-  std::vector<bool> seen(rest_s.size(), false);
-  for (size_t s = 0; s < stages; ++s) {
-    const int32_t d = ipu_of_stage[s];
-    if (d < 0 || seen[d]) continue;
-    seen[d] = true;
-    plan->stage_copy_s[s] += std::max(0.0, rest_s[d]);
-  }
-}
-
-}  // namespace
-
 PlanEvaluation EvaluateAssignment(const Prepared& p, const Options& options,
                                   const Assignment& a, double proportion) {
   return EvaluatePlacement(p.analysis->device_models().At(proportion), a,
@@ -238,7 +201,6 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
       plan.copy_s.push_back(
           std::max(0.0, evaluation.performance.stage_time_s[d] - compute_s[d]));
     }
-    SetStageSeconds(judged, a, &plan);
   } else {
     for (const proto::IpuCost& ipu : pp.ipus()) {
       plan.copy_s.push_back(
