@@ -93,7 +93,9 @@ TEST_P(Gpt2SplitsTest, AutoshardIsNeverSlowerThanGraphcoresSplit) {
             g.performance().bottleneck_s() * (1 + 1e-9))
       << c.name << ": autoshard " << a.performance().bottleneck_s()
       << " s, Graphcore " << g.performance().bottleneck_s() << " s";
-  if (g.fits()) EXPECT_TRUE(a.fits()) << c.name;
+  if (g.fits()) {
+    EXPECT_TRUE(a.fits()) << c.name;
+  }
   // And it keeps the embedding's readers on one IPU, as the rule asks.
   const auto ipu_of = [&](const std::string& name) {
     for (const proto::NodePlacement& n : a.nodes())
