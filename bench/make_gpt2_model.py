@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes a GPT-2-shaped decoder as ONNX with inline (raw_data) random weights.
 
-Usage: make_gpt2_model.py [--tied] OUT.onnx [layers [d_model [heads [vocab [seq]]]]]
+Usage: make_gpt2_model.py [--tied] [--sparse-weights] OUT.onnx [layers [d_model [heads [vocab [seq]]]]]
 Default: GPT-2 small (12 layers, 768, 12 heads, 50257 vocab, 1024 positions), sequence 128,
 fp32: 124M parameters plus an untied lm_head, 649 MB, as torch's export of GPT-2 small writes
 it (the lm_head there is the tied embedding transposed, stored again).
@@ -12,6 +12,12 @@ reshaped to [seq, d_model], Gemm with transB=1 (torch's export of a Linear on 2-
 reshaped back to [1, seq, vocab]. GPT-2 small is then 124M parameters, 498 MB in fp32 (issue 29:
 with --weights variable autoshard keeps wte's readers on one IPU, a fifth stage back on IPU 0).
 
+--sparse-weights: every weight (not the small constants) is external data in OUT.onnx.data, a
+sparse file of zeros that takes no disk blocks and is made in a moment, whatever the size:
+autoshard reads only a weight's dtype, dims and location (graph/model_io.h), so the plans are
+those of the random-weight model. GPT-2 XL (1.6B parameters, 6.2 GB in fp32, over protobuf's
+2 GB limit inline) is then a 1 MB .onnx file; bench/gpt2_graphcore_splits.sh uses it.
+
 The graph follows torch 1.13's opset-13 export of Hugging Face's GPT2LMHeadModel: LayerNorm as
 ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, attention as one c_attn MatMul split into
 q, k, v, Reshape/Transpose per head, causal mask Add, Softmax, the tanh GELU spelled out. Node
@@ -20,6 +26,7 @@ cost, so the values do not matter; no pretrained weights are downloaded. Needs o
 python3-onnx and python3-numpy (no torch). For bench/model_io_bench.sh; write it under /tmp,
 never into the repository.
 """
+import os
 import sys
 
 import numpy as np
@@ -27,11 +34,27 @@ import onnx
 from onnx import TensorProto as T, helper as h, numpy_helper
 
 
-def main(out, L=12, d=768, H=12, V=50257, P=1024, S=128, tied=False):
+def main(out, L=12, d=768, H=12, V=50257, P=1024, S=128, tied=False, sparse=False):
     rng = np.random.default_rng(0)
     inits, nodes = [], []
+    data_name = os.path.basename(out) + ".data"
+    data_bytes = [0]
 
     def W(name, shape):
+        if sparse:
+            t = T()
+            t.name = name
+            t.data_type = T.FLOAT
+            t.dims.extend(shape)
+            t.data_location = T.EXTERNAL
+            length = int(np.prod(shape)) * 4
+            for key, value in (("location", data_name), ("offset", str(data_bytes[0])),
+                               ("length", str(length))):
+                entry = t.external_data.add()
+                entry.key, entry.value = key, value
+            data_bytes[0] += length
+            inits.append(t)
+            return name
         a = (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float32)
         inits.append(numpy_helper.from_array(a, name))
         return name
@@ -143,6 +166,15 @@ def main(out, L=12, d=768, H=12, V=50257, P=1024, S=128, tied=False):
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)], producer_name="pytorch",
                          producer_version="1.13.1")
     model.ir_version = 8
+    if sparse:
+        # A sparse file of zeros: the weights' bytes are never written.
+        with open(out + ".data", "wb") as f:
+            f.truncate(data_bytes[0])
+        with open(out + ".tmp", "wb") as f:
+            f.write(model.SerializeToString())
+        os.replace(out + ".tmp", out)
+        onnx.checker.check_model(out)  # by path: the data's folder is out's
+        return
     onnx.checker.check_model(model)
     onnx.save(model, out)
 
@@ -150,5 +182,6 @@ def main(out, L=12, d=768, H=12, V=50257, P=1024, S=128, tied=False):
 if __name__ == "__main__":
     args = sys.argv[1:]
     tied = "--tied" in args
-    args = [a for a in args if a != "--tied"]
-    main(args[0], *[int(a) for a in args[1:]], tied=tied)
+    sparse = "--sparse-weights" in args
+    args = [a for a in args if a not in ("--tied", "--sparse-weights")]
+    main(args[0], *[int(a) for a in args[1:]], tied=tied, sparse=sparse)

@@ -32,6 +32,24 @@ double CopySeconds(const proto::IpuCost& ipu, const HtmlPageInputs& inputs) {
   return std::min(copy, ipu.stage_time_s());
 }
 
+// ", 5 stages on 4 IPUs (stage 4 on IPU 0)" when stages outnumber IPUs, as
+// the text report's "stages:" line; else empty.
+std::string StagesText(const proto::Plan& plan) {
+  const proto::StageLayout& st = plan.stages();
+  if (st.num_stages() <= plan.num_ipus()) return "";
+  std::vector<std::string> back;
+  for (int s = 0; s < st.stage_ipus_size(); ++s) {
+    if (st.stage_ipus(s) != s)
+      back.push_back(absl::StrCat("stage ", s, " on IPU ", st.stage_ipus(s)));
+  }
+  return absl::StrCat(
+      ", ",
+      Figure("stages.num_stages", static_cast<int64_t>(st.num_stages()),
+             absl::StrCat(st.num_stages())),
+      " stages on ", plan.num_ipus(), " IPUs (",
+      XmlEscape(absl::StrJoin(back, ", ")), ")");
+}
+
 std::string Header(const proto::Plan& plan) {
   const proto::Performance& perf = plan.performance();
   return absl::StrCat(
@@ -42,7 +60,7 @@ std::string Header(const proto::Plan& plan) {
       " nodes on ",
       Figure("num_ipus", static_cast<int64_t>(plan.num_ipus()),
              absl::StrCat(plan.num_ipus())),
-      " IPUs (", XmlEscape(plan.device()), ", strategy ",
+      " IPUs", StagesText(plan), " (", XmlEscape(plan.device()), ", strategy ",
       XmlEscape(plan.strategy()), "): ",
       plan.fits()
           ? absl::StrCat("<span class=\"fits\">fits",
@@ -103,45 +121,115 @@ std::string StageChart(const proto::Plan& plan, const HtmlPageInputs& inputs) {
   return DrawBarChart(chart);
 }
 
+// One pipeline stage as the timeline draws it.
+struct TimelineStage {
+  int stage = 0;
+  int lane = 0;  // the row of its IPU (the plan's ipus order)
+  int ipu = 0;
+  double compute_s = 0, copy_s = 0;
+};
+
+// The plan's stages: per stage from HtmlPageInputs::stage_compute_s and
+// stage_copy_s when the plan's stages outnumber its IPUs and those fit
+// plan.stages(), else one stage per IPU (its stage time less its copies,
+// then the copies).
+std::vector<TimelineStage> StagesOf(const proto::Plan& plan,
+                                    const HtmlPageInputs& inputs) {
+  std::vector<TimelineStage> out;
+  const proto::StageLayout& layout = plan.stages();
+  const size_t n = static_cast<size_t>(layout.stage_ipus_size());
+  if (layout.num_stages() > plan.ipus_size() && n > 0 &&
+      inputs.stage_compute_s.size() == n && inputs.stage_copy_s.size() == n) {
+    for (size_t s = 0; s < n; ++s) {
+      int lane = -1;
+      for (int i = 0; i < plan.ipus_size(); ++i)
+        if (plan.ipus(i).ipu() == layout.stage_ipus(static_cast<int>(s)))
+          lane = i;
+      if (lane < 0) continue;  // a stage with no nodes
+      out.push_back({static_cast<int>(s), lane, plan.ipus(lane).ipu(),
+                     inputs.stage_compute_s[s], inputs.stage_copy_s[s]});
+    }
+    return out;
+  }
+  for (int i = 0; i < plan.ipus_size(); ++i) {
+    const proto::IpuCost& ipu = plan.ipus(i);
+    const double copy = CopySeconds(ipu, inputs);
+    out.push_back({ipu.ipu(), i, ipu.ipu(), ipu.stage_time_s() - copy, copy});
+  }
+  return out;
+}
+
 // kTimelineMicroBatches micro-batches through a synchronous pipeline: every
-// step lasts the bottleneck, and micro-batch m is on IPU s during step m + s
-// (PopART's pipeline: the slowest stage sets the pace).
+// step lasts the bottleneck, and micro-batch m is in stage s during step
+// m + s (PopART's pipeline: the slowest IPU sets the pace). An IPU that runs
+// several stages (a last stage back on IPU 0, Note [A stage revisits an
+// IPU]) runs them in turn within each step, in stage order, so its row
+// shows each of them, e.g. stage 0 of micro-batch m then stage 4 of
+// micro-batch m - 4: the performance model charges the IPU both per
+// micro-batch.
 std::string PipelineChart(const proto::Plan& plan,
                           const HtmlPageInputs& inputs) {
+  const std::vector<TimelineStage> stages = StagesOf(plan, inputs);
+  const int num_stages = static_cast<int>(stages.size());
   Timeline t;
   t.id = "timeline-chart";
   t.title = absl::StrCat("Pipeline: ", kTimelineMicroBatches,
                          " micro-batches, one step = the bottleneck");
+  if (num_stages > plan.ipus_size()) {
+    absl::StrAppend(&t.title, "; ", num_stages, " stages on ", plan.ipus_size(),
+                    " IPUs");
+  }
   t.format = HumanSeconds;
   t.legend = {{"copies", "#555"}};
   const double step = plan.performance().bottleneck_s();
-  const int k = plan.ipus_size();
-  t.end = step * (kTimelineMicroBatches + k - 1);
-  for (const proto::IpuCost& ipu : plan.ipus()) {
-    t.lanes.push_back(absl::StrCat("IPU ", ipu.ipu()));
-    const double copy = CopySeconds(ipu, inputs);
+  t.end = step * (kTimelineMicroBatches + num_stages - 1);
+  // Per lane: its stages, and where in a step each starts.
+  std::vector<std::vector<int>> stages_of_lane(plan.ipus_size());
+  std::vector<double> offset_s(stages.size(), 0);
+  std::vector<double> used_s(plan.ipus_size(), 0);
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const TimelineStage& st = stages[k];
+    stages_of_lane[st.lane].push_back(st.stage);
+    offset_s[k] = used_s[st.lane];
+    used_s[st.lane] += st.compute_s + st.copy_s;
+  }
+  for (int i = 0; i < plan.ipus_size(); ++i) {
+    std::string lane = absl::StrCat("IPU ", plan.ipus(i).ipu());
+    if (stages_of_lane[i].size() > 1) {
+      absl::StrAppend(&lane, " (stages ",
+                      absl::StrJoin(stages_of_lane[i], ", "), ")");
+    }
+    t.lanes.push_back(std::move(lane));
+  }
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const TimelineStage& st = stages[k];
+    const bool shared = stages_of_lane[st.lane].size() > 1;
     for (int m = 0; m < kTimelineMicroBatches; ++m) {
-      const double start = step * (m + ipu.ipu());
-      const double compute_end = start + ipu.stage_time_s() - copy;
+      const double start = step * (m + st.stage) + offset_s[k];
+      const double compute_end = start + st.compute_s;
       const std::string what =
-          absl::StrCat("micro-batch ", m, " on IPU ", ipu.ipu());
-      t.boxes.push_back({ipu.ipu(),
-                         start,
-                         compute_end,
-                         IpuColour(ipu.ipu()),
-                         absl::StrCat("m", m),
-                         absl::StrCat(what, ": compute ",
-                                      HumanSeconds(ipu.stage_time_s() - copy)),
-                         {{"data-ipu", absl::StrCat(ipu.ipu())},
-                          {"data-micro-batch", absl::StrCat(m)}}});
-      if (copy > 0) {
-        t.boxes.push_back({ipu.ipu(),
-                           compute_end,
-                           compute_end + copy,
-                           "#555",
-                           "",
-                           absl::StrCat(what, ": copies ", HumanSeconds(copy)),
-                           {{"data-copy", absl::StrCat(ipu.ipu())}}});
+          shared ? absl::StrCat("micro-batch ", m, ", stage ", st.stage,
+                                " on IPU ", st.ipu)
+                 : absl::StrCat("micro-batch ", m, " on IPU ", st.ipu);
+      t.boxes.push_back(
+          {st.lane,
+           start,
+           compute_end,
+           IpuColour(st.stage),
+           shared ? absl::StrCat("s", st.stage, " m", m) : absl::StrCat("m", m),
+           absl::StrCat(what, ": compute ", HumanSeconds(st.compute_s)),
+           {{"data-ipu", absl::StrCat(st.ipu)},
+            {"data-stage", absl::StrCat(st.stage)},
+            {"data-micro-batch", absl::StrCat(m)}}});
+      if (st.copy_s > 0) {
+        t.boxes.push_back(
+            {st.lane,
+             compute_end,
+             compute_end + st.copy_s,
+             "#555",
+             "",
+             absl::StrCat(what, ": copies ", HumanSeconds(st.copy_s)),
+             {{"data-copy", absl::StrCat(st.ipu)}}});
       }
     }
   }

@@ -37,6 +37,14 @@ struct HtmlPageInputs {
   // the performance model counted them (Plan::copy_s); an IPU without an
   // entry shows none.
   std::vector<double> copy_s;
+  // Per pipeline stage when stages outnumber IPUs (RenderPictures sets them
+  // from the plan's analysis; plan.stages() maps each stage to its IPU):
+  // the seconds of its IPU's stage time that are the stage's compute, and
+  // its copies (the IPU's remote weight loads with its first stage's); the
+  // timeline draws each stage on its IPU's row, an IPU running its stages
+  // in turn every step. Empty: one stage per IPU, drawn from copy_s.
+  std::vector<double> stage_compute_s;
+  std::vector<double> stage_copy_s;
   // Graphviz's SVG of the graph (writers/dot_graph.h), inlined as
   // it is; empty for none, and then `graph_note` says why (may be empty).
   std::string graph_svg;

@@ -97,6 +97,72 @@ TEST(PlanHtmlTest, CopySecondsComeFromThePlan) {
   EXPECT_THAT(page, Not(HasSubstr("data-copy=\"1\"")));
 }
 
+// Five stages on four IPUs, the last back on IPU 0 (GPT-2's LM head beside
+// its tied embedding, issue 29). Stage seconds, compute + copies:
+// stage 0: 1 + 0.5, stages 1-3: 2 + 0, stage 4: 1.5 + 0; IPU 0 runs stages 0
+// and 4 every step, 1.5 + 1.5 = 3 s, the bottleneck.
+proto::Plan RevisitingPlan() {
+  proto::Plan plan;
+  plan.set_model("gpt2.onnx");
+  plan.set_num_ipus(4);
+  plan.set_fits(true);
+  for (int i = 0; i < 4; ++i) {
+    proto::IpuCost* ipu = plan.add_ipus();
+    ipu->set_ipu(i);
+    ipu->set_stage_time_s(i == 0 ? 3 : 2);
+  }
+  plan.mutable_performance()->set_bottleneck_s(3);
+  proto::StageLayout* st = plan.mutable_stages();
+  st->set_num_stages(5);
+  for (int d : {0, 1, 2, 3, 0}) st->add_stage_ipus(d);
+  return plan;
+}
+
+TEST(PlanHtmlTest, TheTimelineDrawsARevisitingStageOnItsIpu) {
+  HtmlPageInputs in;
+  in.device = SmallDevice();
+  in.copy_s = {0.5, 0, 0, 0};
+  in.stage_compute_s = {1, 2, 2, 2, 1.5};
+  in.stage_copy_s = {0.5, 0, 0, 0, 0};
+  const std::string page = PlanHtml(RevisitingPlan(), in);
+  EXPECT_THAT(page, HasSubstr("4 micro-batches, one step = the bottleneck; "
+                              "5 stages on 4 IPUs"));
+  EXPECT_THAT(page, HasSubstr(">IPU 0 (stages 0, 4)</text>"));
+  EXPECT_THAT(page, HasSubstr("data-field=\"stages.num_stages\" "
+                              "data-value=\"5\">5</span> stages on 4 IPUs "
+                              "(stage 4 on IPU 0)"));
+  // 4 micro-batches x 5 stages: 20 compute boxes, 4 of stage 4, each on
+  // IPU 0's row.
+  int boxes = 0, stage4 = 0;
+  for (size_t at = page.find("data-micro-batch="); at != std::string::npos;
+       at = page.find("data-micro-batch=", at + 1))
+    ++boxes;
+  for (size_t at = page.find("data-ipu=\"0\" data-stage=\"4\"");
+       at != std::string::npos;
+       at = page.find("data-ipu=\"0\" data-stage=\"4\"", at + 1))
+    ++stage4;
+  EXPECT_EQ(boxes, 20);
+  EXPECT_EQ(stage4, 4);
+  // Micro-batch 0 reaches stage 4 in step 4 (12 s) and runs after stage 0's
+  // 1.5 s on IPU 0: 13.5 s to 15 s of the 3 x (4 + 5 - 1) = 24 s axis, so
+  // x = 150 + 13.5 / 24 x 750 = 571.875, width 1.5 / 24 x 750 = 46.875
+  // (written with two decimals), on lane 0 (y = 34 + 18 for the legend + 3
+  // = 55).
+  EXPECT_THAT(page, HasSubstr("<rect x=\"571.88\" y=\"55\" "
+                              "width=\"46.88\""));
+  EXPECT_THAT(page, HasSubstr("micro-batch 0, stage 4 on IPU 0: compute "
+                              "1.500 s"));
+  // Stage 0's copies follow its compute: 1 s to 1.5 s in step 0.
+  EXPECT_THAT(page, HasSubstr("micro-batch 0, stage 0 on IPU 0: copies "
+                              "500.000 ms"));
+  // Without per-stage seconds (a writer that has none) the page still draws
+  // one row per IPU, one stage each.
+  in.stage_compute_s.clear();
+  in.stage_copy_s.clear();
+  EXPECT_THAT(PlanHtml(RevisitingPlan(), in),
+              Not(HasSubstr("data-stage=\"4\"")));
+}
+
 TEST(PlanHtmlTest, StrategyTimesAndTheHeadlineBound) {
   proto::Plan plan = TwoIpuPlan();
   proto::StrategyResult* c = plan.add_candidates();

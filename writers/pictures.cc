@@ -1,9 +1,13 @@
 #include "writers/pictures.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "costmodel/model_analysis.h"
+#include "costmodel/problem.h"
 #include "writers/html_report.h"
 
 namespace autoshard {
@@ -21,6 +25,46 @@ std::string InlineSvg(absl::string_view svg_file) {
   return std::string(start == absl::string_view::npos ? svg_file
                                                       : svg_file.substr(start));
 }
+
+namespace {
+
+// HtmlPageInputs::stage_compute_s and stage_copy_s of a plan that revisits
+// an IPU, as EvaluatePlacement charges them (Note [A stage revisits an
+// IPU], costmodel/plan_evaluation.h): stage s's nodes' times, and its copies
+// in and out (ComputeStageCutBytes); what else an IPU's time holds (remote
+// weight loads, in Plan::copy_s) goes with its first stage's copies, so an
+// IPU's stages add up to its stage time.
+void SetStageSeconds(const DeviceModel& model, const Plan& plan,
+                     HtmlPageInputs* page) {
+  const Placement& a = plan.placement;
+  const std::vector<int32_t> ipu_of_stage = a.IpuOfStage();
+  const size_t stages = ipu_of_stage.size();
+  page->stage_compute_s.assign(stages, 0);
+  page->stage_copy_s.assign(stages, 0);
+  const CutBytes cut =
+      ComputeStageCutBytes(model.problem(), a.pipeline_stage, ipu_of_stage);
+  for (size_t node = 0; node < a.pipeline_stage.size(); ++node)
+    page->stage_compute_s[a.pipeline_stage[node]] +=
+        model.NodeTime(static_cast<int32_t>(node));
+  std::vector<double> rest_s = plan.copy_s;  // per IPU
+  for (size_t s = 0; s < stages; ++s) {
+    page->stage_copy_s[s] =
+        model.CopySeconds(static_cast<double>(cut.in_bytes[s])) +
+        model.CopySeconds(static_cast<double>(cut.out_bytes[s]));
+    const int32_t d = ipu_of_stage[s];
+    if (d >= 0 && static_cast<size_t>(d) < rest_s.size())
+      rest_s[d] -= page->stage_copy_s[s];
+  }
+  std::vector<bool> seen(rest_s.size(), false);
+  for (size_t s = 0; s < stages; ++s) {
+    const int32_t d = ipu_of_stage[s];
+    if (d < 0 || static_cast<size_t>(d) >= rest_s.size() || seen[d]) continue;
+    seen[d] = true;
+    page->stage_copy_s[s] += std::max(0.0, rest_s[d]);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<Pictures> RenderPictures(const onnx::ModelProto& model,
                                         const Plan& full_plan,
@@ -43,6 +87,13 @@ absl::StatusOr<Pictures> RenderPictures(const onnx::ModelProto& model,
   HtmlPageInputs page;
   page.device = analysis != nullptr ? analysis->device : device;
   page.copy_s = full_plan.copy_s;
+  if (analysis != nullptr && full_plan.placement.RevisitsAnIpu()) {
+    SetStageSeconds(analysis->device_models().At(
+                        plan.available_memory_proportion() > 0
+                            ? plan.available_memory_proportion()
+                            : analysis->device.available_memory_proportion()),
+                    full_plan, &page);
+  }
   page.command_line = options.command_line;
   if (svg_file || options.html) {
     absl::StatusOr<std::string> svg = RenderDot(dot, GraphFormat::kSvg);

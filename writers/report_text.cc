@@ -321,7 +321,7 @@ void AppendStageLines(const proto::Plan& plan, std::string* out) {
                   revisit
                       ? "the last stage returns to IPU 0, which holds it once"
                       : "stored on two IPUs",
-                  "; this ", versus, "\n");
+                  st.other_bottleneck_s() > 0 ? "; this " : "; ", versus, "\n");
 }
 
 // The pipeline's figures and the best proven bound (the certified one, at

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -89,6 +90,27 @@ TEST(ReportTextTest, EveryLineWithin100Columns) {
       EXPECT_LE(line.size(), kReportColumns) << line;
     }
   }
+}
+
+// A revisiting plan with no other plan to weigh it against (--weights
+// variable: none that keeps stage k on IPU k is allowed) says so without
+// the "this ... saves" wording of a comparison.
+TEST(ReportTextTest, AShareWithNothingToCompareReadsAsASentence) {
+  proto::Plan plan = TwoIpuPlan();
+  proto::StageLayout* st = plan.mutable_stages();
+  st->set_num_stages(3);
+  for (int d : {0, 1, 0}) st->add_stage_ipus(d);
+  st->set_shared_weight("wte");
+  st->set_shared_weight_bytes(2000);
+  st->set_weights("variable");
+  st->set_choice("revisit");
+  std::string text = ReportText(plan);
+  absl::StrReplaceAll({{"\n  ", " "}}, &text);
+  EXPECT_THAT(text, HasSubstr("stages: 3 stages on 2 IPUs (stage 2 on IPU 0)"));
+  EXPECT_THAT(text, HasSubstr("the last stage returns to IPU 0, which holds "
+                              "it once; no split that keeps stage k on IPU k "
+                              "is allowed or fits"));
+  EXPECT_THAT(text, Not(HasSubstr("this no split")));
 }
 
 TEST(ReportTextTest, WrapsAtTheLastSpaceWithAnIndent) {

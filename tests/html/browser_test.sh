@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The --html page in a real browser, and --graph with and without Graphviz.
 # Usage: tests/html/browser_test.sh AUTOSHARD_BINARY SOURCE_DIR
-# For the bundled model (shard on 4 IPUs, apply, inspect) and, when
-# $AUTOSHARD_CORPUS_DIR holds it, tv_ssdlite320_mobilenet_v3_large.onnx
+# For the bundled model (shard on 4 IPUs, apply, a split that revisits IPU 0,
+# inspect) and, when $AUTOSHARD_CORPUS_DIR holds it,
+# tv_ssdlite320_mobilenet_v3_large.onnx
 # (about 3,000 nodes): headless Chromium opens the page
 # (scripts/render_page.sh) and tests/html/check_page.js checks that no script
 # error was logged, every chart is there with one row per IPU and bars in
@@ -51,6 +52,15 @@ check_page sq plan "$TMP/sq.plan.json" --graph yes
 expect 0 "apply --html" -- "$BIN" apply "$MODEL" --batch-size 1 --sharding-config "$TMP/sq.yaml" \
   -o "$TMP/ap.onnx" --plan "$TMP/ap.plan.json" --html "$TMP/ap.html"
 check_page ap plan "$TMP/ap.plan.json" --graph yes
+# A hand split whose stage 2 returns to IPU 0 (issue 29; the last point moved
+# to device 0): 4 stages on 3 IPUs, the timeline draws each stage's boxes on
+# its IPU's row.
+sed '$ s/device: [0-9]*/device: 0/' "$TMP/sq.yaml" >"$TMP/rv.yaml"
+expect 0 "apply a revisiting split --html" -- "$BIN" apply "$MODEL" --batch-size 1 \
+  --sharding-config "$TMP/rv.yaml" -o "$TMP/rv.onnx" --plan "$TMP/rv.plan.json" --html "$TMP/rv.html"
+stdout_has "4 stages on 3 IPUs" "the hand split revisits IPU 0"
+has "$TMP/rv.html" ">IPU 0 (stages 0, 2)</text>" "the timeline's IPU 0 row runs stages 0 and 2"
+check_page rv plan "$TMP/rv.plan.json" --graph yes
 expect 0 "inspect --html" -- "$BIN" inspect "$MODEL" --batch-size 1 --html "$TMP/in.html"
 expect 0 "inspect --json" -- "$BIN" inspect "$MODEL" --batch-size 1 --json
 cp "$TMP/out" "$TMP/in.json"

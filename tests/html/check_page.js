@@ -110,8 +110,22 @@ if (args.kind === 'plan') {
   check(timeline !== null, 'chart timeline-chart is on the page');
   if (timeline) {
     const boxes = rects(timeline).filter((r) => r['data-micro-batch']);
-    check(boxes.length === 4 * json.ipus.length,
-          `timeline: ${boxes.length} micro-batch boxes (4 per IPU)`);
+    // A plan whose stages outnumber its IPUs (a stage back on IPU 0) has
+    // 4 boxes per stage, each on its stage's IPU.
+    const layout = json.stages || {};
+    const stageIpus = (layout.num_stages || 0) > json.ipus.length ?
+        layout.stage_ipus : null;
+    const perRow = stageIpus ? stageIpus.length : json.ipus.length;
+    check(boxes.length === 4 * perRow,
+          `timeline: ${boxes.length} micro-batch boxes (4 per ` +
+              `${stageIpus ? 'stage' : 'IPU'})`);
+    if (stageIpus) {
+      const off = boxes.filter(
+          (r) => n(r['data-ipu']) !== stageIpus[n(r['data-stage'])]);
+      check(off.length === 0,
+            `timeline: every stage's boxes on its IPU's row ` +
+                `(${off.length} not)`);
+    }
   }
   const cutRows = (dom.match(/<table[^>]*id="cut-table"[\s\S]*?<\/table>/) ||
                    [''])[0].match(/<tr>/g);
