@@ -1,0 +1,194 @@
+// SolveProblem with host devices (issue 31; Problem.num_host_devices,
+// Tarnawski et al.'s CPUs): Note [Host devices in solve].
+#include "sharder/solve_host.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "sharder/plan_model.h"
+#include "sharder/problem_file.h"
+#include "sharder/strategies/ideal_dp.h"
+
+namespace autoshard::internal {
+namespace {
+
+// The plan of the host-aware DP's chain `r` (k IPUs and the host devices it
+// used, in chain order): PlanOfAssignment on a copy of the problem in which
+// a host stage's nodes take their host_time_s and hold no weights, code or
+// temporaries; each host entry then takes its compute only (no copies, no
+// memory: Tarnawski et al.'s CPU), and the bottleneck, throughput, latency
+// and fit follow.
+Plan HostPlan(const internal::Prepared& base, const Options& options,
+              int num_ipus, const IdealDpResult& r,
+              std::chrono::steady_clock::time_point start) {
+  internal::Prepared q;
+  ModelAnalysis& a = *q.analysis;
+  a.model = base.analysis->model;
+  a.problem = base.analysis->problem;
+  a.device = base.analysis->device;
+  a.precision = base.analysis->precision;
+  a.batch = base.analysis->batch;
+  a.costs = base.analysis->costs;
+  ShardingProblem& s = a.problem;
+  const int n = s.num_nodes();
+  const std::set<int32_t> hosts(r.host_positions.begin(),
+                                r.host_positions.end());
+  if (s.node_time_s.empty()) s.node_time_s.assign(n, -1);
+  if (s.code_bytes.empty()) s.code_bytes.assign(n, -1);
+  std::vector<double> host_load_s(num_ipus + hosts.size(), 0);
+  for (int32_t v = 0; v < n; ++v) {
+    if (hosts.count(r.ipu[v]) == 0) continue;
+    s.node_time_s[v] = std::max(0.0, s.host_time_s[v]);
+    s.node_weights[v].clear();
+    s.code_bytes[v] = 0;
+    s.temporary_bytes[v] = 0;
+    if (!s.is_constant[v]) host_load_s[r.ipu[v]] += s.node_time_s[v];
+  }
+  // The DP kept them; positions are not IPU numbers once a host is among
+  // them.
+  s.allowed_ipus.clear();
+  s.colocate_group.clear();
+  s.colocate_names.clear();
+  s.host_time_s.clear();
+  s.num_host_devices = 0;
+  Placement assignment;
+  assignment.ipu = r.ipu;
+  assignment.pipeline_stage = r.ipu;
+  Options o = options;
+  o.num_ipus = num_ipus + static_cast<int>(hosts.size());
+  Plan plan = PlanOfAssignment(q, o, assignment, {},
+                               "ideal DP with host devices", start);
+  proto::Plan& out = plan.proto;
+  out.set_num_host_devices(static_cast<int>(hosts.size()));
+  proto::Performance& perf = *out.mutable_performance();
+  double bottleneck = 0;
+  bool fits = true;
+  for (proto::IpuCost& cost : *out.mutable_ipus()) {
+    if (hosts.count(cost.ipu()) > 0) {
+      perf.set_latency_s(perf.latency_s() - cost.stage_time_s() +
+                         host_load_s[cost.ipu()]);
+      cost.set_host(true);
+      cost.set_stage_time_s(host_load_s[cost.ipu()]);
+      cost.set_cut_tensor_in_bytes(0);
+      cost.set_cut_tensor_out_bytes(0);
+      cost.clear_memory();
+      cost.mutable_memory()->set_fits(true);
+    } else {
+      fits &= cost.memory().fits();
+    }
+    bottleneck = std::max(bottleneck, cost.stage_time_s());
+  }
+  perf.set_bottleneck_s(bottleneck);
+  perf.set_throughput_per_s(static_cast<double>(a.batch) /
+                            (bottleneck + a.device.step_fixed_s()));
+  out.set_fits(fits);
+  if (fits) out.clear_out_of_memory();
+  plan.analysis = std::move(q.analysis);
+  return plan;
+}
+
+}  // namespace
+
+// Note [Host devices in solve]
+// Only the ideal DP places nodes on the host (IdealDpHostSplit, exact over
+// chains of IPU and host stages when the lattice is enumerated). The other
+// strategies plan the IPUs alone (when no node is host_only): a valid plan
+// that leaves the host empty, and a cap for the DP. The certified bound is
+// the host DP's relaxation (IdealDpHostBound); the IPU-only bounds are not
+// bounds once the host can take work, so without it the plan claims none.
+absl::StatusOr<Plan> SolveWithHost(
+    Prepared& p, const Options& options,
+    std::chrono::steady_clock::time_point start) {
+  const ShardingProblem& problem = p.analysis->problem;
+  std::string host_only;
+  for (int32_t v = 0; v < problem.num_nodes() && host_only.empty(); ++v)
+    if (!problem.host_only.empty() && problem.host_only[v])
+      host_only = problem.names[v];
+  std::vector<std::string> notes;
+  std::optional<Plan> ipu_plan;
+  int num_ipus = options.num_ipus;
+  if (host_only.empty()) {
+    ASSIGN_OR_RETURN(Plan plan, PlanPreparedCount(p, options, nullptr, start));
+    num_ipus = plan.proto.num_ipus();
+    ipu_plan = std::move(plan);
+  } else {
+    if (num_ipus == kAutoIpus)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", host_only,
+          "' runs only on the host: give --num-ipus N (auto plans the IPUs "
+          "alone)"));
+    notes.push_back(absl::StrCat(
+        "strategies other than the ideal DP with host devices skipped: node '",
+        host_only, "' runs only on the host"));
+  }
+  const double ipu_s = ipu_plan && ipu_plan->proto.fits()
+                           ? ipu_plan->proto.performance().bottleneck_s()
+                           : std::numeric_limits<double>::infinity();
+  const DeviceModel& model = p.analysis->device_model();
+  IdealDpOptions dp_options;
+  dp_options.deadline = start + std::chrono::milliseconds(static_cast<int64_t>(
+                                    1000 * options.max_search_s));
+  const IdealDpResult split =
+      IdealDpHostSplit(problem, model, num_ipus, ipu_s, dp_options);
+  std::optional<Plan> plan;
+  if (split.found && !split.host_positions.empty() &&
+      split.bottleneck_s < ipu_s * (1 - 1e-9)) {
+    plan = HostPlan(p, options, num_ipus, split, start);
+    if (ipu_plan) {
+      notes.push_back(absl::StrCat(
+          "host devices: the ideal DP with them beat the IPUs alone (",
+          ipu_plan->proto.strategy(), ", ",
+          ipu_plan->proto.performance().bottleneck_s(), " s)"));
+    }
+  } else if (ipu_plan) {
+    plan = std::move(ipu_plan);
+    notes.push_back(
+        split.complete
+            ? "host devices: none speeds the plan up (ideal DP with them)"
+            : absl::StrCat("host devices: the ideal DP with them did not ",
+                           split.ran ? "finish in time" : "run", " (",
+                           split.ideals, " ideals, ", split.pairs,
+                           " pairs); the host is left empty"));
+  } else {
+    return absl::NotFoundError(absl::StrCat(
+        "no split onto ", num_ipus, " IPUs and ", problem.num_host_devices,
+        " host devices found: the ideal DP with host devices ",
+        split.complete ? "found none that fits"
+                       : (split.ran ? "ran out of time" : "did not run"),
+        " (", split.ideals, " ideals)"));
+  }
+  proto::Performance& perf = *plan->proto.mutable_performance();
+  const double bottleneck = perf.bottleneck_s();
+  const auto bound_start = std::chrono::steady_clock::now();
+  IdealDpOptions bound_options;
+  bound_options.deadline =
+      bound_start +
+      std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
+  const IdealDpResult bound =
+      IdealDpHostBound(problem, model, num_ipus, bottleneck, bound_options);
+  const double bound_s = bound.found && bound.complete ? bound.bottleneck_s : 0;
+  perf.set_lower_bound_s(bound_s);
+  perf.set_certified_bound_s(bound_s);
+  const double gap = bound_s > 0 ? 100 * (bottleneck / bound_s - 1) : 0;
+  perf.set_gap_percent(gap);
+  perf.set_certified_gap_percent(gap);
+  perf.set_bound_method(bound_s > 0 ? "ideal DP with host devices"
+                                    : "none (the ideal DP with host devices "
+                                      "did not finish)");
+  perf.set_bound_seconds(std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - bound_start)
+                             .count());
+  for (std::string& note : notes) plan->proto.add_warnings(std::move(note));
+  return std::move(*plan);
+}
+
+}  // namespace autoshard::internal
