@@ -16,6 +16,8 @@
 #include "graph/status_macros.h"
 #include "sharder/plan_model.h"
 #include "sharder/problem_file.h"
+#include "sharder/strategies/coarsen.h"
+#include "sharder/strategies/constraints.h"
 #include "sharder/strategies/ideal_dp.h"
 
 namespace autoshard::internal {
@@ -96,6 +98,29 @@ Plan HostPlan(const internal::Prepared& base, const Options& options,
   return plan;
 }
 
+// IdealDpHostSplit, or IdealDpHostBound with `bound`, on p's problem; when
+// its lattice is too large and it has colocate groups, on the problem with
+// each group merged (ContractGroups: the same constrained optimum, the plan
+// mapped back by Refine).
+IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
+                     const IdealDpOptions& options, bool bound) {
+  const ShardingProblem& problem = p.analysis->problem;
+  const DeviceModel& model = p.analysis->device_model();
+  auto run = [&](const ShardingProblem& q, const DeviceModel& m) {
+    return bound ? IdealDpHostBound(q, m, num_ipus, cap_s, options)
+                 : IdealDpHostSplit(q, m, num_ipus, cap_s, options);
+  };
+  IdealDpResult r = run(problem, model);
+  if (r.ran || problem.colocate_group.empty()) return r;
+  std::optional<Coarsened> merged = ContractGroups(problem, model, num_ipus);
+  if (!merged) return r;
+  const DeviceModel merged_model(merged->problem, p.analysis->device,
+                                 p.analysis->precision);
+  IdealDpResult g = run(merged->problem, merged_model);
+  if (g.found && !bound) g.ipu = Refine(problem, *merged, g.ipu);
+  return g;
+}
+
 }  // namespace
 
 // Note [Host devices in solve]
@@ -133,12 +158,11 @@ absl::StatusOr<Plan> SolveWithHost(
   const double ipu_s = ipu_plan && ipu_plan->proto.fits()
                            ? ipu_plan->proto.performance().bottleneck_s()
                            : std::numeric_limits<double>::infinity();
-  const DeviceModel& model = p.analysis->device_model();
   IdealDpOptions dp_options;
   dp_options.deadline = start + std::chrono::milliseconds(static_cast<int64_t>(
                                     1000 * options.max_search_s));
   const IdealDpResult split =
-      IdealDpHostSplit(problem, model, num_ipus, ipu_s, dp_options);
+      HostDp(p, num_ipus, ipu_s, dp_options, /*bound=*/false);
   std::optional<Plan> plan;
   if (split.found && !split.host_positions.empty() &&
       split.bottleneck_s < ipu_s * (1 - 1e-9)) {
@@ -174,7 +198,7 @@ absl::StatusOr<Plan> SolveWithHost(
       bound_start +
       std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
   const IdealDpResult bound =
-      IdealDpHostBound(problem, model, num_ipus, bottleneck, bound_options);
+      HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true);
   const double bound_s = bound.found && bound.complete ? bound.bottleneck_s : 0;
   perf.set_lower_bound_s(bound_s);
   perf.set_certified_bound_s(bound_s);
