@@ -159,8 +159,10 @@ absl::StatusOr<Plan> SolveWithHost(
                            ? ipu_plan->proto.performance().bottleneck_s()
                            : std::numeric_limits<double>::infinity();
   IdealDpOptions dp_options;
-  dp_options.deadline = start + std::chrono::milliseconds(static_cast<int64_t>(
-                                    1000 * options.max_search_s));
+  // Its own --max-search-seconds, after the IPU-only planner's.
+  dp_options.deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(
+                            static_cast<int64_t>(1000 * options.max_search_s));
   const IdealDpResult split =
       HostDp(p, num_ipus, ipu_s, dp_options, /*bound=*/false);
   std::optional<Plan> plan;
