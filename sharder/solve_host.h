@@ -16,8 +16,9 @@ namespace autoshard::internal {
 // (kAutoIpus: the count PlanPreparedCount picks for the IPUs alone) and up
 // to problem.num_host_devices host devices: the better of the planner's
 // IPU-only plan and the ideal DP with host devices (IdealDpHostSplit), the
-// certified bound the latter's relaxation (0, bound_method "none ...", when
-// it does not finish within options.bound_seconds). A plan that uses the
+// certified bound the latter's relaxation (the host work bound when it
+// does not finish within options.bound_s: Note [Host work bound]). A plan
+// that uses the
 // host lists it among `ipus` (IpuCost.host; Plan.num_host_devices), its
 // nodes' `ipu` being their stage's position. Errors: PlanPreparedCount's;
 // InvalidArgument for kAutoIpus with a host_only node; NotFound when no
