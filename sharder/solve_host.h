@@ -18,9 +18,8 @@ namespace autoshard::internal {
 // IPU-only plan and the ideal DP with host devices (IdealDpHostSplit), the
 // certified bound the latter's relaxation (the host work bound when it
 // does not finish within options.bound_s: Note [Host work bound]). A plan
-// that uses the
-// host lists it among `ipus` (IpuCost.host; Plan.num_host_devices), its
-// nodes' `ipu` being their stage's position. Errors: PlanPreparedCount's;
+// that uses the host lists it among `ipus` (IpuCost.host;
+// Plan.num_host_devices), its nodes' `ipu` being their stage's position. Errors: PlanPreparedCount's;
 // InvalidArgument for kAutoIpus with a host_only node; NotFound when no
 // split was found.
 absl::StatusOr<Plan> SolveWithHost(Prepared& p, const Options& options,
