@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "sharder/options.h"
-#include "sharder/plan.h"
+#include "sharder/autoshard.h"
 #include "sharder/prepare.h"
 
 namespace autoshard::internal {
