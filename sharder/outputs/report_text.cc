@@ -88,8 +88,10 @@ void AppendIpuTable(const proto::Plan& plan, bool all_ipus, std::string* out) {
     const TileAt at = FullestTileAt(plan, run.first, m);
     absl::StrAppendFormat(
         out, row,
-        run.first == run.last ? absl::StrCat(run.first)
-                              : absl::StrCat(run.first, "-", run.last),
+        run.first == run.last
+            ? absl::StrCat(run.first,
+                           plan.ipus(run.first).host() ? " host" : "")
+            : absl::StrCat(run.first, "-", run.last),
         absl::StrCat(ipu.num_nodes()), HumanBytesText(m.weight_bytes()),
         HumanBytesText(m.total_bytes()), TileBytes(m.max_tile_bytes()),
         run.first == run.last ? absl::StrCat(at.tile)
