@@ -209,7 +209,12 @@ absl::StatusOr<Plan> SolveWithHost(
   const double ipu_s = ipu_plan && ipu_plan->proto.fits()
                            ? ipu_plan->proto.performance().bottleneck_s()
                            : std::numeric_limits<double>::infinity();
+  // More ideals than auto's DP allows (the host DP is the only one that
+  // can use the host): 200,000 ideals (32 MB of their bits at most) and
+  // 8 million pairs (about 170 MB).
   IdealDpOptions dp_options;
+  dp_options.max_ideals = 200000;
+  dp_options.max_pairs = 8000000;
   // Its own --max-search-seconds, after the IPU-only planner's.
   dp_options.deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(
@@ -246,7 +251,7 @@ absl::StatusOr<Plan> SolveWithHost(
   proto::Performance& perf = *plan->proto.mutable_performance();
   const double bottleneck = perf.bottleneck_s();
   const auto bound_start = std::chrono::steady_clock::now();
-  IdealDpOptions bound_options;
+  IdealDpOptions bound_options = dp_options;
   bound_options.deadline =
       bound_start +
       std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));

@@ -124,7 +124,8 @@ class PairDp {
   // there, and an IPU stage only when none of b \ a is host_only; a host
   // device may stay empty. Per ideal: H, and the counts of nodes without a
   // host time and of host_only nodes (a pair's b \ a holds one iff the
-  // counts differ), so a pair's host time is O(1).
+  // counts differ), so a pair's host time is O(1); CollectPairs scans a
+  // second window, the ideals by H within cap of H(b).
   void HostSums() {
     const int32_t size = lattice_.size();
     host_sum_.assign(size, 0);
@@ -143,6 +144,13 @@ class PairDp {
         }
       }
     }
+    host_order_.resize(size);
+    for (int32_t i = 0; i < size; ++i) host_order_[i] = i;
+    std::stable_sort(
+        host_order_.begin(), host_order_.end(),
+        [&](int32_t x, int32_t y) { return host_sum_[x] < host_sum_[y]; });
+    host_rank_.resize(size);
+    for (int32_t r = 0; r < size; ++r) host_rank_[host_order_[r]] = r;
   }
 
   double HostStageTime(int32_t a, int32_t b) const {
@@ -166,31 +174,46 @@ class PairDp {
           std::chrono::steady_clock::now() > options_.deadline) {
         return false;
       }
-      // A host stage's time is not bounded below by IPU compute: scan all.
-      const double lowest = h_ > 0 ? -kInf : lattice_.compute_s(b) - cap;
-      // The ideals with compute in [P(b) - cap, P(b)], and equal ones after.
-      int32_t r = rank[b];
-      while (r > 0 && lattice_.compute_s(order[r - 1]) >= lowest) --r;
-      for (; r < size && lattice_.compute_s(order[r]) <= lattice_.compute_s(b);
-           ++r) {
-        const int32_t a = order[r];
-        if (a == b ? !allow_empty : a > b) continue;  // ⊆ only to a smaller
+      // False: a limit stopped it.
+      auto consider = [&](int32_t a) {
+        if (a == b ? !allow_empty : a > b) return true;  // ⊆ only to a smaller
         if (++tests > options_.max_subset_tests) return false;
-        if (!lattice_.Subset(a, b)) continue;
-        if (!Consistent(a) || !Consistent(b)) continue;
+        if (!lattice_.Subset(a, b)) return true;
+        if (!Consistent(a) || !Consistent(b)) return true;
         const uint64_t mask = AllowedMask(a, b);
         double t = kInf, host_t = kInf;
         if (mask != 0 && (h_ == 0 || host_only_[a] == host_only_[b])) {
           t = Time(a, b);
         }
         if (h_ > 0) host_t = HostStageTime(a, b);
-        if (!(t <= cap) && !(host_t <= cap)) continue;
+        if (!(t <= cap) && !(host_t <= cap)) return true;
         if (!constrained_.empty()) mask_.push_back(mask);
         from_.push_back(a);
         time_.push_back(t <= cap ? t : kInf);
         if (h_ > 0) host_time_.push_back(host_t <= cap ? host_t : kInf);
-        if (static_cast<int64_t>(from_.size()) > options_.max_pairs)
-          return false;
+        return static_cast<int64_t>(from_.size()) <= options_.max_pairs;
+      };
+      const double lowest = lattice_.compute_s(b) - cap;
+      // The ideals with compute in [P(b) - cap, P(b)], and equal ones after.
+      int32_t r = rank[b];
+      while (r > 0 && lattice_.compute_s(order[r - 1]) >= lowest) --r;
+      for (; r < size && lattice_.compute_s(order[r]) <= lattice_.compute_s(b);
+           ++r) {
+        if (!consider(order[r])) return false;
+      }
+      if (h_ == 0) continue;
+      // A host stage's time is H(b) - H(a): the ideals with H in
+      // [H(b) - cap, H(b)] (and equal ones after) that the scan above left.
+      const double host_lowest = host_sum_[b] - cap;
+      r = host_rank_[b];
+      while (r > 0 && host_sum_[host_order_[r - 1]] >= host_lowest) --r;
+      for (; r < size && host_sum_[host_order_[r]] <= host_sum_[b]; ++r) {
+        const int32_t a = host_order_[r];
+        if (lattice_.compute_s(a) >= lowest &&
+            lattice_.compute_s(a) <= lattice_.compute_s(b)) {
+          continue;  // seen above
+        }
+        if (!consider(a)) return false;
       }
     }
     start_[size] = static_cast<int64_t>(from_.size());
@@ -395,6 +418,7 @@ class PairDp {
   // a host time, the host_only nodes.
   std::vector<double> host_time_, host_sum_;
   std::vector<int32_t> no_host_, host_only_;
+  std::vector<int32_t> host_order_, host_rank_;  // ideals by H, and inverse
   std::vector<int32_t> scratch_, steps_, schedule_;
   // Note [Constraints in the ideal DP]: the lattice's constrained and
   // grouped nodes, per ideal whether it splits no group (-1 unknown), per
