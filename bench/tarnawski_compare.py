@@ -85,9 +85,8 @@ def main():
             perf = plan.get("performance", plan)
             ours = perf["bottleneck_s"]
             bound = perf.get("certified_bound_s", 0)
-            hosts = {c["ipu"] for c in plan.get("ipus", []) if c.get("host")}
-            on_host = sum(1 for n in plan.get("nodes", [])
-                          if n.get("ipu", 0) in hosts)
+            on_host = sum(c.get("num_nodes", 0)
+                          for c in plan.get("ipus", []) if c.get("host"))
             row = ["%.6g" % ours, "%.6g" % bound,
                    "%.2f%%" % perf.get("certified_gap_percent", 0),
                    "%+.3f%%" % (100 * (ours / theirs - 1)) if theirs else "",

@@ -251,15 +251,28 @@ absl::StatusOr<Plan> SolveWithHost(
   proto::Performance& perf = *plan->proto.mutable_performance();
   const double bottleneck = perf.bottleneck_s();
   const auto bound_start = std::chrono::steady_clock::now();
-  IdealDpOptions bound_options = dp_options;
-  bound_options.deadline =
-      bound_start +
-      std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
-  const IdealDpResult bound =
-      HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true);
+  // The plan's DP is its own bound when memory passed over no value and no
+  // folded constant could fill an IPU the relaxation leaves empty (Note
+  // [Empty IPUs], ideal_dp.cc): the optimum over every chain, or none below
+  // the IPU-only plan's bottleneck.
+  const bool no_constants =
+      std::find(problem.is_constant.begin(), problem.is_constant.end(), 1) ==
+      problem.is_constant.end();
+  IdealDpResult bound;
+  if (split.complete && !split.memory_binding && no_constants) {
+    bound = split;
+    bound.found = true;
+    if (!split.found) bound.bottleneck_s = ipu_s;
+  } else {
+    IdealDpOptions bound_options = dp_options;
+    bound_options.deadline =
+        bound_start +
+        std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
+    bound = HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true);
+  }
   const bool exact = bound.found && bound.complete;
   const double bound_s =
-      exact ? bound.bottleneck_s
+      exact ? std::min(bound.bottleneck_s, bottleneck)
             : HostWorkBound(problem, p.analysis->device_model(), num_ipus);
   perf.set_lower_bound_s(bound_s);
   perf.set_certified_bound_s(bound_s);

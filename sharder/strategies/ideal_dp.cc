@@ -274,6 +274,7 @@ class PairDp {
             for (auto [v, e, kind] : values) {
               if (judge && kind == kIpuStage && !Fits(e, b)) {
                 if (out_of_budget_) return false;
+                memory_binding_ = true;
                 continue;
               }
               const size_t at = Index(c, j, empties, b);
@@ -355,6 +356,7 @@ class PairDp {
 
   int64_t pairs() const { return static_cast<int64_t>(from_.size()); }
   int64_t fit_evaluations() const { return fit_evaluations_; }
+  bool memory_binding() const { return memory_binding_; }
 
  private:
   static constexpr int8_t kUnknown = -1;
@@ -430,6 +432,7 @@ class PairDp {
   std::vector<std::pair<int32_t, int32_t>> received_;  // HostTime's
   int64_t fit_evaluations_ = 0;
   bool out_of_budget_ = false;
+  bool memory_binding_ = false;  // a candidate was passed over: it did not fit
 };
 
 // Every stage time of any split is at most this: all compute on one IPU,
@@ -493,6 +496,7 @@ IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
   result.complete = dp.Solve(
       judge, EmptyLimit(allow_empty, constants, num_ipus, dp.pairs()), &value);
   result.fit_evaluations = dp.fit_evaluations();
+  result.memory_binding = dp.memory_binding();
   if (!result.complete || value == kInf) return result;
   result.found = true;
   result.fits = judge;

@@ -62,6 +62,10 @@ struct IdealDpResult {
   int64_t ideals = 0;
   int64_t pairs = 0;
   int64_t fit_evaluations = 0;
+  // A plan's DP passed over a value because its IPU did not fit. When it
+  // did not (and it completed), memory changed nothing: the optimum is the
+  // same DP's without memory over pairs within the cap.
+  bool memory_binding = false;
 };
 
 // The plan: the fastest monotone split onto `num_ipus` IPUs, every IPU
