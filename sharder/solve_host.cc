@@ -98,10 +98,45 @@ Plan HostPlan(const internal::Prepared& base, const Options& options,
   return plan;
 }
 
+// Note [Free sinks]
+// A node no one reads, with no time on either device, one producer and no
+// constraint of its own adds no time beside its producer, and elsewhere
+// only adds copies of the producer's tensor; its stage can only come after
+// the producer's. So colocating it with its producer loses no bottleneck
+// when memory is left out: the DP's bound on the grouped problem is the
+// problem's (and so is a plan's DP that memory passed over nothing). With
+// memory its weights may not fit there: the plans are then those that keep
+// the groups (valid, memory judged), maybe not the best. Their DP merges
+// such sinks too (GNMT's 17). Returns the problem with them grouped
+// (colocate_group empty when there are no groups).
+ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
+                               const DeviceModel& model) {
+  ShardingProblem q = problem;
+  const int n = q.num_nodes();
+  for (int32_t v = 0; v < n; ++v) {
+    if (!q.consumers[v].empty() || q.producers[v].size() != 1) continue;
+    const int32_t u = q.producers[v][0];
+    const bool free = model.NodeTime(v) == 0 && q.host_time_s[v] == 0 &&
+                      !q.is_constant[v] &&
+                      (q.allowed_ipus.empty() ||
+                       q.allowed_ipus[v] == ShardingProblem::kAnyIpu) &&
+                      (q.host_only.empty() || !q.host_only[v]) &&
+                      (q.colocate_group.empty() || q.colocate_group[v] < 0);
+    if (!free) continue;
+    if (q.colocate_group.empty()) q.colocate_group.assign(n, -1);
+    if (q.colocate_group[u] < 0) {
+      q.colocate_group[u] = static_cast<int32_t>(q.colocate_names.size());
+      q.colocate_names.push_back(q.names[u]);
+    }
+    q.colocate_group[v] = q.colocate_group[u];
+  }
+  return q;
+}
+
 // IdealDpHostSplit, or IdealDpHostBound with `bound`, on p's problem; when
-// its lattice is too large and it has colocate groups, on the problem with
-// each group merged (ContractGroups: the same constrained optimum, the plan
-// mapped back by Refine).
+// its lattice is too large, on the problem with free sinks grouped (Note
+// [Free sinks]) and each group merged (ContractGroups: the same constrained
+// optimum, the plan mapped back by Refine).
 IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
                      const IdealDpOptions& options, bool bound) {
   const ShardingProblem& problem = p.analysis->problem;
@@ -111,13 +146,18 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
                  : IdealDpHostSplit(q, m, num_ipus, cap_s, options);
   };
   IdealDpResult r = run(problem, model);
-  if (r.ran || problem.colocate_group.empty()) return r;
-  std::optional<Coarsened> merged = ContractGroups(problem, model, num_ipus);
+  if (r.ran) return r;
+  const ShardingProblem grouped = GroupFreeSinks(problem, model);
+  if (grouped.colocate_group.empty()) return r;
+  const DeviceModel grouped_model(grouped, p.analysis->device,
+                                  p.analysis->precision);
+  std::optional<Coarsened> merged =
+      ContractGroups(grouped, grouped_model, num_ipus);
   if (!merged) return r;
   const DeviceModel merged_model(merged->problem, p.analysis->device,
                                  p.analysis->precision);
   IdealDpResult g = run(merged->problem, merged_model);
-  if (g.found && !bound) g.ipu = Refine(problem, *merged, g.ipu);
+  if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
   return g;
 }
 
