@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "absl/status/statusor.h"
-#include "sharder/options.h"
 #include "sharder/autoshard.h"
+#include "sharder/options.h"
 #include "sharder/prepare.h"
 
 namespace autoshard::internal {
@@ -19,9 +19,9 @@ namespace autoshard::internal {
 // certified bound the latter's relaxation (the host work bound when it
 // does not finish within options.bound_s: Note [Host work bound]). A plan
 // that uses the host lists it among `ipus` (IpuCost.host;
-// Plan.num_host_devices), its nodes' `ipu` being their stage's position. Errors: PlanPreparedCount's;
-// InvalidArgument for kAutoIpus with a host_only node; NotFound when no
-// split was found.
+// Plan.num_host_devices), its nodes' `ipu` being their stage's position.
+// Errors: PlanPreparedCount's; InvalidArgument for kAutoIpus with a host_only
+// node; NotFound when no split was found.
 absl::StatusOr<Plan> SolveWithHost(Prepared& p, const Options& options,
                                    std::chrono::steady_clock::time_point start);
 

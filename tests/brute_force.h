@@ -143,8 +143,7 @@ inline double BestRevisiting(const ShardingProblem& p, const DeviceModel& model,
 // order of the devices does not change it), a host's Σ host_time_s.
 // {fitting, any}; infinity when there is none. Costs (k + h)^n evaluations.
 inline std::pair<double, double> BestWithHost(const ShardingProblem& p,
-                                              const DeviceModel& model,
-                                              int k) {
+                                              const DeviceModel& model, int k) {
   const int n = p.num_nodes(), devices = k + p.num_host_devices;
   double fitting = std::numeric_limits<double>::infinity(), any = fitting;
   std::vector<int32_t> dev(n, 0);

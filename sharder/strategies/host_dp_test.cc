@@ -25,8 +25,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // output, 3 + 1 + 0.1 = 4.1 s; the host 4 s (it pays no copy): 4.1 s. Any
 // other split puts b or c on the host (100 s).
 ShardingProblem Chain() {
-  ShardingProblem p = MakeTestProblem(3, {{0, 1}, {1, 2}}, {0, 0, 0},
-                                      {0, 0, 0});
+  ShardingProblem p =
+      MakeTestProblem(3, {{0, 1}, {1, 2}}, {0, 0, 0}, {0, 0, 0});
   p.node_time_s = {3, 3, 1};
   p.activation_bytes = {100000000, 100000000, 100000000};
   p.largest_output_bytes = p.activation_bytes;
