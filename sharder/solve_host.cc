@@ -211,6 +211,52 @@ double HostWorkBound(const ShardingProblem& problem, const DeviceModel& model,
   return lo;
 }
 
+// The certified bound of a plan with host devices (Note [Host devices in
+// solve]): the plan's DP `split` when it is its own bound, else the host
+// DP's relaxation within options.bound_s, else Note [Host work bound]'s.
+void SetHostBound(Prepared& p, const Options& options,
+                  const IdealDpOptions& dp_options, int num_ipus,
+                  const IdealDpResult& split, double ipu_s,
+                  proto::Performance* perf) {
+  const ShardingProblem& problem = p.analysis->problem;
+  const double bottleneck = perf->bottleneck_s();
+  const auto bound_start = std::chrono::steady_clock::now();
+  // The plan's DP is its own bound when memory passed over no value and no
+  // folded constant could fill an IPU the relaxation leaves empty (Note
+  // [Empty IPUs], ideal_dp.cc): the optimum over every chain, or none below
+  // the IPU-only plan's bottleneck.
+  const bool no_constants =
+      std::find(problem.is_constant.begin(), problem.is_constant.end(), 1) ==
+      problem.is_constant.end();
+  IdealDpResult bound;
+  if (split.complete && !split.memory_binding && no_constants) {
+    bound = split;
+    bound.found = true;
+    if (!split.found) bound.bottleneck_s = ipu_s;
+  } else {
+    IdealDpOptions bound_options = dp_options;
+    bound_options.deadline =
+        bound_start +
+        std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
+    bound = HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true);
+  }
+  const bool exact = bound.found && bound.complete;
+  const double bound_s =
+      exact ? std::min(bound.bottleneck_s, bottleneck)
+            : HostWorkBound(problem, p.analysis->device_model(), num_ipus);
+  perf->set_lower_bound_s(bound_s);
+  perf->set_certified_bound_s(bound_s);
+  const double gap = bound_s > 0 ? 100 * (bottleneck / bound_s - 1) : 0;
+  perf->set_gap_percent(gap);
+  perf->set_certified_gap_percent(gap);
+  perf->set_bound_method(exact ? "ideal DP with host devices"
+                               : "host work bound (the ideal DP with host "
+                                 "devices did not finish)");
+  perf->set_bound_seconds(std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - bound_start)
+                              .count());
+}
+
 }  // namespace
 
 // Note [Host devices in solve]
@@ -288,43 +334,8 @@ absl::StatusOr<Plan> SolveWithHost(
                        : (split.ran ? "ran out of time" : "did not run"),
         " (", split.ideals, " ideals)"));
   }
-  proto::Performance& perf = *plan->proto.mutable_performance();
-  const double bottleneck = perf.bottleneck_s();
-  const auto bound_start = std::chrono::steady_clock::now();
-  // The plan's DP is its own bound when memory passed over no value and no
-  // folded constant could fill an IPU the relaxation leaves empty (Note
-  // [Empty IPUs], ideal_dp.cc): the optimum over every chain, or none below
-  // the IPU-only plan's bottleneck.
-  const bool no_constants =
-      std::find(problem.is_constant.begin(), problem.is_constant.end(), 1) ==
-      problem.is_constant.end();
-  IdealDpResult bound;
-  if (split.complete && !split.memory_binding && no_constants) {
-    bound = split;
-    bound.found = true;
-    if (!split.found) bound.bottleneck_s = ipu_s;
-  } else {
-    IdealDpOptions bound_options = dp_options;
-    bound_options.deadline =
-        bound_start +
-        std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
-    bound = HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true);
-  }
-  const bool exact = bound.found && bound.complete;
-  const double bound_s =
-      exact ? std::min(bound.bottleneck_s, bottleneck)
-            : HostWorkBound(problem, p.analysis->device_model(), num_ipus);
-  perf.set_lower_bound_s(bound_s);
-  perf.set_certified_bound_s(bound_s);
-  const double gap = bound_s > 0 ? 100 * (bottleneck / bound_s - 1) : 0;
-  perf.set_gap_percent(gap);
-  perf.set_certified_gap_percent(gap);
-  perf.set_bound_method(exact ? "ideal DP with host devices"
-                              : "host work bound (the ideal DP with host "
-                                "devices did not finish)");
-  perf.set_bound_seconds(std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - bound_start)
-                             .count());
+  SetHostBound(p, options, dp_options, num_ipus, split, ipu_s,
+               plan->proto.mutable_performance());
   for (std::string& note : notes) plan->proto.add_warnings(std::move(note));
   return std::move(*plan);
 }
