@@ -72,6 +72,16 @@ struct ShardingProblem {
   // for none; empty: no groups. colocate_names: per group, for messages.
   std::vector<int32_t> colocate_group;
   std::vector<std::string> colocate_names;
+  // Host devices (issue 31; problem files' num_host_devices, Tarnawski et
+  // al.'s CPUs): how many, and per node its seconds on one (negative: it
+  // cannot run there; empty: no node can) and whether only the host can run
+  // it (empty: none). Only the host-aware ideal DP (IdealDpHostSplit in
+  // solver/strategies/ideal_dp.h) places nodes there; the other strategies
+  // plan the IPUs only.
+  int num_host_devices = 0;
+  std::vector<double> host_time_s;
+  std::vector<uint8_t> host_only;
+  bool HasHost() const { return num_host_devices > 0 && !host_time_s.empty(); }
   static constexpr uint64_t kAnyIpu = ~uint64_t{0};
   bool HasConstraints() const {
     return !allowed_ipus.empty() || !colocate_group.empty();

@@ -148,6 +148,48 @@ void SetPlainMemory(int64_t capacity_bytes, proto::MemoryCounts counts,
   device->set_tile_fixed_bytes(0);
 }
 
+namespace {
+
+// Host devices (Problem.num_host_devices, ProblemNode.host_compute_s and
+// host_only): into p's host fields, host_time_s only when a node has one.
+absl::Status ReadHost(const proto::Problem& in, const std::string& source,
+                      ShardingProblem* p) {
+  if (in.num_host_devices() < 0)
+    return Bad(source, absl::StrCat("num_host_devices ", in.num_host_devices(),
+                                    " is negative"));
+  p->num_host_devices = in.num_host_devices();
+  bool any_time = false, any_only = false;
+  for (const proto::ProblemNode& node : in.nodes()) {
+    any_time |= node.has_host_compute_s();
+    any_only |= node.host_only();
+  }
+  if ((any_time || any_only) && in.num_host_devices() > 0 &&
+      in.copy_model() != proto::COPY_MODEL_HOST) {
+    return Bad(source,
+               "host devices need copy_model COPY_MODEL_HOST (a copy to or "
+               "from the host goes through the host link)");
+  }
+  for (int32_t v = 0; v < in.nodes_size(); ++v) {
+    const proto::ProblemNode& node = in.nodes(v);
+    if (node.host_compute_s() < 0)
+      return Bad(source, absl::StrCat("node '", node.name(),
+                                      "': negative host_compute_s"));
+    if (node.host_only() &&
+        (!node.has_host_compute_s() || in.num_host_devices() == 0)) {
+      return Bad(source, absl::StrCat("node '", node.name(),
+                                      "': host_only needs host_compute_s and "
+                                      "num_host_devices > 0"));
+    }
+    if (any_time)
+      p->host_time_s.push_back(node.has_host_compute_s() ? node.host_compute_s()
+                                                         : -1);
+    if (any_only) p->host_only.push_back(node.host_only() ? 1 : 0);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& in,
                                                const std::string& source) {
   LoadedProblem out;
@@ -250,6 +292,7 @@ absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& in,
     }
   }
   RETURN_IF_ERROR(ReadColocate(in, source, &p));
+  RETURN_IF_ERROR(ReadHost(in, source, &p));
   FillProblemDefaults(&p);
   return out;
 }
@@ -264,6 +307,7 @@ proto::Problem ToProblemProto(const ShardingProblem& p,
   out.set_device(device.name());
   out.set_precision(internal::PrecisionName(precision));
   out.set_batch_size(batch);
+  out.set_num_host_devices(p.num_host_devices);
   out.set_copy_model(p.copies_through_host ? proto::COPY_MODEL_HOST
                                            : proto::COPY_MODEL_ADJACENT_STAGES);
   if (device.memory_model() != proto::MEMORY_MODEL_TILES) {
@@ -297,6 +341,9 @@ proto::Problem ToProblemProto(const ShardingProblem& p,
     node->set_temporary_bytes(p.temporary_bytes[v]);
     node->set_constant(p.is_constant[v] != 0);
     for (int32_t w : p.node_weights[v]) node->add_weights(w);
+    if (!p.host_time_s.empty() && p.host_time_s[v] >= 0)
+      node->set_host_compute_s(p.host_time_s[v]);
+    if (!p.host_only.empty() && p.host_only[v]) node->set_host_only(true);
     if (!p.allowed_ipus.empty() &&
         p.allowed_ipus[v] != ShardingProblem::kAnyIpu) {
       for (int d = 0; d < 64; ++d)

@@ -32,7 +32,10 @@ struct LoadedProblem {
 // tensor read by its own producer, a cycle, num_ipus < 1 or above the node
 // count, an unknown precision, an invalid device_profile, negative bytes,
 // FLOPs or seconds, an allowed IPU outside 0..63, a colocate group naming
-// a node that is not one or a node in two groups; NotFound for an unknown
+// a node that is not one or a node in two groups, negative
+// num_host_devices or host_compute_s, host_only without host_compute_s or
+// host devices, host devices with host times but not COPY_MODEL_HOST
+// (issue 31); NotFound for an unknown
 // device name. Constraints an IPU count cannot keep are refused when
 // planning (solver/strategies/constraints.h's CheckConstraints).
 absl::StatusOr<LoadedProblem> FromProblemProto(const proto::Problem& problem,
@@ -68,7 +71,8 @@ void SetPlainMemory(int64_t capacity_bytes, proto::MemoryCounts counts,
 // precision, device and batch are the file's; the options about a model
 // (shapes, device, names) are not read. The plan has nodes, IPUs, cut
 // tensors ("<producer>:<slot>"), performance and the strategies' summaries;
-// no sharding points' model, planned inputs or PopRT flags. Errors:
+// no sharding points' model, planned inputs or PopRT flags. With host
+// devices (problem.HasHost()): internal::SolveWithHost (solve_host.h). Errors:
 // InvalidArgument for options Options::Validate refuses, a compile command
 // (a problem has no model to compile), or a count above the node count;
 // the strategies' (no split found within the time limit).

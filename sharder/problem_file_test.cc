@@ -149,6 +149,37 @@ TEST(ProblemFileTest, RefusesCyclesAndBadIndices) {
   EXPECT_FALSE(FromProblemProto(p, "bad.json").ok());
 }
 
+// Host devices (issue 31): read, written back, and refused when they
+// cannot be kept.
+TEST(ProblemFileTest, HostFieldsRoundTripAndAreChecked) {
+  proto::Problem p = SkipChain(proto::COPY_MODEL_HOST);
+  p.set_num_host_devices(1);
+  p.mutable_nodes(0)->set_host_compute_s(0.5);
+  p.mutable_nodes(0)->set_host_only(true);
+  auto loaded = FromProblemProto(p, "host.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->problem.num_host_devices, 1);
+  // n1 and n2 give no host time: -1, they cannot run there.
+  EXPECT_EQ(loaded->problem.host_time_s, (std::vector<double>{0.5, -1, -1}));
+  EXPECT_EQ(loaded->problem.host_only, (std::vector<uint8_t>{1, 0, 0}));
+  const proto::Problem back =
+      ToProblemProto(loaded->problem, loaded->device, loaded->precision,
+                     loaded->num_ipus, loaded->batch);
+  EXPECT_EQ(back.num_host_devices(), 1);
+  EXPECT_TRUE(back.nodes(0).has_host_compute_s());
+  EXPECT_TRUE(back.nodes(0).host_only());
+  EXPECT_FALSE(back.nodes(1).has_host_compute_s());
+  proto::Problem adjacent = p;
+  adjacent.set_copy_model(proto::COPY_MODEL_ADJACENT_STAGES);
+  EXPECT_THAT(FromProblemProto(adjacent, "a.json").status().message(),
+              ::testing::HasSubstr("a.json: host devices need copy_model "
+                                   "COPY_MODEL_HOST"));
+  proto::Problem no_host = p;
+  no_host.set_num_host_devices(0);
+  EXPECT_THAT(FromProblemProto(no_host, "n.json").status().message(),
+              ::testing::HasSubstr("node 'n0': host_only needs"));
+}
+
 // The plan of `problem` as `solve` makes it (its own num_ipus).
 Plan Solved(const proto::Problem& problem,
             const std::string& strategy = "auto") {

@@ -13,6 +13,7 @@
 #include "sharder/plan_model.h"
 #include "sharder/prepare.h"
 #include "sharder/problem_file.h"
+#include "sharder/solve_host.h"
 #include "solver/strategies/constraints.h"
 
 namespace autoshard {
@@ -38,6 +39,12 @@ absl::StatusOr<Plan> SolveProblem(const LoadedProblem& loaded,
   for (double f : a.problem.flops) a.costs.total_flops += f;
   for (int64_t w : a.problem.weight_size_bytes)
     a.costs.total_weight_bytes = SaturatingAdd(a.costs.total_weight_bytes, w);
+  if (a.problem.HasHost()) {
+    ASSIGN_OR_RETURN(Plan plan, internal::SolveWithHost(p, options, start));
+    plan.proto.clear_poprt_flags();
+    if (plan.analysis == nullptr) plan.analysis = std::move(p.analysis);
+    return plan;
+  }
   ASSIGN_OR_RETURN(Plan plan,
                    internal::PlanPreparedCount(p, options, nullptr, start));
   // PopRT compiles models; a problem's plan has no inputs to name.

@@ -5,6 +5,7 @@
 
 #include "costmodel/model_analysis.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "graph/model_io.h"
 #include "gtest/gtest.h"
 #include "sharder/autoshard.h"
@@ -108,6 +109,61 @@ TEST(SolveProblemTest, SaysWhyTheIdealDpGaveUp) {
                                    "ideals than its limit (5000"));
   EXPECT_THAT(ReportText(plan->proto),
               ::testing::HasSubstr("auto: ideal: the exact DP did not run"));
+}
+
+// A problem file with a host device and a colocate group (issue 31):
+// load -> a -> b -> c -> d taking 4, 3, 1, 1, 3 ms on an IPU, load 2 ms on
+// the host (the others cannot run there), {b, c} on one device, each copy
+// 0.1 ms. The IPUs alone: {load, a} | {b, c, d}, 7 + 0.1 = 7.1 ms (|
+// 5 + 0.1). With the host: load there (2 ms, no copies), {a} on one IPU
+// (3 + 0.1 in + 0.1 out = 3.2 ms), {b, c, d} on the other (5 + 0.1 =
+// 5.1 ms): 5.1 ms, and no split is faster (the DP's bound).
+TEST(SolveProblemTest, PutsANodeOnTheHostDevice) {
+  proto::Problem in;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        num_ipus: 2
+        num_host_devices: 1
+        copy_model: COPY_MODEL_HOST
+        capacity_bytes: 1000000
+        nodes { name: "load" compute_s: 0.004 host_compute_s: 0.002 }
+        nodes { name: "a" compute_s: 0.003 }
+        nodes { name: "b" compute_s: 0.001 }
+        nodes { name: "c" compute_s: 0.001 }
+        nodes { name: "d" compute_s: 0.003 }
+        tensors { producer: 0 consumers: 1 copy_s: 0.0001 }
+        tensors { producer: 1 consumers: 2 copy_s: 0.0001 }
+        tensors { producer: 2 consumers: 3 copy_s: 0.0001 }
+        tensors { producer: 3 consumers: 4 copy_s: 0.0001 }
+        colocate { name: "bc" nodes: 2 nodes: 3 }
+      )pb",
+      &in));
+  *in.mutable_device_profile() = testing::ToyChip(1000000);
+  in.mutable_device_profile()->set_transfer_fixed_s(0);
+  auto loaded = FromProblemProto(in, "host.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  Options options;
+  options.num_ipus = 2;
+  auto plan = SolveProblem(*loaded, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const proto::Plan& out = plan->proto;
+  EXPECT_NEAR(out.performance().bottleneck_s(), 0.0051, 1e-9);
+  EXPECT_NEAR(out.performance().certified_bound_s(), 0.0051, 1e-9);
+  EXPECT_EQ(out.num_host_devices(), 1);
+  ASSERT_EQ(out.ipus_size(), 3);
+  EXPECT_TRUE(out.ipus(0).host());
+  EXPECT_NEAR(out.ipus(0).stage_time_s(), 0.002, 1e-9);
+  EXPECT_NEAR(out.ipus(1).stage_time_s(), 0.0032, 1e-9);
+  EXPECT_EQ(plan->placement.ipu, (std::vector<int32_t>{0, 1, 2, 2, 2}));
+  EXPECT_THAT(ReportText(out),
+              ::testing::HasSubstr("host: stage 0 runs on the host: 1 nodes"));
+  // Without the host device: the IPUs alone, 7.1 ms.
+  in.set_num_host_devices(0);
+  loaded = FromProblemProto(in, "host.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  plan = SolveProblem(*loaded, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_NEAR(plan->proto.performance().bottleneck_s(), 0.0071, 1e-9);
 }
 
 TEST(SolveProblemTest, RefusesACompileCommandAndBadOptions) {

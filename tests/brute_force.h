@@ -134,6 +134,81 @@ inline double BestRevisiting(const ShardingProblem& p, const DeviceModel& model,
   return best;
 }
 
+// Issue 31's host devices: the smallest bottleneck over every assignment of
+// `p`'s nodes to k IPUs (devices 0..k-1, each used) and p.num_host_devices
+// host devices (devices k.., any empty) whose used devices can be ordered so
+// that every edge goes forward (a pipeline's chain of stages), with each
+// colocate group on one device, host_only nodes on a host and nodes without
+// a host time off it. An IPU's time is the model's (copies through host: the
+// order of the devices does not change it), a host's Σ host_time_s.
+// {fitting, any}; infinity when there is none. Costs (k + h)^n evaluations.
+inline std::pair<double, double> BestWithHost(const ShardingProblem& p,
+                                              const DeviceModel& model, int k) {
+  const int n = p.num_nodes(), devices = k + p.num_host_devices;
+  double fitting = std::numeric_limits<double>::infinity(), any = fitting;
+  std::vector<int32_t> dev(n, 0);
+  auto ordered = [&] {  // Kahn over the devices' quotient graph
+    std::vector<std::vector<int>> after(devices);
+    std::vector<int> in(devices, 0);
+    for (int32_t u = 0; u < n; ++u)
+      for (int32_t v : p.consumers[u])
+        if (dev[u] != dev[v]) {
+          after[dev[u]].push_back(dev[v]);
+          ++in[dev[v]];
+        }
+    std::vector<int> ready;
+    for (int d = 0; d < devices; ++d)
+      if (in[d] == 0) ready.push_back(d);
+    int seen = 0;
+    while (!ready.empty()) {
+      const int d = ready.back();
+      ready.pop_back();
+      ++seen;
+      for (int e : after[d])
+        if (--in[e] == 0) ready.push_back(e);
+    }
+    return seen == devices;
+  };
+  std::function<void(int)> assign = [&](int node) {
+    if (node == n) {
+      std::vector<bool> used(k, false);
+      for (int32_t d : dev)
+        if (d < k) used[d] = true;
+      if (std::find(used.begin(), used.end(), false) != used.end()) return;
+      if (!ordered()) return;
+      for (int32_t u = 0; u < n; ++u)
+        for (int32_t v = 0; v < n; ++v)
+          if (!p.colocate_group.empty() && p.colocate_group[u] >= 0 &&
+              p.colocate_group[u] == p.colocate_group[v] && dev[u] != dev[v])
+            return;
+      const std::vector<double> times =
+          model.EvaluatePerformance(dev, devices, 1).stage_time_s;
+      double bottleneck = 0;
+      bool fits = true;
+      for (int d = 0; d < k; ++d) {
+        bottleneck = std::max(bottleneck, times[d]);
+        fits &= model.EvaluateMemory(dev, d).fits;
+      }
+      std::vector<double> host(devices, 0);
+      for (int32_t u = 0; u < n; ++u)
+        if (dev[u] >= k) host[dev[u]] += p.host_time_s[u];
+      for (double t : host) bottleneck = std::max(bottleneck, t);
+      any = std::min(any, bottleneck);
+      if (fits) fitting = std::min(fitting, bottleneck);
+      return;
+    }
+    for (int32_t d = 0; d < devices; ++d) {
+      const bool on_host = d >= k;
+      if (on_host && p.host_time_s[node] < 0) continue;
+      if (!on_host && !p.host_only.empty() && p.host_only[node]) continue;
+      dev[node] = d;
+      assign(node + 1);
+    }
+  };
+  assign(0);
+  return {fitting, any};
+}
+
 }  // namespace autoshard::testing
 
 #endif  // AUTOSHARD_TESTS_BRUTE_FORCE_H_

@@ -88,8 +88,10 @@ void AppendIpuTable(const proto::Plan& plan, bool all_ipus, std::string* out) {
     const TileAt at = FullestTileAt(plan, run.first, m);
     absl::StrAppendFormat(
         out, row,
-        run.first == run.last ? absl::StrCat(run.first)
-                              : absl::StrCat(run.first, "-", run.last),
+        run.first == run.last
+            ? absl::StrCat(run.first,
+                           plan.ipus(run.first).host() ? " host" : "")
+            : absl::StrCat(run.first, "-", run.last),
         absl::StrCat(ipu.num_nodes()), HumanBytesText(m.weight_bytes()),
         HumanBytesText(m.total_bytes()), TileBytes(m.max_tile_bytes()),
         run.first == run.last ? absl::StrCat(at.tile)
@@ -332,6 +334,15 @@ void AppendPipelineLines(const proto::Plan& plan, bool all, std::string* out) {
       out, "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s\n",
       HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
       HumanSeconds(perf.latency_s()));
+  // Host devices (issue 31): a problem file's stages on the host.
+  for (const proto::IpuCost& cost : plan.ipus()) {
+    if (!cost.host()) continue;
+    absl::StrAppendFormat(out,
+                          "host: stage %d runs on the host: %d nodes, %s "
+                          "(copies to and from it are the IPUs')\n",
+                          cost.ipu(), cost.num_nodes(),
+                          HumanSeconds(cost.stage_time_s()));
+  }
   absl::StrAppendFormat(
       out, "bound: no split is faster than %s (certified by %s; gap %.1f%%)\n",
       HumanSeconds(perf.certified_bound_s()), perf.bound_method(),

@@ -112,6 +112,18 @@ Coarsened CoarsenGroups(const ShardingProblem& p, const DeviceModel& model,
   q.input_tensors.assign(m, {});
   q.is_graph_output.assign(m, 0);
   q.copies_through_host = p.copies_through_host;
+  // Host devices (issue 31): a group's host time is its members' Σ, none
+  // when one has none; it is host_only when one is.
+  q.num_host_devices = p.num_host_devices;
+  if (!p.host_time_s.empty()) q.host_time_s.assign(m, 0);
+  if (!p.host_only.empty()) q.host_only.assign(m, 0);
+  for (int32_t v = 0; v < p.num_nodes(); ++v) {
+    const int32_t g = c.group_of[v];
+    if (!p.host_time_s.empty() && q.host_time_s[g] >= 0)
+      q.host_time_s[g] =
+          p.host_time_s[v] < 0 ? -1 : q.host_time_s[g] + p.host_time_s[v];
+    if (!p.host_only.empty()) q.host_only[g] |= p.host_only[v];
+  }
   for (int32_t g = 0; g < m; ++g) q.topo_order.push_back(g);
   for (int32_t v : p.topo_order) {
     const int32_t g = c.group_of[v];

@@ -1,6 +1,7 @@
 #include "solver/strategies/ideal_dp.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "solver/strategies/ideal_lattice.h"
@@ -15,12 +16,14 @@ class PairDp {
  public:
   PairDp(const ShardingProblem& problem, const DeviceModel& model,
          const IdealLattice& lattice, int num_ipus,
-         const IdealDpOptions& options)
+         const IdealDpOptions& options, int num_hosts = 0)
       : problem_(problem),
         model_(model),
         lattice_(lattice),
         k_(num_ipus),
+        h_(num_hosts),
         options_(options) {
+    if (h_ > 0) HostSums();
     for (int32_t n = 0; n < problem_.num_nodes(); ++n) {
       if (!lattice_.InLattice(n)) continue;
       if (!problem_.allowed_ipus.empty() &&
@@ -112,8 +115,52 @@ class PairDp {
            model_.CopySeconds(sent) + model_.CopySeconds(received);
   }
 
+  // Note [Host devices in the ideal DP]
+  // With h host devices (issue 31; Tarnawski et al.'s CPUs), f gains a
+  // dimension: f[c][j][I] = the smallest bottleneck of placing ideal I on c
+  // host devices and j IPUs, the chain's stages in any order of the two
+  // kinds. A pair (a, b) is also a host stage of time H(b) - H(a) (Σ
+  // host_time_s: no copies, no memory) when every node of b \ a may run
+  // there, and an IPU stage only when none of b \ a is host_only; a host
+  // device may stay empty. Per ideal: H, and the counts of nodes without a
+  // host time and of host_only nodes (a pair's b \ a holds one iff the
+  // counts differ), so a pair's host time is O(1); CollectPairs scans a
+  // second window, the ideals by H within cap of H(b).
+  void HostSums() {
+    const int32_t size = lattice_.size();
+    host_sum_.assign(size, 0);
+    no_host_.assign(size, 0);
+    host_only_.assign(size, 0);
+    for (int32_t i = 0; i < size; ++i) {
+      for (int32_t n = 0; n < problem_.num_nodes(); ++n) {
+        if (!lattice_.InLattice(n) || !lattice_.Contains(i, n)) continue;
+        if (problem_.host_time_s[n] < 0) {
+          ++no_host_[i];
+        } else {
+          host_sum_[i] += problem_.host_time_s[n];
+        }
+        if (!problem_.host_only.empty() && problem_.host_only[n]) {
+          ++host_only_[i];
+        }
+      }
+    }
+    host_order_.resize(size);
+    for (int32_t i = 0; i < size; ++i) host_order_[i] = i;
+    std::stable_sort(
+        host_order_.begin(), host_order_.end(),
+        [&](int32_t x, int32_t y) { return host_sum_[x] < host_sum_[y]; });
+    host_rank_.resize(size);
+    for (int32_t r = 0; r < size; ++r) host_rank_[host_order_[r]] = r;
+  }
+
+  double HostStageTime(int32_t a, int32_t b) const {
+    if (no_host_[a] != no_host_[b]) return kInf;
+    return std::max(0.0, host_sum_[b] - host_sum_[a]);
+  }
+
   // Keeps the pairs (a, b), a ⊆ b (a ≠ b unless allow_empty), with
-  // time <= cap. False when a limit stopped it.
+  // time <= cap (with host devices: either time). False when a limit
+  // stopped it.
   bool CollectPairs(double cap, bool allow_empty) {
     const int32_t size = lattice_.size();
     const std::vector<int32_t>& order = lattice_.by_compute();
@@ -127,26 +174,46 @@ class PairDp {
           std::chrono::steady_clock::now() > options_.deadline) {
         return false;
       }
+      // False: a limit stopped it.
+      auto consider = [&](int32_t a) {
+        if (a == b ? !allow_empty : a > b) return true;  // ⊆ only to a smaller
+        if (++tests > options_.max_subset_tests) return false;
+        if (!lattice_.Subset(a, b)) return true;
+        if (!Consistent(a) || !Consistent(b)) return true;
+        const uint64_t mask = AllowedMask(a, b);
+        double t = kInf, host_t = kInf;
+        if (mask != 0 && (h_ == 0 || host_only_[a] == host_only_[b])) {
+          t = Time(a, b);
+        }
+        if (h_ > 0) host_t = HostStageTime(a, b);
+        if (!(t <= cap) && !(host_t <= cap)) return true;
+        if (!constrained_.empty()) mask_.push_back(mask);
+        from_.push_back(a);
+        time_.push_back(t <= cap ? t : kInf);
+        if (h_ > 0) host_time_.push_back(host_t <= cap ? host_t : kInf);
+        return static_cast<int64_t>(from_.size()) <= options_.max_pairs;
+      };
       const double lowest = lattice_.compute_s(b) - cap;
       // The ideals with compute in [P(b) - cap, P(b)], and equal ones after.
       int32_t r = rank[b];
       while (r > 0 && lattice_.compute_s(order[r - 1]) >= lowest) --r;
       for (; r < size && lattice_.compute_s(order[r]) <= lattice_.compute_s(b);
            ++r) {
-        const int32_t a = order[r];
-        if (a == b ? !allow_empty : a > b) continue;  // ⊆ only to a smaller
-        if (++tests > options_.max_subset_tests) return false;
-        if (!lattice_.Subset(a, b)) continue;
-        if (!Consistent(a) || !Consistent(b)) continue;
-        const uint64_t mask = AllowedMask(a, b);
-        if (mask == 0) continue;
-        const double t = Time(a, b);
-        if (t > cap) continue;
-        if (!constrained_.empty()) mask_.push_back(mask);
-        from_.push_back(a);
-        time_.push_back(t);
-        if (static_cast<int64_t>(from_.size()) > options_.max_pairs)
-          return false;
+        if (!consider(order[r])) return false;
+      }
+      if (h_ == 0) continue;
+      // A host stage's time is H(b) - H(a): the ideals with H in
+      // [H(b) - cap, H(b)] (and equal ones after) that the scan above left.
+      const double host_lowest = host_sum_[b] - cap;
+      r = host_rank_[b];
+      while (r > 0 && host_sum_[host_order_[r - 1]] >= host_lowest) --r;
+      for (; r < size && host_sum_[host_order_[r]] <= host_sum_[b]; ++r) {
+        const int32_t a = host_order_[r];
+        if (lattice_.compute_s(a) >= lowest &&
+            lattice_.compute_s(a) <= lattice_.compute_s(b)) {
+          continue;  // seen above
+        }
+        if (!consider(a)) return false;
       }
     }
     start_[size] = static_cast<int64_t>(from_.size());
@@ -158,45 +225,72 @@ class PairDp {
   // that many IPUs empty (pairs (b, b)), counted in a layer of f per count
   // (Note [Empty IPUs]); -1: no limit. False when the deadline or the fit
   // budget stopped it.
+  // With host devices (Note [Host devices in the ideal DP]) over c = 0..h
+  // too; kind_ says what gave each entry.
   bool Solve(bool judge, int max_empty, double* value) {
     const int32_t size = lattice_.size();
     layers_ = max_empty >= 0 ? max_empty + 1 : 1;
-    best_.assign(static_cast<size_t>(k_ + 1) * layers_ * size, kInf);
+    best_.assign(static_cast<size_t>(h_ + 1) * (k_ + 1) * layers_ * size, kInf);
     arg_.assign(best_.size(), -1);
-    best_[Index(0, 0, 0)] = 0;
-    std::vector<std::pair<double, int64_t>> values;
-    for (int j = 1; j <= k_; ++j) {
-      for (int32_t b = (j == k_ ? lattice_.full() : 0); b < size; ++b) {
-        if ((b & 255) == 0 &&
-            std::chrono::steady_clock::now() > options_.deadline) {
-          return false;
-        }
-        for (int empties = 0; empties < layers_; ++empties) {
-          values.clear();
-          for (int64_t e = start_[b]; e < start_[b + 1]; ++e) {
-            const int before_empties =
-                empties - (max_empty >= 0 && from_[e] == b ? 1 : 0);
-            if (before_empties < 0 || !PairOnIpu(e, j - 1)) continue;
-            const double before = best_[Index(j - 1, before_empties, from_[e])];
-            if (before < kInf)
-              values.emplace_back(std::max(before, time_[e]), e);
+    kind_.assign(best_.size(), kIpuStage);
+    best_[Index(0, 0, 0, 0)] = 0;
+    // (value, pair or -1 for an empty host device, kind)
+    std::vector<std::tuple<double, int64_t, int8_t>> values;
+    for (int c = 0; c <= h_; ++c) {
+      for (int j = 0; j <= k_; ++j) {
+        if (c == 0 && j == 0) continue;
+        const bool last = c == h_ && j == k_;
+        for (int32_t b = (last ? lattice_.full() : 0); b < size; ++b) {
+          if ((b & 255) == 0 &&
+              std::chrono::steady_clock::now() > options_.deadline) {
+            return false;
           }
-          std::sort(values.begin(), values.end());
-          for (auto [v, e] : values) {
-            if (judge && !Fits(e, b)) {
-              if (out_of_budget_) return false;
-              continue;
+          for (int empties = 0; empties < layers_; ++empties) {
+            values.clear();
+            for (int64_t e = start_[b]; e < start_[b + 1]; ++e) {
+              if (j > 0 && time_[e] < kInf && PairOnIpu(e, j - 1)) {
+                const int before_empties =
+                    empties - (max_empty >= 0 && from_[e] == b ? 1 : 0);
+                if (before_empties >= 0) {
+                  const double before =
+                      best_[Index(c, j - 1, before_empties, from_[e])];
+                  if (before < kInf)
+                    values.emplace_back(std::max(before, time_[e]), e,
+                                        kIpuStage);
+                }
+              }
+              if (c > 0 && from_[e] != b && host_time_[e] < kInf) {
+                const double before = best_[Index(c - 1, j, empties, from_[e])];
+                if (before < kInf)
+                  values.emplace_back(std::max(before, host_time_[e]), e,
+                                      kHostStage);
+              }
             }
-            best_[Index(j, empties, b)] = v;
-            arg_[Index(j, empties, b)] = from_[e];
-            break;
+            if (c > 0 && best_[Index(c - 1, j, empties, b)] < kInf) {
+              values.emplace_back(best_[Index(c - 1, j, empties, b)], -1,
+                                  kHostEmpty);
+            }
+            std::sort(values.begin(), values.end());
+            for (auto [v, e, kind] : values) {
+              if (judge && kind == kIpuStage && !Fits(e, b)) {
+                if (out_of_budget_) return false;
+                memory_binding_ = true;
+                continue;
+              }
+              const size_t at = Index(c, j, empties, b);
+              best_[at] = v;
+              arg_[at] = e >= 0 ? from_[e] : b;
+              kind_[at] = kind;
+              break;
+            }
           }
         }
       }
     }
     *value = kInf;
-    for (int empties = 0; empties < layers_; ++empties)
-      *value = std::min(*value, best_[Index(k_, empties, lattice_.full())]);
+    for (int empties = 0; empties < layers_; ++empties) {
+      *value = std::min(*value, best_[Index(h_, k_, empties, lattice_.full())]);
+    }
     return true;
   }
 
@@ -220,13 +314,34 @@ class PairDp {
   }
 
   // IPU of every node for the optimum (PlaceConstants for the constants).
-  // Plans only: they solve with no empty IPU, so with one layer.
-  std::vector<int32_t> IpuOfNodes() const {
-    std::vector<int32_t> chain(k_ + 1, 0);  // chain[j] = I_{j-1}'s ideal
+  // Plans only: they solve with no empty IPU, so with one layer. With host
+  // devices: each node's position among the chain's non-empty devices, and
+  // in *host_positions the positions that are host devices (ascending).
+  std::vector<int32_t> IpuOfNodes(
+      std::vector<int32_t>* host_positions = nullptr) const {
+    std::vector<int32_t> chain = {lattice_.full()};  // from the last
+    std::vector<int8_t> kinds;
     int32_t b = lattice_.full();
-    for (int j = k_; j >= 1; --j) {
-      chain[j] = b;
-      b = arg_[Index(j, 0, b)];
+    int c = h_, j = k_;
+    while (c > 0 || j > 0) {
+      const size_t at = Index(c, j, 0, b);
+      const int8_t kind = kind_[at];
+      b = arg_[at];
+      if (kind == kIpuStage) {
+        --j;
+      } else {
+        --c;
+      }
+      if (kind == kHostEmpty) continue;
+      chain.push_back(b);
+      kinds.push_back(kind);
+    }
+    std::reverse(chain.begin(), chain.end());  // chain[d] = I_{d-1}
+    std::reverse(kinds.begin(), kinds.end());
+    if (host_positions != nullptr) {
+      host_positions->clear();
+      for (size_t d = 0; d < kinds.size(); ++d)
+        if (kinds[d] == kHostStage) host_positions->push_back(d);
     }
     std::vector<int32_t> ipu(problem_.num_nodes(), 0);
     for (int32_t n = 0; n < problem_.num_nodes(); ++n) {
@@ -241,11 +356,15 @@ class PairDp {
 
   int64_t pairs() const { return static_cast<int64_t>(from_.size()); }
   int64_t fit_evaluations() const { return fit_evaluations_; }
+  bool memory_binding() const { return memory_binding_; }
 
  private:
   static constexpr int8_t kUnknown = -1;
-  size_t Index(int j, int empties, int32_t b) const {
-    return (static_cast<size_t>(j) * layers_ + empties) * lattice_.size() + b;
+  static constexpr int8_t kIpuStage = 0, kHostStage = 1, kHostEmpty = 2;
+  size_t Index(int c, int j, int empties, int32_t b) const {
+    return ((static_cast<size_t>(c) * (k_ + 1) + j) * layers_ + empties) *
+               lattice_.size() +
+           b;
   }
 
   // Whether the IPU running b \ from_[e] fits, with the constants it reads.
@@ -286,6 +405,7 @@ class PairDp {
   const DeviceModel& model_;
   const IdealLattice& lattice_;
   const int k_;
+  const int h_;  // host devices
   const IdealDpOptions& options_;
   std::vector<int64_t> start_;  // per b: its pairs' first index
   std::vector<int32_t> from_;   // per pair: a
@@ -294,6 +414,13 @@ class PairDp {
   int layers_ = 1;              // counts of empty IPUs f tells apart
   std::vector<double> best_;    // f[j][empties][I]
   std::vector<int32_t> arg_;    // the I' that gave it
+  std::vector<int8_t> kind_;    // kIpuStage, kHostStage or kHostEmpty
+  // Note [Host devices in the ideal DP]: per pair its host time (infinity:
+  // not a host stage; empty without hosts), per ideal H, the nodes without
+  // a host time, the host_only nodes.
+  std::vector<double> host_time_, host_sum_;
+  std::vector<int32_t> no_host_, host_only_;
+  std::vector<int32_t> host_order_, host_rank_;  // ideals by H, and inverse
   std::vector<int32_t> scratch_, steps_, schedule_;
   // Note [Constraints in the ideal DP]: the lattice's constrained and
   // grouped nodes, per ideal whether it splits no group (-1 unknown), per
@@ -305,6 +432,7 @@ class PairDp {
   std::vector<std::pair<int32_t, int32_t>> received_;  // HostTime's
   int64_t fit_evaluations_ = 0;
   bool out_of_budget_ = false;
+  bool memory_binding_ = false;  // a candidate was passed over: it did not fit
 };
 
 // Every stage time of any split is at most this: all compute on one IPU,
@@ -338,7 +466,7 @@ int EmptyLimit(bool allow_empty, int constants, int num_ipus, int64_t pairs) {
 
 IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
                   int num_ipus, double cap_s, bool plan, bool judge,
-                  const IdealDpOptions& options) {
+                  const IdealDpOptions& options, int num_hosts = 0) {
   IdealDpResult result;
   if (num_ipus < 1) return result;
   // At most 32 MB of ideals' bits.
@@ -347,9 +475,12 @@ IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
       problem, model, std::min<int64_t>(options.max_ideals, (1 << 22) / words));
   result.ideals = lattice.size();
   if (!lattice.complete()) return result;
-  const double cap =
-      std::min(cap_s, NoCap(problem, lattice, model)) * (1 + 1e-9);
-  PairDp dp(problem, model, lattice, num_ipus, options);
+  double no_cap = NoCap(problem, lattice, model);
+  if (num_hosts > 0) {
+    for (double t : problem.host_time_s) no_cap += std::max(t, 0.0);
+  }
+  const double cap = std::min(cap_s, no_cap) * (1 + 1e-9);
+  PairDp dp(problem, model, lattice, num_ipus, options, num_hosts);
   // A plan's IPUs each hold a node (ValidateAssignment), but one may hold
   // only folded constants, which the lattice leaves out: the bound then lets
   // an IPU be empty, at most once per such constant (Note [Empty IPUs]).
@@ -365,11 +496,12 @@ IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
   result.complete = dp.Solve(
       judge, EmptyLimit(allow_empty, constants, num_ipus, dp.pairs()), &value);
   result.fit_evaluations = dp.fit_evaluations();
+  result.memory_binding = dp.memory_binding();
   if (!result.complete || value == kInf) return result;
   result.found = true;
   result.fits = judge;
   result.bottleneck_s = value;
-  if (plan) result.ipu = dp.IpuOfNodes();
+  if (plan) result.ipu = dp.IpuOfNodes(&result.host_positions);
   return result;
 }
 
@@ -421,6 +553,21 @@ IdealDpResult IdealDpBound(const ShardingProblem& problem,
                            double upper_s, const IdealDpOptions& options) {
   return Run(problem, model, num_ipus, upper_s, /*plan=*/false,
              /*judge=*/false, options);
+}
+
+IdealDpResult IdealDpHostSplit(const ShardingProblem& problem,
+                               const DeviceModel& model, int num_ipus,
+                               double cap_s, const IdealDpOptions& options) {
+  return Run(problem, model, num_ipus, cap_s, /*plan=*/true, /*judge=*/true,
+             options, problem.HasHost() ? problem.num_host_devices : 0);
+}
+
+IdealDpResult IdealDpHostBound(const ShardingProblem& problem,
+                               const DeviceModel& model, int num_ipus,
+                               double upper_s, const IdealDpOptions& options) {
+  return Run(problem, model, num_ipus, upper_s, /*plan=*/false,
+             /*judge=*/false, options,
+             problem.HasHost() ? problem.num_host_devices : 0);
 }
 
 IdealDpResult IdealDpFillerBound(const ShardingProblem& problem,

@@ -56,9 +56,16 @@ struct IdealDpResult {
   bool fits = false;  // every IPU fits (as the DP judged it)
   double bottleneck_s = 0;
   std::vector<int32_t> ipu;  // per node, when found
+  // IdealDpHostSplit: the positions of `ipu` that are host devices (the
+  // others are the IPUs, in order), ascending; empty: none used.
+  std::vector<int32_t> host_positions;
   int64_t ideals = 0;
   int64_t pairs = 0;
   int64_t fit_evaluations = 0;
+  // A plan's DP passed over a value because its IPU did not fit. When it
+  // did not (and it completed), memory changed nothing: the optimum is the
+  // same DP's without memory over pairs within the cap.
+  bool memory_binding = false;
 };
 
 // The plan: the fastest monotone split onto `num_ipus` IPUs, every IPU
@@ -77,6 +84,26 @@ IdealDpResult IdealDpSplit(const ShardingProblem& problem,
 IdealDpResult IdealDpBound(const ShardingProblem& problem,
                            const DeviceModel& model, int num_ipus,
                            double upper_s, const IdealDpOptions& options);
+
+// With host devices (problem.HasHost(); Note [Host devices in the ideal DP]
+// in ideal_dp.cc): the fastest chain of num_ipus IPU stages, every IPU
+// running a node and fitting, and up to problem.num_host_devices host stages
+// (empty ones dropped), in any order: each node's `ipu` is its stage's
+// position in the chain (0..num_ipus + host_positions.size() - 1). A host
+// stage takes Σ host_time_s of its nodes and pays no copies; an IPU stage
+// what IdealDpSplit's does (copies through host: problem.copies_through_host
+// should be set) and holds no host_only node. Without host devices: the
+// same as IdealDpSplit. Requires num_ipus >= 1.
+IdealDpResult IdealDpHostSplit(const ShardingProblem& problem,
+                               const DeviceModel& model, int num_ipus,
+                               double cap_s, const IdealDpOptions& options);
+
+// Its relaxation as IdealDpBound's (no memory, empty IPUs when constants
+// allow): with found and complete, a lower bound on every such chain's
+// bottleneck (those with no host stage included), at most `upper_s`.
+IdealDpResult IdealDpHostBound(const ShardingProblem& problem,
+                               const DeviceModel& model, int num_ipus,
+                               double upper_s, const IdealDpOptions& options);
 
 // The filler bound's DP (Note [Filler bound], solver/bound/filler_bound.h):
 // `problem` is the reduced one (its fillers folded constants), `filler_s` the

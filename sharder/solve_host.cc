@@ -1,0 +1,343 @@
+// SolveProblem with host devices (issue 31; Problem.num_host_devices,
+// Tarnawski et al.'s CPUs): Note [Host devices in solve].
+#include "sharder/solve_host.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "sharder/plan_model.h"
+#include "sharder/problem_file.h"
+#include "solver/strategies/coarsen.h"
+#include "solver/strategies/constraints.h"
+#include "solver/strategies/ideal_dp.h"
+
+namespace autoshard::internal {
+namespace {
+
+// The plan of the host-aware DP's chain `r` (k IPUs and the host devices it
+// used, in chain order): PlanOfAssignment on a copy of the problem in which
+// a host stage's nodes take their host_time_s and hold no weights, code or
+// temporaries; each host entry then takes its compute only (no copies, no
+// memory: Tarnawski et al.'s CPU), and the bottleneck, throughput, latency
+// and fit follow.
+Plan HostPlan(const internal::Prepared& base, const Options& options,
+              int num_ipus, const IdealDpResult& r,
+              std::chrono::steady_clock::time_point start) {
+  internal::Prepared q;
+  ModelAnalysis& a = *q.analysis;
+  a.model = base.analysis->model;
+  a.problem = base.analysis->problem;
+  a.device = base.analysis->device;
+  a.precision = base.analysis->precision;
+  a.batch = base.analysis->batch;
+  a.costs = base.analysis->costs;
+  ShardingProblem& s = a.problem;
+  const int n = s.num_nodes();
+  const std::set<int32_t> hosts(r.host_positions.begin(),
+                                r.host_positions.end());
+  if (s.node_time_s.empty()) s.node_time_s.assign(n, -1);
+  if (s.code_bytes.empty()) s.code_bytes.assign(n, -1);
+  std::vector<double> host_load_s(num_ipus + hosts.size(), 0);
+  for (int32_t v = 0; v < n; ++v) {
+    if (hosts.count(r.ipu[v]) == 0) continue;
+    s.node_time_s[v] = std::max(0.0, s.host_time_s[v]);
+    s.node_weights[v].clear();
+    s.code_bytes[v] = 0;
+    s.temporary_bytes[v] = 0;
+    if (!s.is_constant[v]) host_load_s[r.ipu[v]] += s.node_time_s[v];
+  }
+  // The DP kept them; positions are not IPU numbers once a host is among
+  // them.
+  s.allowed_ipus.clear();
+  s.colocate_group.clear();
+  s.colocate_names.clear();
+  s.host_time_s.clear();
+  s.num_host_devices = 0;
+  Placement assignment;
+  assignment.ipu = r.ipu;
+  assignment.pipeline_stage = r.ipu;
+  Options o = options;
+  o.num_ipus = num_ipus + static_cast<int>(hosts.size());
+  Plan plan = PlanOfAssignment(q, o, assignment, {},
+                               "ideal DP with host devices", start);
+  proto::Plan& out = plan.proto;
+  out.set_num_host_devices(static_cast<int>(hosts.size()));
+  proto::Performance& perf = *out.mutable_performance();
+  double bottleneck = 0;
+  bool fits = true;
+  for (proto::IpuCost& cost : *out.mutable_ipus()) {
+    if (hosts.count(cost.ipu()) > 0) {
+      perf.set_latency_s(perf.latency_s() - cost.stage_time_s() +
+                         host_load_s[cost.ipu()]);
+      cost.set_host(true);
+      cost.set_stage_time_s(host_load_s[cost.ipu()]);
+      cost.set_cut_tensor_in_bytes(0);
+      cost.set_cut_tensor_out_bytes(0);
+      cost.clear_memory();
+      cost.mutable_memory()->set_fits(true);
+    } else {
+      fits &= cost.memory().fits();
+    }
+    bottleneck = std::max(bottleneck, cost.stage_time_s());
+  }
+  perf.set_bottleneck_s(bottleneck);
+  perf.set_throughput_per_s(static_cast<double>(a.batch) /
+                            (bottleneck + a.device.step_fixed_s()));
+  out.set_fits(fits);
+  if (fits) out.clear_out_of_memory();
+  plan.analysis = std::move(q.analysis);
+  return plan;
+}
+
+// Note [Free sinks]
+// A node no one reads, with no time on either device, one producer and no
+// constraint of its own adds no time beside its producer, and elsewhere
+// only adds copies of the producer's tensor; its stage can only come after
+// the producer's. So colocating it with its producer loses no bottleneck
+// when memory is left out: the DP's bound on the grouped problem is the
+// problem's (and so is a plan's DP that memory passed over nothing). With
+// memory its weights may not fit there: the plans are then those that keep
+// the groups (valid, memory judged), maybe not the best. Their DP merges
+// such sinks too (GNMT's 17). Returns the problem with them grouped
+// (colocate_group empty when there are no groups).
+ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
+                               const DeviceModel& model) {
+  ShardingProblem q = problem;
+  const int n = q.num_nodes();
+  for (int32_t v = 0; v < n; ++v) {
+    if (!q.consumers[v].empty() || q.producers[v].size() != 1) continue;
+    const int32_t u = q.producers[v][0];
+    const bool free = model.NodeTime(v) == 0 && q.host_time_s[v] == 0 &&
+                      !q.is_constant[v] &&
+                      (q.allowed_ipus.empty() ||
+                       q.allowed_ipus[v] == ShardingProblem::kAnyIpu) &&
+                      (q.host_only.empty() || !q.host_only[v]) &&
+                      (q.colocate_group.empty() || q.colocate_group[v] < 0);
+    if (!free) continue;
+    if (q.colocate_group.empty()) q.colocate_group.assign(n, -1);
+    if (q.colocate_group[u] < 0) {
+      q.colocate_group[u] = static_cast<int32_t>(q.colocate_names.size());
+      q.colocate_names.push_back(q.names[u]);
+    }
+    q.colocate_group[v] = q.colocate_group[u];
+  }
+  return q;
+}
+
+// IdealDpHostSplit, or IdealDpHostBound with `bound`, on p's problem; when
+// its lattice is too large, on the problem with free sinks grouped (Note
+// [Free sinks]) and each group merged (ContractGroups: the same constrained
+// optimum, the plan mapped back by Refine).
+IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
+                     const IdealDpOptions& options, bool bound) {
+  const ShardingProblem& problem = p.analysis->problem;
+  const DeviceModel& model = p.analysis->device_model();
+  auto run = [&](const ShardingProblem& q, const DeviceModel& m) {
+    return bound ? IdealDpHostBound(q, m, num_ipus, cap_s, options)
+                 : IdealDpHostSplit(q, m, num_ipus, cap_s, options);
+  };
+  IdealDpResult r = run(problem, model);
+  if (r.ran) return r;
+  const ShardingProblem grouped = GroupFreeSinks(problem, model);
+  if (grouped.colocate_group.empty()) return r;
+  const DeviceModel grouped_model(grouped, p.analysis->device,
+                                  p.analysis->precision);
+  std::optional<Coarsened> merged =
+      ContractGroups(grouped, grouped_model, num_ipus);
+  if (!merged) return r;
+  const DeviceModel merged_model(merged->problem, p.analysis->device,
+                                 p.analysis->precision);
+  IdealDpResult g = run(merged->problem, merged_model);
+  if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
+  return g;
+}
+
+// Note [Host work bound]
+// Every split's bottleneck is at least each node's cheaper device time
+// (min of its IPU NodeTime and its host time), and at least max(Σ IPU
+// time / k, Σ host time / h) of its own nodes; the least such max over
+// fractional splits (a node's share x on the host) is a lower bound. For a
+// threshold T the host budget h x T goes to the nodes saving the most IPU
+// seconds per host second (fractional knapsack), and T holds when the IPU
+// work left is at most k x T; bisection to 1e-9 relative. O(n log n +
+// 100 n). Copies are left out (they only add).
+double HostWorkBound(const ShardingProblem& problem, const DeviceModel& model,
+                     int num_ipus) {
+  const int h = problem.num_host_devices;
+  double single = 0, ipu_work = 0, must_host = 0;
+  std::vector<std::pair<double, double>> movable;  // (ipu s, host s)
+  for (int32_t v = 0; v < problem.num_nodes(); ++v) {
+    if (problem.is_constant[v]) continue;
+    const double t = model.NodeTime(v), host = problem.host_time_s[v];
+    if (!problem.host_only.empty() && problem.host_only[v]) {
+      must_host += host;
+      single = std::max(single, host);
+      continue;
+    }
+    ipu_work += t;
+    single = std::max(single, host < 0 ? t : std::min(t, host));
+    if (host >= 0) movable.emplace_back(t, host);
+  }
+  std::sort(movable.begin(), movable.end(), [](auto x, auto y) {
+    return x.first * y.second > y.first * x.second;  // t/h descending
+  });
+  auto holds = [&](double T) {
+    double budget = h * T - must_host, left = ipu_work;
+    if (budget < 0) return false;
+    for (auto [t, host] : movable) {
+      if (left <= num_ipus * T) break;
+      const double share = host > 0 ? std::min(1.0, budget / host) : 1.0;
+      left -= share * t;
+      budget -= share * host;
+      if (budget <= 0) break;
+    }
+    return left <= num_ipus * T * (1 + 1e-12);
+  };
+  double lo = single, hi = std::max(single, (ipu_work + must_host) + 1e-30);
+  if (holds(lo)) return lo;
+  for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (holds(mid) ? hi : lo) = mid;
+  }
+  return lo;
+}
+
+// The certified bound of a plan with host devices (Note [Host devices in
+// solve]): the plan's DP `split` when it is its own bound, else the host
+// DP's relaxation within options.bound_s, else Note [Host work bound]'s.
+void SetHostBound(Prepared& p, const Options& options,
+                  const IdealDpOptions& dp_options, int num_ipus,
+                  const IdealDpResult& split, double ipu_s,
+                  proto::Performance* perf) {
+  const ShardingProblem& problem = p.analysis->problem;
+  const double bottleneck = perf->bottleneck_s();
+  const auto bound_start = std::chrono::steady_clock::now();
+  // The plan's DP is its own bound when memory passed over no value and no
+  // folded constant could fill an IPU the relaxation leaves empty (Note
+  // [Empty IPUs], ideal_dp.cc): the optimum over every chain, or none below
+  // the IPU-only plan's bottleneck.
+  const bool no_constants =
+      std::find(problem.is_constant.begin(), problem.is_constant.end(), 1) ==
+      problem.is_constant.end();
+  IdealDpResult bound;
+  if (split.complete && !split.memory_binding && no_constants) {
+    bound = split;
+    bound.found = true;
+    if (!split.found) bound.bottleneck_s = ipu_s;
+  } else {
+    IdealDpOptions bound_options = dp_options;
+    bound_options.deadline =
+        bound_start +
+        std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
+    bound = HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true);
+  }
+  const bool exact = bound.found && bound.complete;
+  const double bound_s =
+      exact ? std::min(bound.bottleneck_s, bottleneck)
+            : HostWorkBound(problem, p.analysis->device_model(), num_ipus);
+  perf->set_lower_bound_s(bound_s);
+  perf->set_certified_bound_s(bound_s);
+  const double gap = bound_s > 0 ? 100 * (bottleneck / bound_s - 1) : 0;
+  perf->set_gap_percent(gap);
+  perf->set_certified_gap_percent(gap);
+  perf->set_bound_method(exact ? "ideal DP with host devices"
+                               : "host work bound (the ideal DP with host "
+                                 "devices did not finish)");
+  perf->set_bound_seconds(std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - bound_start)
+                              .count());
+}
+
+}  // namespace
+
+// Note [Host devices in solve]
+// Only the ideal DP places nodes on the host (IdealDpHostSplit, exact over
+// chains of IPU and host stages when the lattice is enumerated). The other
+// strategies plan the IPUs alone (when no node is host_only): a valid plan
+// that leaves the host empty, and a cap for the DP. The certified bound is
+// the host DP's relaxation (IdealDpHostBound); the IPU-only bounds are not
+// bounds once the host can take work, so without it the bound is Note
+// [Host work bound]'s (the IPU-only planner's bound is then not used).
+absl::StatusOr<Plan> SolveWithHost(
+    Prepared& p, const Options& options,
+    std::chrono::steady_clock::time_point start) {
+  const ShardingProblem& problem = p.analysis->problem;
+  std::string host_only;
+  for (int32_t v = 0; v < problem.num_nodes() && host_only.empty(); ++v)
+    if (!problem.host_only.empty() && problem.host_only[v])
+      host_only = problem.names[v];
+  std::vector<std::string> notes;
+  std::optional<Plan> ipu_plan;
+  int num_ipus = options.num_ipus;
+  if (host_only.empty()) {
+    ASSIGN_OR_RETURN(Plan plan, PlanPreparedCount(p, options, nullptr, start));
+    num_ipus = plan.proto.num_ipus();
+    ipu_plan = std::move(plan);
+  } else {
+    if (num_ipus == kAutoIpus)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", host_only,
+          "' runs only on the host: give --num-ipus N (auto plans the IPUs "
+          "alone)"));
+    notes.push_back(absl::StrCat(
+        "strategies other than the ideal DP with host devices skipped: node '",
+        host_only, "' runs only on the host"));
+  }
+  const double ipu_s = ipu_plan && ipu_plan->proto.fits()
+                           ? ipu_plan->proto.performance().bottleneck_s()
+                           : std::numeric_limits<double>::infinity();
+  // More ideals than auto's DP allows (the host DP is the only one that
+  // can use the host): 200,000 ideals (32 MB of their bits at most) and
+  // 8 million pairs (about 170 MB).
+  IdealDpOptions dp_options;
+  dp_options.max_ideals = 200000;
+  dp_options.max_pairs = 8000000;
+  // Its own --max-search-seconds, after the IPU-only planner's.
+  dp_options.deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(
+                            static_cast<int64_t>(1000 * options.max_search_s));
+  const IdealDpResult split =
+      HostDp(p, num_ipus, ipu_s, dp_options, /*bound=*/false);
+  std::optional<Plan> plan;
+  if (split.found && !split.host_positions.empty() &&
+      split.bottleneck_s < ipu_s * (1 - 1e-9)) {
+    plan = HostPlan(p, options, num_ipus, split, start);
+    if (ipu_plan) {
+      notes.push_back(absl::StrCat(
+          "host devices: the ideal DP with them beat the IPUs alone (",
+          ipu_plan->proto.strategy(), ", ",
+          ipu_plan->proto.performance().bottleneck_s(), " s)"));
+    }
+  } else if (ipu_plan) {
+    plan = std::move(ipu_plan);
+    notes.push_back(
+        split.complete
+            ? "host devices: none speeds the plan up (ideal DP with them)"
+            : absl::StrCat("host devices: the ideal DP with them did not ",
+                           split.ran ? "finish in time" : "run", " (",
+                           split.ideals, " ideals, ", split.pairs,
+                           " pairs); the host is left empty"));
+  } else {
+    return absl::NotFoundError(absl::StrCat(
+        "no split onto ", num_ipus, " IPUs and ", problem.num_host_devices,
+        " host devices found: the ideal DP with host devices ",
+        split.complete ? "found none that fits"
+                       : (split.ran ? "ran out of time" : "did not run"),
+        " (", split.ideals, " ideals)"));
+  }
+  SetHostBound(p, options, dp_options, num_ipus, split, ipu_s,
+               plan->proto.mutable_performance());
+  for (std::string& note : notes) plan->proto.add_warnings(std::move(note));
+  return std::move(*plan);
+}
+
+}  // namespace autoshard::internal
