@@ -8,11 +8,13 @@
 // --markdown: only the table by model and batch (docs/calibration.md §4).
 //
 // Throughput: a 1-IPU step time is the profile's step_fixed_s plus, per
-// node, FLOPs / (peak x efficiency_class) x max(1, tiles x
-// work_grain_bytes_class / largest output bytes) + op_overhead_class, and
+// node, FLOPs / (peak x efficiency_class) x ceil(out / (tiles x
+// work_grain_bytes_class)) x tiles x work_grain_bytes_class / out (out: the
+// largest output's bytes; SmallWorkFactor) + op_overhead_class, and
 // for data_movement output bytes / their rate (costmodel/device_model.h),
 // so each throughput or latency fact reduces to sums over groups of nodes of
-// one class and one output size, taken once from the model; the fit
+// one class and one output size, taken once from the model, on the tiles
+// the run left to the model (its I/O tiles hold none: RunProfile); the fit
 // minimises Σ (log predicted - log published)^2
 // over the "fitted" facts plus 0.01 x Σ (log value - log prior)^2, the prior
 // being the estimates before any calibration (a weak pull that only holds
@@ -98,9 +100,12 @@ double CaseSeconds(const TimeCase& c, const std::vector<double>& x) {
     }
     const double eff = g.cls >= 0 ? std::exp(x[g.cls]) : g.efficiency;
     const double grain = Grain(g, x);
-    const double factor = grain > 0 && g.out_bytes > 0
-                              ? std::max(1.0, c.tiles * grain / g.out_bytes)
-                              : 1.0;
+    // SmallWorkFactor: the busiest tile's grains over the even share.
+    const double full = c.tiles * grain;
+    const double factor =
+        grain > 0 && g.out_bytes > 0
+            ? std::ceil(g.out_bytes / full) * full / g.out_bytes
+            : 1.0;
     const bool mac = g.cls == 0 || g.cls == 1;
     t += g.flops / (c.peak * eff) * factor +
          g.count * std::exp(x[mac ? kMacOverhead : kOverhead]);
@@ -125,7 +130,11 @@ double Golden(const std::function<double(double)>& f, double lo, double hi) {
 }
 
 absl::StatusOr<TimeCase> MakeTimeCase(const proto::CalibrationFact& fact,
-                                      const proto::DeviceProfile& profile) {
+                                      const proto::DeviceProfile& base) {
+  // The chip as the run used it: its I/O tiles hold no model.
+  auto run = testing::RunProfile(fact, base);
+  if (!run.ok()) return run.status();
+  const proto::DeviceProfile& profile = *run;
   auto model = testing::BuildCalibrationModel(fact.model(), fact.batch(),
                                               std::max<int64_t>(fact.seq(), 1));
   if (!model.ok()) return model.status();

@@ -13,16 +13,17 @@ namespace {
 // c600 profile and carried to the other chips in cycles: a chip's clock is
 // taken as 1.85 GHz x its peak / 350 TFLOP/s (the Bow-2000's 350 at 1.85
 // GHz; same 1,472 tiles), so the C600 runs at about 1.48 GHz.
-// - efficiencies, per-op overheads (matmul and conv 3,766 cycles, the
-//   other classes 1,278; data_movement 820 cycles plus its output bytes at
-//   2,078 bytes per cycle), the work grains (matmul and conv 79 B,
-//   elementwise, normalization and reduction 62 B per tile: an op whose
-//   largest output is under 1,472 x that keeps fewer tiles busy,
-//   SmallWorkFactor) and the step's fixed time (43,902 cycles: host sync per
-//   batch): fitted together to the 9 fitted single-IPU throughput and
-//   latency facts (PopRT and ByteMLPerf on a C600: ResNet-50 b1, b32, b80;
-//   BERT-Base b16; BERT-Large b18; ViT-B/16 b8; Swin-Tiny b24; RoFormerV2 b1
-//   latency and b356); 4 more are held out (docs/calibration.md §1).
+// - efficiencies, per-op overheads (matmul and conv 2,655 cycles, the
+//   other classes 1,344; data_movement 950 cycles plus its output bytes at
+//   2,193 bytes per cycle), the work grains (matmul and conv 134 B,
+//   elementwise, normalization and reduction 67 B: an op takes as long as
+//   its busiest tile, ceil(output / (1,472 x grain)) grains, SmallWorkFactor)
+//   and the step's fixed time (41,672 cycles: host sync per batch): fitted
+//   together to the 9 fitted single-IPU throughput and latency facts (PopRT
+//   and ByteMLPerf on a C600: ResNet-50 b1, b32, b80; BERT-Base b16;
+//   BERT-Large b18; ViT-B/16 b8; Swin-Tiny b24; RoFormerV2 b1 latency and
+//   b356), each on the tiles its run left to the model (its I/O tiles, 0 to
+//   64, hold none); 4 more are held out (docs/calibration.md §1).
 //   control_flow and other: estimates (no fact).
 // - matmul and conv code: the auto-pipeline test's Dense 4096 -> 1024 layer
 //   (vertex code 3.4 MiB over 1,472 tiles: 2,421 B codelets; exchange code
@@ -36,12 +37,12 @@ namespace {
 //   still fits (no report measures it); control_flow: an estimate.
 // - copies: Graphcore's auto-pipeline cost model (ipu_tensorflow_addons
 //   auto_pipeline README): 70 GB/s plus 3,000 cycles per IPU-to-IPU copy.
-constexpr double kOverheadCycles = 1278;
-constexpr double kMacOverheadCycles = 3766;
-constexpr double kDataOverheadCycles = 820;
-constexpr double kDataBytesPerCycle = 2078;
+constexpr double kOverheadCycles = 1344;
+constexpr double kMacOverheadCycles = 2655;
+constexpr double kDataOverheadCycles = 950;
+constexpr double kDataBytesPerCycle = 2193;
 constexpr double kTransferCycles = 3000;
-constexpr double kStepCycles = 43902;
+constexpr double kStepCycles = 41672;
 
 // The op classes at a clock of `hz`.
 std::string OpClasses(double hz) {
@@ -49,37 +50,37 @@ std::string OpClasses(double hz) {
       R"pb(
         op_classes {
           op_class: "matmul"
-          efficiency: 0.503
+          efficiency: 0.502
           code_bytes_per_tile: 538
           codelet_bytes_per_tile: 2421
           op_overhead_s: %.4g
-          work_grain_bytes: 79
+          work_grain_bytes: 134
         }
         op_classes {
           op_class: "conv"
-          efficiency: 0.459
+          efficiency: 0.476
           code_bytes_per_tile: 538
           codelet_bytes_per_tile: 2421
           op_overhead_s: %.4g
-          work_grain_bytes: 79
+          work_grain_bytes: 134
         }
         op_classes {
           op_class: "elementwise"
           efficiency: 0.071
           code_bytes_per_tile: 17
-          work_grain_bytes: 62
+          work_grain_bytes: 67
         }
         op_classes {
           op_class: "normalization"
           efficiency: 0.079
           code_bytes_per_tile: 17
-          work_grain_bytes: 62
+          work_grain_bytes: 67
         }
         op_classes {
           op_class: "reduction"
-          efficiency: 0.082
+          efficiency: 0.081
           code_bytes_per_tile: 17
-          work_grain_bytes: 62
+          work_grain_bytes: 67
         }
         op_classes {
           op_class: "data_movement"
@@ -124,7 +125,7 @@ std::string Calibrated(absl::string_view chip) {
       ": fitted to 9 single-IPU throughput/latency runs on a C600 (PopRT, "
       "ByteMLPerf; batch 1 to 356), 4 held out, 4 fits facts and one Poplar "
       "memory report (docs/calibration.md)\" "
-      "throughput_error_band: 0.17 memory_error_band: 0.15 "
+      "throughput_error_band: 0.13 memory_error_band: 0.15 "
       "min_batch: 1 max_batch: 356 precisions: \"fp16\" max_ipus: 1 "
       "op_classes: [\"conv\", \"data_movement\", \"elementwise\", "
       "\"matmul\", \"normalization\", \"reduction\"] }");

@@ -1,6 +1,7 @@
 #include "costmodel/device_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
@@ -229,9 +230,11 @@ Liveness PeakStep(const ShardingProblem& p, absl::Span<const int32_t> schedule,
 double SmallWorkFactor(const proto::OpClassProfile& op_class, int32_t tiles,
                        int64_t output_bytes) {
   if (op_class.work_grain_bytes() <= 0 || output_bytes <= 0) return 1;
+  // One grain on every tile: the most work one pass of the tiles spreads.
   const double full = static_cast<double>(tiles) *
                       static_cast<double>(op_class.work_grain_bytes());
-  return std::max(1.0, full / static_cast<double>(output_bytes));
+  const double out = static_cast<double>(output_bytes);
+  return std::ceil(out / full) * full / out;
 }
 
 DeviceModel::DeviceModel(const ShardingProblem& problem,

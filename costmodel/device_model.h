@@ -72,12 +72,16 @@ struct Performance {
   double lower_bound_s = 0;
 };
 
-// Why small work is slow (docs/calibration.md §2): an op of `op_class` whose
-// largest output has `output_bytes` keeps only output_bytes /
-// work_grain_bytes of the `tiles` tiles busy, so its FLOP time is
-// multiplied by max(1, tiles x work_grain_bytes / output_bytes); 1 when the
-// class has no work_grain_bytes or the op has no output. E.g. 1,472 tiles
-// x 1,000 B over a 147,200 B output: 10.
+// Why small work is slow (docs/calibration.md §2): an op of `op_class`
+// spreads its work over the `tiles` tiles by its largest output, in grains
+// of work_grain_bytes, and takes as long as its busiest tile, which holds
+// ceil(grains / tiles) of them. Its FLOP time is multiplied by that over the
+// even share: ceil(output_bytes / (tiles x grain)) x tiles x grain /
+// output_bytes (>= 1; below tiles x grain only output / grain tiles are
+// busy). 1 when the class has no work_grain_bytes or the op has no output.
+// E.g. 1,472 tiles x 1,000 B: a 147,200 B output 10 (147 tiles busy), a
+// 1,472,000 B one 1, a 1,500,000 B one 2 x 1,472,000 / 1,500,000 = 1.9627
+// (28 tiles hold a second grain).
 double SmallWorkFactor(const proto::OpClassProfile& op_class, int32_t tiles,
                        int64_t output_bytes);
 

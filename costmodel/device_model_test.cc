@@ -201,11 +201,17 @@ TEST(PerformanceTest, SmallWorkIsSlowAndTheStepPaysItsFixedTime) {
   // grain) stays 1 s.
   EXPECT_DOUBLE_EQ(model.NodeTime(1), 12.0);
   EXPECT_DOUBLE_EQ(model.NodeTime(0), 1.0);
-  // A 1,472-tile chip, 1,000 B grain, a 147,200 B output: 10; 1.5 MB: 1.
+  // A 1,472-tile chip, 1,000 B grain (one pass of the tiles: 1,472,000 B):
+  // a 147,200 B output keeps 147.2 tiles busy: 10. 1,472,000 B: 1. 1.5 MB is
+  // 1,500 grains: 28 tiles take a second one, so the op takes two grains'
+  // time where 1,500 / 1,472 would do: 2 x 1,472,000 / 1,500,000. Ten
+  // passes exactly: 1.
   proto::OpClassProfile c;
   c.set_work_grain_bytes(1000);
   EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 147200), 10.0);
-  EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 1500000), 1.0);
+  EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 1472000), 1.0);
+  EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 1500000), 2.0 * 1472 / 1500);
+  EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 14720000), 1.0);
   EXPECT_DOUBLE_EQ(SmallWorkFactor(c, 1472, 0), 1.0);
   // One IPU, batch 8: stage 1 + 12 + 0 = 13 s; the step 13 + 0.5 s.
   Performance perf =

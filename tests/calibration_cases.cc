@@ -23,15 +23,35 @@ absl::StatusOr<proto::CalibrationFacts> LoadCalibrationFacts(
   return facts;
 }
 
+absl::StatusOr<proto::DeviceProfile> RunProfile(
+    const proto::CalibrationFact& fact, const proto::DeviceProfile& profile) {
+  const int32_t io = fact.io_tiles();
+  if (io < 0 || io >= profile.tiles_per_ipu()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fact.id(), ": io_tiles ", io, " not in [0, ",
+                     profile.tiles_per_ipu(), ")"));
+  }
+  proto::DeviceProfile run = profile;
+  if (io == 0) return run;
+  const int32_t compute = profile.tiles_per_ipu() - io;
+  const double share = static_cast<double>(compute) / profile.tiles_per_ipu();
+  run.set_tiles_per_ipu(compute);
+  run.set_peak_fp16_flops_per_s(profile.peak_fp16_flops_per_s() * share);
+  run.set_peak_fp32_flops_per_s(profile.peak_fp32_flops_per_s() * share);
+  return run;
+}
+
 absl::StatusOr<Plan> PlanFact(const proto::CalibrationFact& fact,
-                              const proto::DeviceProfile& profile) {
+                              const proto::DeviceProfile& base) {
+  auto profile = RunProfile(fact, base);
+  if (!profile.ok()) return profile.status();
   auto model = BuildCalibrationModel(fact.model(), fact.batch(),
                                      fact.seq() > 0 ? fact.seq() : 1);
   if (!model.ok()) return model.status();
   Options options;
   options.num_ipus = 1;
   options.strategy = "raw";
-  options.device = profile;
+  options.device = *profile;
   options.precision =
       fact.precision() == "fp16" ? Precision::kFp16 : Precision::kFp32;
   if (fact.available_memory_proportion() > 0) {  // 0: the profile's

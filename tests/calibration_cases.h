@@ -18,8 +18,17 @@ namespace autoshard::testing {
 absl::StatusOr<proto::CalibrationFacts> LoadCalibrationFacts(
     const std::string& path);
 
-// The 1-IPU plan of `fact`'s model under `profile` (the fact's precision and
-// available memory proportion; raw strategy: one IPU has one split).
+// `profile` as the fact's run used the chip: with fact.io_tiles() of its
+// tiles_per_ipu set aside for host I/O, the model runs on the others at
+// their share of the peak (e.g. 64 of 1,472: 1,408 tiles, 280 x 1,408 /
+// 1,472 = 267.8 TFLOP/s fp16). Unchanged when io_tiles is 0. Errors:
+// io_tiles negative or not below tiles_per_ipu (InvalidArgument).
+absl::StatusOr<proto::DeviceProfile> RunProfile(
+    const proto::CalibrationFact& fact, const proto::DeviceProfile& profile);
+
+// The 1-IPU plan of `fact`'s model under RunProfile(fact, profile) (the
+// fact's precision, available memory proportion and I/O tiles; raw
+// strategy: one IPU has one split).
 absl::StatusOr<Plan> PlanFact(const proto::CalibrationFact& fact,
                               const proto::DeviceProfile& profile);
 

@@ -122,6 +122,31 @@ TEST(Calibration, BuiltinsBandAndCoverageAreTheFacts) {
   }
 }
 
+// A fact whose run set aside I/O tiles is predicted on the rest, at their
+// share of the peak: ByteMLPerf's 64 of the C600's 1,472 leave 1,408 tiles
+// and 280 x 1,408 / 1,472 = 267.83 TFLOP/s fp16 (70 x 1,408 / 1,472 =
+// 66.96 fp32). No I/O tiles: the profile as it is; all of them: an error.
+TEST(Calibration, RunProfileLeavesTheIoTilesOut) {
+  auto c600 = LoadDeviceProfile("c600");
+  ASSERT_TRUE(c600.ok()) << c600.status();
+  proto::CalibrationFact fact;
+  fact.set_id("f");
+  fact.set_io_tiles(64);
+  auto run = RunProfile(fact, *c600);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->tiles_per_ipu(), 1408);
+  EXPECT_NEAR(run->peak_fp16_flops_per_s(), 267.826e12, 0.001e12);
+  EXPECT_NEAR(run->peak_fp32_flops_per_s(), 66.957e12, 0.001e12);
+  EXPECT_EQ(run->bytes_per_tile(), c600->bytes_per_tile());
+  fact.set_io_tiles(0);
+  run = RunProfile(fact, *c600);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->tiles_per_ipu(), 1472);
+  EXPECT_EQ(run->peak_fp16_flops_per_s(), 280e12);
+  fact.set_io_tiles(1472);
+  EXPECT_FALSE(RunProfile(fact, *c600).ok());
+}
+
 // docs/calibration.md §4 shows the table as the code computes it now.
 TEST(Calibration, DocShowsTheTable) {
   auto rows = TimeErrors(Facts());

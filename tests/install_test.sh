@@ -38,10 +38,11 @@ if cmake -S "$SRC/tests/install_client" -B "$TMP/client" -DCMAKE_PREFIX_PATH="$T
 if cmake --build "$TMP/client" -j2 >"$TMP/build.log" 2>&1; then ok; else bad "build the client"; cat "$TMP/build.log"; fi
 if "$TMP/client/autoshard_client" "$SRC/models/squeezenet1_1.onnx" >"$TMP/out" 2>"$TMP/err"; then ok; else bad "run the client"; cat "$TMP/out" "$TMP/err"; fi
 # SqueezeNet 1.1 has 65 nodes; the default (auto) 2-IPU split is the optimal
-# slicing, 33 nodes up to features.8's MaxPool on IPU 0 and 32 on IPU 1
-# (issue 33's node times: small late convs cost more, so the cut moved one
-# node earlier than the squeeze Conv of features.9).
-grep -q "^PlanModel: 65 nodes, 32 on IPU 1, fits: yes" "$TMP/out" && ok || bad "client's plan: $(cat "$TMP/out")"
+# slicing, 34 nodes up to features.9's squeeze Conv on IPU 0 and 31 on IPU 1
+# (issue 33's refit with the busiest tile's rounding: the old split's stages
+# are 64.6 and 69.4 us under it, moving that Conv to IPU 0 gives 65.4 and
+# 64.5 us).
+grep -q "^PlanModel: 65 nodes, 31 on IPU 1, fits: yes" "$TMP/out" && ok || bad "client's plan: $(cat "$TMP/out")"
 grep -q "^ShardModelBytes: .* the same placements" "$TMP/out" && ok || bad "client's bytes overload"
 grep -q "^bad bytes: INVALID_ARGUMENT" "$TMP/out" && ok || bad "client's bad bytes"
 [ ! -s "$TMP/err" ] && ok || bad "the library printed on stderr: $(cat "$TMP/err")"
