@@ -98,6 +98,8 @@ EOF
   if "$PY" -c "import sys; sys.exit(0 if float('$as_s') <= float('$gc_s') * (1 + 1e-9) else 1)"; then :
   else verdict=WORSE; fi
   if [ "$gc_fit" = True ] && [ "$as_fit" != True ]; then verdict=WORSE; fi
+  # --weights variable: the embedding's two readers must share an IPU.
+  if [ "${wte%,*}" != "${wte#*,}" ]; then verdict=WORSE; fi
   [ $verdict = ok ] || worse=1
   printf '%-7s %4d %-16s | %9.4f %-5s | %9.4f %-5s %6s %8s %6.3fx | %s\n' \
     "$name" "$k" "$(echo "$@" | tr ' ' ,)" "$("$PY" -c "print($gc_s * 1e3)")" \

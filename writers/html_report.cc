@@ -170,7 +170,11 @@ std::vector<TimelineStage> StagesOf(const proto::Plan& plan,
 std::string PipelineChart(const proto::Plan& plan,
                           const HtmlPageInputs& inputs) {
   const std::vector<TimelineStage> stages = StagesOf(plan, inputs);
-  const int num_stages = static_cast<int>(stages.size());
+  // The pipeline's depth is the highest stage index + 1, not the stages
+  // drawn: a stage with no nodes has no box but still takes its step.
+  int num_stages = 0;
+  for (const TimelineStage& st : stages)
+    num_stages = std::max(num_stages, st.stage + 1);
   Timeline t;
   t.id = "timeline-chart";
   t.title = absl::StrCat("Pipeline: ", kTimelineMicroBatches,
