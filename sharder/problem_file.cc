@@ -154,9 +154,12 @@ namespace {
 // host_only): into p's host fields, host_time_s only when a node has one.
 absl::Status ReadHost(const proto::Problem& in, const std::string& source,
                       ShardingProblem* p) {
-  if (in.num_host_devices() < 0)
-    return Bad(source, absl::StrCat("num_host_devices ", in.num_host_devices(),
-                                    " is negative"));
+  // More host devices than nodes could only stay empty, and the host DP's
+  // table grows with their count: refused.
+  if (in.num_host_devices() < 0 || in.num_host_devices() > in.nodes_size())
+    return Bad(source,
+               absl::StrCat("num_host_devices ", in.num_host_devices(),
+                            " is not in 0..", in.nodes_size(), " (the nodes)"));
   p->num_host_devices = in.num_host_devices();
   bool any_time = false, any_only = false;
   for (const proto::ProblemNode& node : in.nodes()) {
@@ -171,9 +174,16 @@ absl::Status ReadHost(const proto::Problem& in, const std::string& source,
   }
   for (int32_t v = 0; v < in.nodes_size(); ++v) {
     const proto::ProblemNode& node = in.nodes(v);
-    if (node.host_compute_s() < 0)
+    // NaN and infinities too (JSON's "NaN" parses): a time is finite, >= 0.
+    if (!(std::isfinite(node.host_compute_s()) && node.host_compute_s() >= 0))
+      return Bad(
+          source,
+          absl::StrCat("node '", node.name(), "': host_compute_s ",
+                       node.host_compute_s(), " is not a finite time >= 0"));
+    if (node.host_only() && node.allowed_ipus_size() > 0)
       return Bad(source, absl::StrCat("node '", node.name(),
-                                      "': negative host_compute_s"));
+                                      "': host_only with allowed_ipus (it runs "
+                                      "on no IPU)"));
     if (node.host_only() &&
         (!node.has_host_compute_s() || in.num_host_devices() == 0)) {
       return Bad(source, absl::StrCat("node '", node.name(),

@@ -1,7 +1,9 @@
 #include "sharder/problem_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -178,6 +180,24 @@ TEST(ProblemFileTest, HostFieldsRoundTripAndAreChecked) {
   no_host.set_num_host_devices(0);
   EXPECT_THAT(FromProblemProto(no_host, "n.json").status().message(),
               ::testing::HasSubstr("node 'n0': host_only needs"));
+  // A review's inputs: NaN (JSON's "NaN" parses), infinity, more host
+  // devices than the 3 nodes, host_only with allowed IPUs.
+  for (double bad :
+       {std::nan(""), std::numeric_limits<double>::infinity(), -1.0}) {
+    proto::Problem q = p;
+    q.mutable_nodes(1)->set_host_compute_s(bad);
+    EXPECT_THAT(FromProblemProto(q, "t.json").status().message(),
+                ::testing::HasSubstr("node 'n1': host_compute_s"))
+        << bad;
+  }
+  proto::Problem many = p;
+  many.set_num_host_devices(4);
+  EXPECT_THAT(FromProblemProto(many, "m.json").status().message(),
+              ::testing::HasSubstr("num_host_devices 4 is not in 0..3"));
+  proto::Problem pinned = p;
+  pinned.mutable_nodes(0)->add_allowed_ipus(0);
+  EXPECT_THAT(FromProblemProto(pinned, "o.json").status().message(),
+              ::testing::HasSubstr("node 'n0': host_only with allowed_ipus"));
 }
 
 // The plan of `problem` as `solve` makes it (its own num_ipus).

@@ -137,8 +137,14 @@ ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
 // its lattice is too large, on the problem with free sinks grouped (Note
 // [Free sinks]) and each group merged (ContractGroups: the same constrained
 // optimum, the plan mapped back by Refine).
+// *used_groups says whether the result is the grouped problem's: then it is a
+// plan (valid, maybe not the best) but no bound, since a free sink alone on
+// an IPU may be the cheapest way to fill it (a review's counterexample: u
+// sends a large tensor to v and a small one to the sink, k = 3).
 IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
-                     const IdealDpOptions& options, bool bound) {
+                     const IdealDpOptions& options, bool bound,
+                     bool* used_groups) {
+  *used_groups = false;
   const ShardingProblem& problem = p.analysis->problem;
   const DeviceModel& model = p.analysis->device_model();
   auto run = [&](const ShardingProblem& q, const DeviceModel& m) {
@@ -157,6 +163,7 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
   const DeviceModel merged_model(merged->problem, p.analysis->device,
                                  p.analysis->precision);
   IdealDpResult g = run(merged->problem, merged_model);
+  *used_groups = true;
   if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
   return g;
 }
@@ -216,7 +223,7 @@ double HostWorkBound(const ShardingProblem& problem, const DeviceModel& model,
 // DP's relaxation within options.bound_s, else Note [Host work bound]'s.
 void SetHostBound(Prepared& p, const Options& options,
                   const IdealDpOptions& dp_options, int num_ipus,
-                  const IdealDpResult& split, double ipu_s,
+                  const IdealDpResult& split, bool split_grouped, double ipu_s,
                   proto::Performance* perf) {
   const ShardingProblem& problem = p.analysis->problem;
   const double bottleneck = perf->bottleneck_s();
@@ -229,7 +236,9 @@ void SetHostBound(Prepared& p, const Options& options,
       std::find(problem.is_constant.begin(), problem.is_constant.end(), 1) ==
       problem.is_constant.end();
   IdealDpResult bound;
-  if (split.complete && !split.memory_binding && no_constants) {
+  bool bound_grouped = split_grouped;
+  if (split.complete && !split.memory_binding && no_constants &&
+      !split_grouped) {
     bound = split;
     bound.found = true;
     if (!split.found) bound.bottleneck_s = ipu_s;
@@ -238,9 +247,10 @@ void SetHostBound(Prepared& p, const Options& options,
     bound_options.deadline =
         bound_start +
         std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
-    bound = HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true);
+    bound = HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true,
+                   &bound_grouped);
   }
-  const bool exact = bound.found && bound.complete;
+  const bool exact = bound.found && bound.complete && !bound_grouped;
   const double bound_s =
       exact ? std::min(bound.bottleneck_s, bottleneck)
             : HostWorkBound(problem, p.analysis->device_model(), num_ipus);
@@ -279,9 +289,18 @@ absl::StatusOr<Plan> SolveWithHost(
   std::optional<Plan> ipu_plan;
   int num_ipus = options.num_ipus;
   if (host_only.empty()) {
-    ASSIGN_OR_RETURN(Plan plan, PlanPreparedCount(p, options, nullptr, start));
-    num_ipus = plan.proto.num_ipus();
-    ipu_plan = std::move(plan);
+    absl::StatusOr<Plan> plan = PlanPreparedCount(p, options, nullptr, start);
+    if (plan.ok()) {
+      num_ipus = plan->proto.num_ipus();
+      ipu_plan = std::move(*plan);
+    } else if (num_ipus == kAutoIpus) {
+      return plan.status();
+    } else {
+      // The IPUs alone may fail where the host helps (a constraint only a
+      // host placement keeps): the host DP still runs.
+      notes.push_back(
+          absl::StrCat("the IPUs alone: ", plan.status().message()));
+    }
   } else {
     if (num_ipus == kAutoIpus)
       return absl::InvalidArgumentError(absl::StrCat(
@@ -305,8 +324,9 @@ absl::StatusOr<Plan> SolveWithHost(
   dp_options.deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(
                             static_cast<int64_t>(1000 * options.max_search_s));
+  bool split_grouped = false;
   const IdealDpResult split =
-      HostDp(p, num_ipus, ipu_s, dp_options, /*bound=*/false);
+      HostDp(p, num_ipus, ipu_s, dp_options, /*bound=*/false, &split_grouped);
   std::optional<Plan> plan;
   if (split.found && !split.host_positions.empty() &&
       split.bottleneck_s < ipu_s * (1 - 1e-9)) {
@@ -334,7 +354,7 @@ absl::StatusOr<Plan> SolveWithHost(
                        : (split.ran ? "ran out of time" : "did not run"),
         " (", split.ideals, " ideals)"));
   }
-  SetHostBound(p, options, dp_options, num_ipus, split, ipu_s,
+  SetHostBound(p, options, dp_options, num_ipus, split, split_grouped, ipu_s,
                plan->proto.mutable_performance());
   for (std::string& note : notes) plan->proto.add_warnings(std::move(note));
   return std::move(*plan);

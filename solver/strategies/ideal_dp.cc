@@ -134,7 +134,12 @@ class PairDp {
     for (int32_t i = 0; i < size; ++i) {
       for (int32_t n = 0; n < problem_.num_nodes(); ++n) {
         if (!lattice_.InLattice(n) || !lattice_.Contains(i, n)) continue;
-        if (problem_.host_time_s[n] < 0) {
+        // A node restricted to some IPUs (allowed_ipus, --pin) names IPUs
+        // only, so it may not run on a host either.
+        const bool pinned =
+            !problem_.allowed_ipus.empty() &&
+            problem_.allowed_ipus[n] != ShardingProblem::kAnyIpu;
+        if (problem_.host_time_s[n] < 0 || pinned) {
           ++no_host_[i];
         } else {
           host_sum_[i] += problem_.host_time_s[n];
