@@ -102,11 +102,12 @@ Plan HostPlan(const internal::Prepared& base, const Options& options,
 // A node no one reads, with no time on either device, one producer and no
 // constraint of its own adds no time beside its producer, and elsewhere
 // only adds copies of the producer's tensor; its stage can only come after
-// the producer's. So colocating it with its producer loses no bottleneck
-// when memory is left out: the DP's bound on the grouped problem is the
-// problem's (and so is a plan's DP that memory passed over nothing). With
-// memory its weights may not fit there: the plans are then those that keep
-// the groups (valid, memory judged), maybe not the best. Their DP merges
+// the producer's. Colocating it with its producer keeps every plan valid,
+// but not every optimum: every IPU must hold a node, and the sink alone may
+// be the cheapest way to fill one (u sends a large tensor to v and a small
+// one to the sink, k = 3: {u,v} | {sink} | {w} beats any split of u | v).
+// So the grouped problem's DP gives plans (memory judged), never the
+// certified bound (SetHostBound then uses Note [Host work bound]). Their DP merges
 // such sinks too (GNMT's 17). Returns the problem with them grouped
 // (colocate_group empty when there are no groups).
 ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
