@@ -307,7 +307,7 @@ std::vector<DerivedOutput> LikeInput0(const RuleNode& n,
   std::vector<DerivedOutput> outs(n.node.output_size());
   outs[0] = Exact(x->elem_type, x->dims);
   for (int i : also) {
-    if (i < n.node.output_size()) outs[i] = outs[0];
+    if (i >= 0 && i < n.node.output_size()) outs[i] = outs[0];
   }
   return outs;
 }
