@@ -12,17 +12,23 @@
 namespace autoshard {
 
 struct StepCounts {
-  int64_t node_namings = 0;     // AssignNodeNames (graph/naming.h)
-  int64_t dag_builds = 0;       // Graph::Build (graph/graph.h)
+  int64_t node_namings = 0;  // AssignNodeNames (graph/naming.h)
+  int64_t dag_builds = 0;    // Graph::Build (graph/graph.h)
+  // Every whole-model run of ONNX's inference goes through RunOnnxInference
+  // (graph/onnx_inference.h), which counts it in one of onnx_inferences,
+  // dim_checks and stage_inferences by its purpose.
   int64_t onnx_inferences = 0;  // InferShapes (graph/shapes.h), any model
   // ONNX's inference in error mode at the options' dims (graph/
   // dim_conflicts.h): once when the options change an input's dims, a
-  // second time only when it finds a conflict; not in onnx_inferences
-  // (one driver for both is issue 25's point 6).
+  // second time only when it finds a conflict.
   int64_t dim_checks = 0;
   // Nodes whose ONNX inference function ran on its own, outside a
   // whole-model InferShapes (graph/fixed_shapes.h).
   int64_t node_reinferences = 0;
+  // Every single-node run of ONNX's inference (InferNodeWithOnnx,
+  // graph/onnx_inference.h): the fixed-dims inference's and the shape
+  // propagation pass's.
+  int64_t node_inferences = 0;
   int64_t plan_evaluations = 0;  // EvaluatePlan (costmodel/plan_evaluation.h)
   // FindConstantNodes (costmodel/cost_model.h): the constant mask.
   int64_t constant_masks = 0;
@@ -32,7 +38,8 @@ struct StepCounts {
   // DeviceModel constructions (costmodel/device_model.h), any problem.
   int64_t device_models = 0;
   // ONNX's strict inference of one per-stage model, as the split folder's
-  // check runs it (writers/split/split_write.cc): once per stage written.
+  // check runs it (writers/split/split_write.cc): once per stage written
+  // (counted before the model guard, as the other two).
   int64_t stage_inferences = 0;
 };
 
@@ -54,6 +61,7 @@ inline std::string StepCountsText(const StepCounts& counts) {
   line("onnx_inferences", counts.onnx_inferences);
   line("dim_checks", counts.dim_checks);
   line("node_reinferences", counts.node_reinferences);
+  line("node_inferences", counts.node_inferences);
   line("plan_evaluations", counts.plan_evaluations);
   line("constant_masks", counts.constant_masks);
   line("profile_loads", counts.profile_loads);

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "base/step_counts.h"
 #include "graph/onnx_guard.h"
+#include "graph/onnx_inference.h"
 #include "graph/shape_values.h"
 #include "graph/shapes.h"
 #include "onnx/defs/schema.h"
@@ -63,38 +64,27 @@ onnx::ModelProto WithInputs(const onnx::ModelProto& model,
 // name. nullopt when the inference stopped on another error.
 std::optional<std::map<std::string, std::string>> NodeErrors(
     onnx::ModelProto* model) {
-  ++ThreadStepCounts().dim_checks;
-  if (!CheckModelForOnnx(*model).ok()) return std::nullopt;
-  onnx::ShapeInferenceOptions options;
-  options.check_type = false;
-  options.error_mode = 1;
-  options.enable_data_propagation = true;
-  // Note [Shape-15 reads its input's type unchecked] (graph/onnx_guard.cc).
-  const std::vector<std::string> placeholders = AddShapeInputTypes(model);
+  absl::StatusOr<std::string> run =
+      RunOnnxInference(model, InferencePurpose::kDimCheck);
+  if (!run.ok()) return std::nullopt;
   std::map<std::string, std::string> errors;
-  try {
-    onnx::shape_inference::InferShapes(
-        *model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    const std::string text = e.what();
-    if (!absl::StrContains(text, "Shape inference error(s): ")) {
-      RemoveEmptyShapeInputTypes(model, placeholders);
-      return std::nullopt;
-    }
-    for (absl::string_view line : absl::StrSplit(text, '\n')) {
-      const size_t at = line.find(", node name: ");
-      if (at == absl::string_view::npos) continue;
-      const size_t end = line.find("): ", at);
-      if (end == absl::string_view::npos) continue;
-      const size_t start = at + sizeof(", node name: ") - 1;
-      std::string reason(line.substr(end + 3));
-      if (absl::StartsWith(reason, "[ShapeInferenceError] ")) {
-        reason = reason.substr(sizeof("[ShapeInferenceError] ") - 1);
-      }
-      errors.emplace(std::string(line.substr(start, end - start)), reason);
-    }
+  const std::string& text = *run;
+  if (text.empty()) return errors;
+  if (!absl::StrContains(text, "Shape inference error(s): ")) {
+    return std::nullopt;
   }
-  RemoveEmptyShapeInputTypes(model, placeholders);
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    const size_t at = line.find(", node name: ");
+    if (at == absl::string_view::npos) continue;
+    const size_t end = line.find("): ", at);
+    if (end == absl::string_view::npos) continue;
+    const size_t start = at + sizeof(", node name: ") - 1;
+    std::string reason(line.substr(end + 3));
+    if (absl::StartsWith(reason, "[ShapeInferenceError] ")) {
+      reason = reason.substr(sizeof("[ShapeInferenceError] ") - 1);
+    }
+    errors.emplace(std::string(line.substr(start, end - start)), reason);
+  }
   return errors;
 }
 

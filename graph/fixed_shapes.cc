@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "base/step_counts.h"
 #include "graph/onnx_guard.h"
+#include "graph/onnx_inference.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace autoshard {
@@ -442,7 +443,7 @@ class FixedInference {
       if (schema != nullptr && schema->has_data_propagation_function()) {
         si::DataPropagationContextImpl data_ctx(node, types_, input_data_,
                                                 data_);
-        schema->GetDataPropagationFunction()(data_ctx);
+        PropagateNodeDataWithOnnx(schema, data_ctx);
       }
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(si::GetErrorWithNodeInfo(node, e));
@@ -453,24 +454,12 @@ class FixedInference {
   bool RunInferenceFunction(const onnx::OpSchema* schema,
                             const onnx::NodeProto& node,
                             si::InferenceContextImpl& ctx) {
-    const onnx::FunctionProto* function = nullptr;
-    if (schema != nullptr) {
-      if (schema->has_type_and_shape_inference_function()) {
-        schema->GetTypeAndShapeInferenceFunction()(ctx);
-        return true;
-      }
-      if (!schema->HasFunction()) return false;
-      function = schema->GetFunction();
-    } else {
-      auto f =
-          functions_.find(absl::StrCat(node.domain(), ":", node.op_type()));
-      if (f == functions_.end()) return false;
-      function = f->second;
-    }
-    si::InferShapeForFunctionNode(*function, onnx::OpSchemaRegistry::Instance(),
-                                  ctx, options_, functions_, &symbol_table_,
-                                  &data_);
-    return true;
+    NodeFunctionContext functions;
+    functions.functions = &functions_;
+    functions.options = &options_;
+    functions.symbol_table = &symbol_table_;
+    functions.data = &data_;
+    return InferNodeWithOnnx(schema, node, ctx, functions);
   }
 
   // A node the Note lets take its declared results, substituted.

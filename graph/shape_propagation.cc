@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/graph.h"
 #include "graph/onnx_guard.h"
+#include "graph/onnx_inference.h"
 #include "graph/shape_propagation_internal.h"
 #include "graph/shape_rules.h"
 #include "graph/shape_values.h"
@@ -331,7 +332,7 @@ void Propagator::InferWithOnnx(onnx::NodeProto* node, GraphScope* scope) {
   onnx::shape_inference::InferenceContextImpl ctx(*node, types_by_name,
                                                   data_by_name, {});
   try {
-    schema->GetTypeAndShapeInferenceFunction()(ctx);
+    InferNodeWithOnnx(schema, *node, ctx);
   } catch (const std::exception&) {
     return;  // keeps what was known
   }

@@ -17,7 +17,8 @@
 //     values as constant inputs (so Reshape, Expand, Slice, Tile,
 //     ConstantOfShape, Resize, Pad, Range, Split, TopK... see their computed
 //     shape arguments);
-//  3. then applies shape_rules.h (com.microsoft ops; data-dependent dims take
+//  3. then applies shape_rules.h by the op's entry in op_rules.h
+//     (com.microsoft ops; data-dependent dims take
 //     the bound the graph implies, else 1, reported as an assumption);
 //  4. If: the branch its condition picks when the condition is known, else
 //     per dim the larger branch (an assumption where they differ). Loop:

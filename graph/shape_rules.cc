@@ -8,36 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/graph.h"
+#include "graph/op_rules.h"
+#include "graph/op_rules_internal.h"
 
 namespace autoshard {
-
-bool IsBroadcastOp(const std::string& op) {
-  static constexpr std::string_view kOps[] = {"Add",
-                                              "Sub",
-                                              "Mul",
-                                              "Div",
-                                              "Pow",
-                                              "Mod",
-                                              "Equal",
-                                              "Less",
-                                              "Greater",
-                                              "LessOrEqual",
-                                              "GreaterOrEqual",
-                                              "And",
-                                              "Or",
-                                              "Xor",
-                                              "Where",
-                                              "Min",
-                                              "Max",
-                                              "Sum",
-                                              "Mean",
-                                              "BitShift",
-                                              "PRelu",
-                                              "BitwiseAnd",
-                                              "BitwiseOr",
-                                              "BitwiseXor"};
-  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
-}
 
 namespace {
 
@@ -115,7 +89,11 @@ std::string NoBound(const std::string& unknown) {
   return absl::StrCat(unknown, " unknown: 1 assumed");
 }
 
-std::vector<DerivedOutput> NonZeroRule(const RuleNode& n) {
+}  // namespace
+
+namespace rules {
+
+std::vector<DerivedOutput> NonZeroShape(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
   if (x == nullptr || !x->rank_known) return {};
   const int64_t elements = Product(x->dims);
@@ -128,7 +106,7 @@ std::vector<DerivedOutput> NonZeroRule(const RuleNode& n) {
   return {out};
 }
 
-std::vector<DerivedOutput> NmsRule(const RuleNode& n) {
+std::vector<DerivedOutput> NmsShape(const RuleNode& n) {
   const TensorInfo* boxes_info = n.in(0);
   const TensorInfo* scores_info = n.in(1);
   if (boxes_info == nullptr || scores_info == nullptr ||
@@ -172,7 +150,7 @@ std::vector<DerivedOutput> NmsRule(const RuleNode& n) {
   return {out};
 }
 
-std::vector<DerivedOutput> TopKRule(const RuleNode& n) {
+std::vector<DerivedOutput> TopKShape(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
   if (x == nullptr || !x->rank_known) return {};
   const int64_t rank = static_cast<int64_t>(x->dims.size());
@@ -197,7 +175,7 @@ std::vector<DerivedOutput> TopKRule(const RuleNode& n) {
   return {values, indices};
 }
 
-std::vector<DerivedOutput> UniqueRule(const RuleNode& n) {
+std::vector<DerivedOutput> UniqueShape(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
   if (x == nullptr || !x->rank_known) return {};
   bool has_axis = false;
@@ -230,7 +208,7 @@ std::vector<DerivedOutput> UniqueRule(const RuleNode& n) {
   return {y, indices, Exact(TensorProto::INT64, {total}), counts};
 }
 
-std::vector<DerivedOutput> CompressRule(const RuleNode& n) {
+std::vector<DerivedOutput> CompressShape(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
   if (x == nullptr || !x->rank_known) return {};
   const int64_t len = Dim(n.in(1), 0);  // -1: unknown
@@ -271,10 +249,14 @@ std::vector<DerivedOutput> CompressRule(const RuleNode& n) {
 // body but no inference function (GreaterOrEqual, LessOrEqual), and any
 // other the earlier steps left unknown. ---
 
-std::vector<DerivedOutput> BroadcastRule(const RuleNode& n) {
-  const std::string& op = n.node.op_type();
+namespace {
+
+// Where the output's element type comes from.
+enum class BroadcastElem { kInput0, kBool, kInput1 };
+
+std::vector<DerivedOutput> Broadcast(const RuleNode& n, BroadcastElem elem) {
   // The inputs the element type comes from must exist (a malformed `Add()`).
-  if (n.node.input_size() < (op == "Where" ? 2 : 1)) return {};
+  if (n.node.input_size() < (elem == BroadcastElem::kInput1 ? 2 : 1)) return {};
   std::vector<int64_t> dims;
   for (int i = 0; i < n.node.input_size(); ++i) {
     const TensorInfo* t = n.in(i);
@@ -296,15 +278,26 @@ std::vector<DerivedOutput> BroadcastRule(const RuleNode& n) {
     dims = std::move(out);
   }
   int32_t type = n.in(0)->elem_type;
-  if (op == "Where") type = n.in(1)->elem_type;
-  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
-      op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor") {
-    type = TensorProto::BOOL;
-  }
+  if (elem == BroadcastElem::kInput1) type = n.in(1)->elem_type;
+  if (elem == BroadcastElem::kBool) type = TensorProto::BOOL;
   return {Exact(type, dims)};
 }
 
+}  // namespace
+
+std::vector<DerivedOutput> BroadcastShape(const RuleNode& n) {
+  return Broadcast(n, BroadcastElem::kInput0);
+}
+std::vector<DerivedOutput> CompareShape(const RuleNode& n) {
+  return Broadcast(n, BroadcastElem::kBool);
+}
+std::vector<DerivedOutput> WhereShape(const RuleNode& n) {
+  return Broadcast(n, BroadcastElem::kInput1);
+}
+
 // --- com.microsoft contrib ops (onnxruntime's contrib-op spec). ---
+
+namespace {
 
 // Output 0 (and `also` outputs) shaped as input 0.
 std::vector<DerivedOutput> LikeInput0(const RuleNode& n,
@@ -314,7 +307,7 @@ std::vector<DerivedOutput> LikeInput0(const RuleNode& n,
   std::vector<DerivedOutput> outs(n.node.output_size());
   outs[0] = Exact(x->elem_type, x->dims);
   for (int i : also) {
-    if (i < n.node.output_size()) outs[i] = outs[0];
+    if (i >= 0 && i < n.node.output_size()) outs[i] = outs[0];
   }
   return outs;
 }
@@ -338,7 +331,19 @@ std::vector<DerivedOutput> LayerNormRule(const RuleNode& n, int sum_output) {
   return outs;
 }
 
-std::vector<DerivedOutput> EmbedLayerNormRule(const RuleNode& n) {
+}  // namespace
+
+std::vector<DerivedOutput> LikeInput0Shape(const RuleNode& n) {
+  return LikeInput0(n);
+}
+std::vector<DerivedOutput> SkipLayerNormShape(const RuleNode& n) {
+  return LayerNormRule(n, 3);
+}
+std::vector<DerivedOutput> LayerNormShape(const RuleNode& n) {
+  return LayerNormRule(n, -1);
+}
+
+std::vector<DerivedOutput> EmbedLayerNormShape(const RuleNode& n) {
   const int64_t batch = Dim(n.in(0), 0);
   const int64_t seq = Dim(n.in(0), 1);
   const int64_t hidden = Dim(n.in(2), 1);
@@ -350,7 +355,7 @@ std::vector<DerivedOutput> EmbedLayerNormRule(const RuleNode& n) {
   return outs;
 }
 
-std::vector<DerivedOutput> AttentionRule(const RuleNode& n) {
+std::vector<DerivedOutput> AttentionShape(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
   if (x == nullptr || !x->rank_known || x->dims.size() != 3) return {};
   const int64_t batch = x->dims[0], seq = x->dims[1];
@@ -379,7 +384,7 @@ std::vector<DerivedOutput> AttentionRule(const RuleNode& n) {
   return outs;
 }
 
-std::vector<DerivedOutput> FusedMatMulRule(const RuleNode& n) {
+std::vector<DerivedOutput> FusedMatMulShape(const RuleNode& n) {
   const TensorInfo* a = n.in(0);
   const TensorInfo* b = n.in(1);
   if (a == nullptr || b == nullptr || !a->rank_known || !b->rank_known ||
@@ -408,27 +413,10 @@ std::vector<DerivedOutput> FusedMatMulRule(const RuleNode& n) {
   return {Exact(a->elem_type, dims)};
 }
 
-std::vector<DerivedOutput> ContribRule(const RuleNode& n) {
-  const std::string& op = n.node.op_type();
-  if (op == "FastGelu" || op == "BiasGelu" || op == "Gelu" ||
-      op == "QuickGelu" || op == "BiasAdd" || op == "RotaryEmbedding") {
-    return LikeInput0(n);
-  }
-  if (op == "SkipLayerNormalization" ||
-      op == "SkipSimplifiedLayerNormalization") {
-    return LayerNormRule(n, 3);
-  }
-  if (op == "LayerNormalization" || op == "SimplifiedLayerNormalization") {
-    return LayerNormRule(n, -1);
-  }
-  if (op == "EmbedLayerNormalization") return EmbedLayerNormRule(n);
-  if (op == "Attention") return AttentionRule(n);
-  if (op == "FusedMatMul") return FusedMatMulRule(n);
-  return {};
-}
-
 // --- ai.onnx.ml ops (the ONNX-ML operator spec; ONNX 1.12 has no inference
 // for them). ---
+
+namespace {
 
 int64_t AttrCount(const onnx::NodeProto& node, std::string_view name) {
   for (const auto& attr : node.attribute()) {
@@ -440,42 +428,78 @@ int64_t AttrCount(const onnx::NodeProto& node, std::string_view name) {
   return -1;
 }
 
-std::vector<DerivedOutput> MlRule(const RuleNode& n) {
-  const std::string& op = n.node.op_type();
+// Input 0 when its rank is known, else null.
+const TensorInfo* RankedInput0(const RuleNode& n) {
   const TensorInfo* x = n.in(0);
-  if (x == nullptr || !x->rank_known) return {};
-  // Samples: dim 0 of a [N, C] input; a [C] input is one sample.
-  const int64_t batch = x->dims.size() >= 2 ? x->dims[0] : 1;
-  if (op == "Imputer" || op == "Binarizer") return LikeInput0(n);
-  if (op == "Scaler" || op == "Normalizer") {
-    return {Exact(TensorProto::FLOAT, x->dims)};
+  return x != nullptr && x->rank_known ? x : nullptr;
+}
+
+// Samples: dim 0 of a [N, C] input; a [C] input is one sample.
+int64_t Samples(const TensorInfo& x) {
+  return x.dims.size() >= 2 ? x.dims[0] : 1;
+}
+
+}  // namespace
+
+std::vector<DerivedOutput> FloatLikeInput0Shape(const RuleNode& n) {
+  const TensorInfo* x = RankedInput0(n);
+  if (x == nullptr) return {};
+  return {Exact(TensorProto::FLOAT, x->dims)};
+}
+
+std::vector<DerivedOutput> OneHotEncoderShape(const RuleNode& n) {
+  const TensorInfo* x = RankedInput0(n);
+  if (x == nullptr) return {};
+  int64_t cats = AttrCount(n.node, "cats_int64s");
+  if (cats < 0) cats = AttrCount(n.node, "cats_strings");
+  std::vector<int64_t> dims = x->dims;
+  dims.push_back(cats);
+  return {Exact(TensorProto::FLOAT, dims)};
+}
+
+std::vector<DerivedOutput> LinearClassifierShape(const RuleNode& n) {
+  const TensorInfo* x = RankedInput0(n);
+  if (x == nullptr) return {};
+  const int64_t batch = Samples(*x);
+  const bool ints = AttrCount(n.node, "classlabels_ints") >= 0;
+  int64_t classes = AttrCount(n.node, "classlabels_ints");
+  if (classes < 0) classes = AttrCount(n.node, "classlabels_strings");
+  return {Exact(ints ? TensorProto::INT64 : TensorProto::STRING, {batch}),
+          Exact(TensorProto::FLOAT, {batch, classes})};
+}
+
+std::vector<DerivedOutput> LinearRegressorShape(const RuleNode& n) {
+  const TensorInfo* x = RankedInput0(n);
+  if (x == nullptr) return {};
+  return {
+      Exact(TensorProto::FLOAT, {Samples(*x), AttrInt(n.node, "targets", 1)})};
+}
+
+std::vector<DerivedOutput> FeatureVectorizerShape(const RuleNode& n) {
+  const TensorInfo* x = RankedInput0(n);
+  if (x == nullptr) return {};
+  int64_t total = 0;
+  for (int64_t d : AttrInts(n.node, "inputdimensions")) {
+    if (total < 0) break;
+    if (d < 0 || __builtin_add_overflow(total, d, &total)) total = -1;
   }
-  if (op == "OneHotEncoder") {
-    int64_t cats = AttrCount(n.node, "cats_int64s");
-    if (cats < 0) cats = AttrCount(n.node, "cats_strings");
-    std::vector<int64_t> dims = x->dims;
-    dims.push_back(cats);
-    return {Exact(TensorProto::FLOAT, dims)};
+  return {Exact(TensorProto::FLOAT, {Samples(*x), total})};
+}
+
+}  // namespace rules
+
+namespace {
+
+bool InDomain(const std::string& domain, RuleDomain rule) {
+  switch (rule) {
+    case RuleDomain::kOnnx:
+      return IsDefaultDomain(domain);
+    case RuleDomain::kMicrosoft:
+      return domain == "com.microsoft";
+    case RuleDomain::kMl:
+      return domain == "ai.onnx.ml";
   }
-  if (op == "LinearClassifier") {
-    const bool ints = AttrCount(n.node, "classlabels_ints") >= 0;
-    int64_t classes = AttrCount(n.node, "classlabels_ints");
-    if (classes < 0) classes = AttrCount(n.node, "classlabels_strings");
-    return {Exact(ints ? TensorProto::INT64 : TensorProto::STRING, {batch}),
-            Exact(TensorProto::FLOAT, {batch, classes})};
-  }
-  if (op == "LinearRegressor") {
-    return {Exact(TensorProto::FLOAT, {batch, AttrInt(n.node, "targets", 1)})};
-  }
-  if (op == "FeatureVectorizer") {
-    int64_t total = 0;
-    for (int64_t d : AttrInts(n.node, "inputdimensions")) {
-      if (total < 0) break;
-      if (d < 0 || __builtin_add_overflow(total, d, &total)) total = -1;
-    }
-    return {Exact(TensorProto::FLOAT, {batch, total})};
-  }
-  return {};
+  return false;
 }
 
 }  // namespace
@@ -483,18 +507,10 @@ std::vector<DerivedOutput> MlRule(const RuleNode& n) {
 std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n) {
   std::vector<DerivedOutput> outs;
   if (n.node.output_size() == 0) return outs;  // rules write outs[0]
-  if (n.node.domain() == "com.microsoft") {
-    outs = ContribRule(n);
-  } else if (n.node.domain() == "ai.onnx.ml") {
-    outs = MlRule(n);
-  } else if (IsDefaultDomain(n.node.domain())) {
-    const std::string& op = n.node.op_type();
-    if (op == "NonZero") outs = NonZeroRule(n);
-    if (op == "NonMaxSuppression") outs = NmsRule(n);
-    if (op == "TopK") outs = TopKRule(n);
-    if (op == "Unique") outs = UniqueRule(n);
-    if (op == "Compress") outs = CompressRule(n);
-    if (IsBroadcastOp(op)) outs = BroadcastRule(n);
+  const OpRule* rule = FindOpRule(n.node.op_type());
+  if (rule != nullptr && rule->shape != nullptr &&
+      InDomain(n.node.domain(), rule->domain)) {
+    outs = rule->shape(n);
   }
   outs.resize(n.node.output_size());
   return outs;

@@ -57,10 +57,11 @@ struct DerivedOutput {
   std::vector<std::string> bounds;
 };
 
-// Output shapes of `n.node` (one entry per node.output()) by the rules of
-// Note [Data-dependent dims] and, for com.microsoft ops, the onnxruntime
-// contrib-op spec: FastGelu, BiasGelu, Gelu, QuickGelu, BiasAdd,
-// SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+// Output shapes of `n.node` (one entry per node.output()) by its entry's
+// shape rule in the one fallback table (graph/op_rules.h), when the node is
+// of the entry's domain: the rules of Note [Data-dependent dims] and, for
+// com.microsoft ops, the onnxruntime contrib-op spec: FastGelu, BiasGelu, Gelu,
+// QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 // LayerNormalization, SimplifiedLayerNormalization, EmbedLayerNormalization,
 // Attention, FusedMatMul, RotaryEmbedding; for the broadcasting element-wise
 // ops (Add ... Where, GreaterOrEqual, LessOrEqual: ONNX 1.12 defines these
@@ -71,11 +72,6 @@ struct DerivedOutput {
 // LinearRegressor ([N, targets]), FeatureVectorizer ([N, sum of
 // inputdimensions]). Other ops: empty.
 std::vector<DerivedOutput> DeriveOutputShapes(const RuleNode& n);
-
-// The broadcasting element-wise ops (numpy broadcast of their inputs): the
-// one list both DeriveOutputShapes and the fallback type rules
-// (ApplyTypeRules, graph/tensor_types.h) read.
-bool IsBroadcastOp(const std::string& op);
 
 }  // namespace autoshard
 

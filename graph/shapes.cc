@@ -16,6 +16,7 @@
 #include "base/step_counts.h"
 #include "graph/batch_axis.h"
 #include "graph/onnx_guard.h"
+#include "graph/onnx_inference.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace autoshard {
@@ -366,28 +367,16 @@ absl::StatusOr<InputShapeChanges> ApplyInputShapes(const ShapeOptions& options,
 }
 
 onnx::ShapeInferenceOptions InferenceOptions() {
-  onnx::ShapeInferenceOptions options;
-  options.check_type = false;
-  options.error_mode = 0;  // keep going past nodes it cannot infer
-  options.enable_data_propagation = true;
-  return options;
+  return InferenceOptionsFor(InferencePurpose::kShapes);
 }
 
 absl::Status InferShapes(onnx::ModelProto* model, ShapeDataMap* data) {
-  ++ThreadStepCounts().onnx_inferences;
-  const onnx::ShapeInferenceOptions options = InferenceOptions();
-  RETURN_IF_ERROR(CheckModelForOnnx(*model));
-  // Note [Shape-15 reads its input's type unchecked] (graph/onnx_guard.cc).
-  const std::vector<std::string> placeholders = AddShapeInputTypes(model);
-  try {
-    onnx::shape_inference::InferShapes(
-        *model, onnx::OpSchemaRegistry::Instance(), options, data);
-  } catch (const std::exception& e) {
-    RemoveEmptyShapeInputTypes(model, placeholders);
+  ASSIGN_OR_RETURN(const std::string error,
+                   RunOnnxInference(model, InferencePurpose::kShapes, data));
+  if (!error.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("shape inference failed: ", e.what()));
+        absl::StrCat("shape inference failed: ", error));
   }
-  RemoveEmptyShapeInputTypes(model, placeholders);
   return absl::OkStatus();
 }
 

@@ -70,7 +70,8 @@ InterfaceTypes TypesAfterInference(const onnx::ModelProto& model,
                                    const Graph& graph,
                                    std::vector<const onnx::NodeProto*> twin);
 
-// The rules alone (graph/type_rules.cc): in topological order, gives
+// The rules alone (graph/type_rules.cc, by each op's line in the one
+// fallback table, graph/op_rules.h): in topological order, gives
 // the outputs of `graph`'s nodes that `types` does not have complete an
 // element type and rank where a rule applies. `graph` must be built from
 // `graph_proto` (for constant axes). `inferred[id]`, when given and not null,

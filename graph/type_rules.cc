@@ -9,7 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/node_attributes.h"
-#include "graph/shape_rules.h"
+#include "graph/op_rules.h"
+#include "graph/op_rules_internal.h"
 #include "graph/tensor_types.h"
 
 namespace autoshard {
@@ -17,43 +18,8 @@ namespace {
 
 using T = onnx::TensorProto;
 
-// What a rule knows of one tensor: element type (0: unknown) and rank (-1:
-// unknown).
-struct ElemRank {
-  int32_t elem = 0;
-  int rank = -1;
-};
-
 // Constant int tensors longer than this are not read (axes are short).
 constexpr int kMaxConstantInts = 64;
-
-// Tensor ops whose outputs have the type and rank of input 0.
-const absl::flat_hash_set<std::string>& SameAsInput0() {
-  static const auto* ops = new absl::flat_hash_set<std::string>{
-      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "AveragePool",
-      "BatchNormalization", "Celu", "Ceil", "Clip", "Conv", "ConvTranspose",
-      "Cos", "Cosh", "CumSum", "DepthToSpace", "Dropout", "Elu", "Erf", "Exp",
-      "Floor", "Gelu", "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool",
-      "HardSigmoid", "HardSwish", "Hardmax", "Identity",
-      "InstanceNormalization", "LRN", "LayerNormalization", "LeakyRelu", "Log",
-      "LogSoftmax", "LpNormalization", "LpPool", "MaxPool",
-      "MeanVarianceNormalization", "Mish", "Neg", "Pad", "Reciprocal", "Relu",
-      "Resize", "ReverseSequence", "Round", "Scatter", "ScatterElements",
-      "ScatterND", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Slice",
-      "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Sqrt", "Tan", "Tanh",
-      "ThresholdedRelu", "Tile", "Transpose", "Trilu", "Upsample",
-      // com.microsoft (same names, other domain)
-      "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedConv",
-      "SimplifiedLayerNormalization", "SkipLayerNormalization",
-      "SkipSimplifiedLayerNormalization",
-      // ai.onnx.ml
-      "Imputer", "Binarizer", "ArrayFeatureExtractor"};
-  return *ops;
-}
-
-bool IsReduction(const std::string& op) {
-  return absl::StartsWith(op, "Reduce") || op == "ArgMax" || op == "ArgMin";
-}
 
 // The values of an int32/int64 tensor stored in the file, if short.
 std::optional<std::vector<int64_t>> TensorInts(const onnx::TensorProto& t) {
@@ -94,9 +60,296 @@ onnx::TypeProto TensorType(const ElemRank& er) {
   return type;
 }
 
+}  // namespace
+
+namespace {
+
+// Every output of `node` typed `er`.
+std::vector<ElemRank> All(const onnx::NodeProto& node, ElemRank er) {
+  return std::vector<ElemRank>(node.output_size(), er);
+}
+// Rank r + k; unknown (-1) stays unknown.
+int RankPlus(int r, int k) { return r < 0 ? -1 : r + k; }
+
+// The broadcast of the inputs' ranks (the largest; unknown if one is).
+int BroadcastRank(const TypeQuery& q, const onnx::NodeProto& node) {
+  int rank = 0;
+  for (int i = 0; i < node.input_size(); ++i) {
+    const int r = q.In(node, i).rank;
+    rank = r < 0 || rank < 0 ? -1 : std::max(rank, r);
+  }
+  return rank;
+}
+
+// MatMul's output rank from its inputs 0 and `b`.
+int MatMulRank(const TypeQuery& q, const onnx::NodeProto& node, int b) {
+  const int ra = q.In(node, 0).rank, rb = q.In(node, b).rank;
+  if (ra < 1 || rb < 1) return -1;
+  return ra == 1 && rb == 1 ? 0
+         : ra == 1          ? rb - 1
+         : rb == 1          ? ra - 1
+                            : std::max(ra, rb);
+}
+
+}  // namespace
+
+namespace rules {
+
+// --- Unary and broadcasting elementwise ops, casts, predicates. ---
+
+// Output 0 of the type and rank of input 0 (MaxPool's indices,
+// LayerNormalization's statistics: other outputs unknown).
+std::vector<ElemRank> SameAsInput0Types(const TypeQuery& q,
+                                        const onnx::NodeProto& node) {
+  std::vector<ElemRank> out(node.output_size());
+  if (!out.empty()) out[0] = q.In(node, 0);
+  return out;
+}
+// Output 0 and the sum (output 3) as input 0.
+std::vector<ElemRank> SkipLayerNormTypes(const TypeQuery& q,
+                                         const onnx::NodeProto& node) {
+  std::vector<ElemRank> out = SameAsInput0Types(q, node);
+  if (out.size() > 3) out[3] = out[0];
+  return out;
+}
+// Output 0 as input 0, the mask bool of its rank.
+std::vector<ElemRank> DropoutTypes(const TypeQuery& q,
+                                   const onnx::NodeProto& node) {
+  std::vector<ElemRank> out = SameAsInput0Types(q, node);
+  if (out.size() > 1) out[1] = {T::BOOL, out[0].rank};
+  return out;
+}
+std::vector<ElemRank> BroadcastTypes(const TypeQuery& q,
+                                     const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 0).elem, BroadcastRank(q, node)});
+}
+std::vector<ElemRank> CompareTypes(const TypeQuery& q,
+                                   const onnx::NodeProto& node) {
+  return All(node, {T::BOOL, BroadcastRank(q, node)});
+}
+std::vector<ElemRank> WhereTypes(const TypeQuery& q,
+                                 const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 1).elem, BroadcastRank(q, node)});
+}
+std::vector<ElemRank> CastTypes(const TypeQuery& q,
+                                const onnx::NodeProto& node) {
+  return All(node, {(int32_t)AttrInt(node, "to", 0), q.In(node, 0).rank});
+}
+std::vector<ElemRank> CastLikeTypes(const TypeQuery& q,
+                                    const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 1).elem, q.In(node, 0).rank});
+}
+std::vector<ElemRank> PredicateTypes(const TypeQuery& q,
+                                     const onnx::NodeProto& node) {
+  return All(node, {T::BOOL, q.In(node, 0).rank});
+}
+
+// --- MatMul and the quantized ops. ---
+
+std::vector<ElemRank> MatMulTypes(const TypeQuery& q,
+                                  const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 0).elem, MatMulRank(q, node, 1)});
+}
+std::vector<ElemRank> MatMulIntegerTypes(const TypeQuery& q,
+                                         const onnx::NodeProto& node) {
+  return All(node, {T::INT32, MatMulRank(q, node, 1)});
+}
+std::vector<ElemRank> QLinearMatMulTypes(const TypeQuery& q,
+                                         const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 7).elem, MatMulRank(q, node, 3)});
+}
+std::vector<ElemRank> ConvIntegerTypes(const TypeQuery& q,
+                                       const onnx::NodeProto& node) {
+  return All(node, {T::INT32, q.In(node, 0).rank});
+}
+std::vector<ElemRank> QLinearConvTypes(const TypeQuery& q,
+                                       const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 7).elem, q.In(node, 0).rank});
+}
+std::vector<ElemRank> DequantizeLinearTypes(const TypeQuery& q,
+                                            const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 1).elem, q.In(node, 0).rank});
+}
+std::vector<ElemRank> QuantizeLinearTypes(const TypeQuery& q,
+                                          const onnx::NodeProto& node) {
+  const int32_t zp = q.In(node, 2).elem;
+  return All(node, {zp != 0 ? zp : T::UINT8, q.In(node, 0).rank});
+}
+std::vector<ElemRank> DynamicQuantizeLinearTypes(const TypeQuery& q,
+                                                 const onnx::NodeProto& node) {
+  return {{T::UINT8, q.In(node, 0).rank}, {T::FLOAT, 0}, {T::UINT8, 0}};
+}
+
+// --- Ops that make, reshape, join or split tensors. ---
+
+std::vector<ElemRank> ShapeTypes(const TypeQuery& q,
+                                 const onnx::NodeProto& node) {
+  return All(node, {T::INT64, 1});
+}
+std::vector<ElemRank> SizeTypes(const TypeQuery& q,
+                                const onnx::NodeProto& node) {
+  return All(node, {T::INT64, 0});
+}
+std::vector<ElemRank> IndicesTypes(const TypeQuery& q,
+                                   const onnx::NodeProto& node) {
+  return All(node, {T::INT64, 2});
+}
+std::vector<ElemRank> RangeTypes(const TypeQuery& q,
+                                 const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 0).elem, 1});
+}
+std::vector<ElemRank> Rank2Types(const TypeQuery& q,
+                                 const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 0).elem, 2});
+}
+std::vector<ElemRank> ReshapeTypes(const TypeQuery& q,
+                                   const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 0).elem, q.Length(node, 1)});
+}
+std::vector<ElemRank> ExpandTypes(const TypeQuery& q,
+                                  const onnx::NodeProto& node) {
+  const ElemRank x = q.In(node, 0);
+  const int len = q.Length(node, 1);
+  return All(node,
+             {x.elem, len < 0 || x.rank < 0 ? -1 : std::max(len, x.rank)});
+}
+std::vector<ElemRank> ConstantOfShapeTypes(const TypeQuery& q,
+                                           const onnx::NodeProto& node) {
+  const auto* value = FindAttr(node, "value");
+  return All(node, {value != nullptr ? value->t().data_type() : T::FLOAT,
+                    q.Length(node, 0)});
+}
+std::vector<ElemRank> SqueezeTypes(const TypeQuery& q,
+                                   const onnx::NodeProto& node) {
+  const ElemRank x = q.In(node, 0);
+  const int k = q.NumAxes(node);
+  return All(node, {x.elem, k < 0 || x.rank < 0 ? -1 : x.rank - k});
+}
+std::vector<ElemRank> UnsqueezeTypes(const TypeQuery& q,
+                                     const onnx::NodeProto& node) {
+  const ElemRank x = q.In(node, 0);
+  const int k = q.NumAxes(node);
+  return All(node, {x.elem, k < 0 ? -1 : RankPlus(x.rank, k)});
+}
+std::vector<ElemRank> ConcatTypes(const TypeQuery& q,
+                                  const onnx::NodeProto& node) {
+  ElemRank er = q.In(node, 0);
+  for (int i = 0; i < node.input_size() && er.rank < 0; ++i) {
+    er.rank = q.In(node, i).rank;
+  }
+  return All(node, er);
+}
+// Every output as input 0 (Split).
+std::vector<ElemRank> AllAsInput0Types(const TypeQuery& q,
+                                       const onnx::NodeProto& node) {
+  return All(node, q.In(node, 0));
+}
+std::vector<ElemRank> TopKTypes(const TypeQuery& q,
+                                const onnx::NodeProto& node) {
+  const ElemRank x = q.In(node, 0);
+  return {x, {T::INT64, x.rank}};
+}
+std::vector<ElemRank> OneHotTypes(const TypeQuery& q,
+                                  const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 2).elem, RankPlus(q.In(node, 0).rank, 1)});
+}
+
+// --- Gather, GatherElements, GatherND. ---
+
+std::vector<ElemRank> GatherTypes(const TypeQuery& q,
+                                  const onnx::NodeProto& node) {
+  const ElemRank x = q.In(node, 0);
+  const int ri = q.In(node, 1).rank;
+  return All(node, {x.elem, x.rank < 0 || ri < 0 ? -1 : x.rank + ri - 1});
+}
+std::vector<ElemRank> GatherElementsTypes(const TypeQuery& q,
+                                          const onnx::NodeProto& node) {
+  return All(node, {q.In(node, 0).elem, q.In(node, 1).rank});
+}
+std::vector<ElemRank> GatherNDTypes(const TypeQuery& q,
+                                    const onnx::NodeProto& node) {
+  const ElemRank x = q.In(node, 0);
+  const int q_rank = q.In(node, 1).rank;
+  int last = -1;
+  if (const onnx::TypeProto* type = q.Find(node.input(1));
+      type != nullptr && q_rank > 0 && type->has_tensor_type()) {
+    const auto& d = type->tensor_type().shape().dim(q_rank - 1);
+    if (d.has_dim_value()) last = static_cast<int>(d.dim_value());
+  } else if (const onnx::TensorProto* t = q.FindInitializer(node.input(1));
+             t != nullptr && q_rank > 0) {
+    last = static_cast<int>(t->dims(q_rank - 1));
+  }
+  const int b = static_cast<int>(AttrInt(node, "batch_dims", 0));
+  return All(node, {x.elem, x.rank < 0 || q_rank < 0 || last < 0
+                                ? -1
+                                : x.rank + q_rank - last - 1 - b});
+}
+
+// --- Reduce*, ArgMax, ArgMin. ---
+
+std::vector<ElemRank> ReduceTypes(const TypeQuery& q,
+                                  const onnx::NodeProto& node) {
+  const ElemRank x = q.In(node, 0);
+  if (AttrInt(node, "keepdims", 1) != 0) return All(node, x);
+  const int k = q.NumAxes(node);
+  if (k == -2) return All(node, {x.elem, 0});  // no axes: every dim reduced
+  return All(node, {x.elem, k < 0 ? -1 : RankPlus(x.rank, -k)});
+}
+std::vector<ElemRank> ArgTypes(const TypeQuery& q,
+                               const onnx::NodeProto& node) {
+  const ElemRank x = q.In(node, 0);
+  if (AttrInt(node, "keepdims", 1) != 0) return All(node, {T::INT64, x.rank});
+  return All(node, {T::INT64, RankPlus(x.rank, -1)});
+}
+
+// --- com.microsoft's attention and embedding ops. ---
+
+std::vector<ElemRank> AttentionTypes(const TypeQuery& q,
+                                     const onnx::NodeProto& node) {
+  const int32_t elem = q.In(node, 0).elem;
+  return {{elem, 3}, {elem, 5}, {elem, 4}};
+}
+std::vector<ElemRank> EmbedLayerNormTypes(const TypeQuery& q,
+                                          const onnx::NodeProto& node) {
+  const int32_t elem = q.In(node, 2).elem;  // the word embedding's
+  return {{elem, 3}, {T::INT32, 1}, {elem, 3}};
+}
+
+// --- ai.onnx.ml's tensor ops. ---
+
+std::vector<ElemRank> FloatSameRankTypes(const TypeQuery& q,
+                                         const onnx::NodeProto& node) {
+  return All(node, {T::FLOAT, q.In(node, 0).rank});
+}
+std::vector<ElemRank> OneHotEncoderTypes(const TypeQuery& q,
+                                         const onnx::NodeProto& node) {
+  return All(node, {T::FLOAT, RankPlus(q.In(node, 0).rank, 1)});
+}
+std::vector<ElemRank> ClassifierTypes(const TypeQuery& q,
+                                      const onnx::NodeProto& node) {
+  const bool strings = FindAttr(node, "classlabels_strings") != nullptr;
+  return {{strings ? T::STRING : T::INT64, 1}, {T::FLOAT, 2}};
+}
+std::vector<ElemRank> RegressorTypes(const TypeQuery& q,
+                                     const onnx::NodeProto& node) {
+  return All(node, {T::FLOAT, 2});
+}
+std::vector<ElemRank> LabelEncoderTypes(const TypeQuery& q,
+                                        const onnx::NodeProto& node) {
+  const int32_t elem = FindAttr(node, "values_strings")  ? T::STRING
+                       : FindAttr(node, "values_int64s") ? T::INT64
+                       : FindAttr(node, "values_floats") ? T::FLOAT
+                                                         : 0;
+  return All(node, {elem, q.In(node, 0).rank});
+}
+
+}  // namespace rules
+
+namespace {
+
 // The rules over one graph (the main graph, or a body: then `parent` is the
 // enclosing graph's rules, for names read from the outer scope).
-class TypeRules {
+class TypeRules : public TypeQuery {
  public:
   TypeRules(const onnx::GraphProto& graph_proto, TypeMap* types,
             const TypeRules* parent = nullptr)
@@ -159,13 +412,13 @@ class TypeRules {
     }
   }
 
- private:
   // The type of `name` in this scope or an enclosing one; null if unknown.
-  const onnx::TypeProto* Find(const std::string& name) const {
+  const onnx::TypeProto* Find(const std::string& name) const override {
     if (auto it = types_.find(name); it != types_.end()) return &it->second;
     return parent_ != nullptr ? parent_->Find(name) : nullptr;
   }
-  const onnx::TensorProto* FindInitializer(const std::string& name) const {
+  const onnx::TensorProto* FindInitializer(
+      const std::string& name) const override {
     if (auto it = initializers_.find(name); it != initializers_.end()) {
       return it->second;
     }
@@ -182,12 +435,12 @@ class TypeRules {
     }
     return {};
   }
-  ElemRank In(const onnx::NodeProto& node, int i) const {
+  ElemRank In(const onnx::NodeProto& node, int i) const override {
     if (i >= node.input_size() || node.input(i).empty()) return {};
     return Of(node.input(i));
   }
   // Length of a 1-D int input: its constant value, else its inferred dim.
-  int Length(const onnx::NodeProto& node, int i) const {
+  int Length(const onnx::NodeProto& node, int i) const override {
     if (i >= node.input_size() || node.input(i).empty()) return -1;
     if (auto v = Ints(node.input(i))) return static_cast<int>(v->size());
     const onnx::TypeProto* type = Find(node.input(i));
@@ -196,6 +449,8 @@ class TypeRules {
     if (shape.dim_size() != 1 || !shape.dim(0).has_dim_value()) return -1;
     return static_cast<int>(shape.dim(0).dim_value());
   }
+
+ private:
   std::optional<std::vector<int64_t>> Ints(const std::string& name) const {
     if (auto it = ints_.find(name); it != ints_.end()) return it->second;
     if (const onnx::TensorProto* t = FindInitializer(name)) {
@@ -205,7 +460,7 @@ class TypeRules {
   }
   // Axes of Squeeze/Unsqueeze/Reduce*: the attribute (older opsets) or
   // input 1; -1 when unknown, -2 when absent.
-  int NumAxes(const onnx::NodeProto& node) const {
+  int NumAxes(const onnx::NodeProto& node) const override {
     if (const auto* a = FindAttr(node, "axes"); a != nullptr) {
       return a->ints_size();
     }
@@ -213,229 +468,14 @@ class TypeRules {
     return Length(node, 1);
   }
 
-  // The outputs' element type and rank, by op family; unknown ({}) for an
-  // op no family knows.
+  // The outputs' element type and rank by the op's entry in the one
+  // fallback table (graph/op_rules.h); unknown ({}) for an op without one.
   std::vector<ElemRank> Rule(const onnx::NodeProto& node) const {
-    for (auto family : {&TypeRules::ElementwiseRule, &TypeRules::MatMulRule,
-                        &TypeRules::ShapeRule, &TypeRules::GatherRule,
-                        &TypeRules::ReductionRule, &TypeRules::ContribRule,
-                        &TypeRules::MlRule}) {
-      if (std::optional<std::vector<ElemRank>> out = (this->*family)(node))
-        return *std::move(out);
+    const OpRule* rule = FindOpRule(node.op_type());
+    if (rule == nullptr || rule->type == nullptr) {
+      return std::vector<ElemRank>(node.output_size());
     }
-    return All(node, {});
-  }
-
-  using Outputs = std::optional<std::vector<ElemRank>>;
-
-  // Every output of `node` typed `er`.
-  static std::vector<ElemRank> All(const onnx::NodeProto& node, ElemRank er) {
-    return std::vector<ElemRank>(node.output_size(), er);
-  }
-  // Rank r + k; unknown (-1) stays unknown.
-  static int RankPlus(int r, int k) { return r < 0 ? -1 : r + k; }
-
-  // Unary and broadcasting elementwise ops, casts, predicates.
-  Outputs ElementwiseRule(const onnx::NodeProto& node) const {
-    const std::string& op = node.op_type();
-    const ElemRank x = In(node, 0);
-    if (SameAsInput0().contains(op)) {
-      // Dropout's mask, MaxPool's indices, LayerNormalization's statistics:
-      // only output 0 (and SkipLayerNormalization's sum, output 3) are
-      // rank(input 0) of its type.
-      const int n = node.output_size();
-      std::vector<ElemRank> out(n);
-      out[0] = x;
-      if (op == "SkipLayerNormalization" && n > 3) out[3] = x;
-      if (op == "Dropout" && n > 1) out[1] = {T::BOOL, x.rank};
-      return out;
-    }
-    if (IsBroadcastOp(op)) {  // rank: the largest input rank
-      int rank = 0;
-      for (int i = 0; i < node.input_size(); ++i) {
-        const int r = In(node, i).rank;
-        rank = r < 0 || rank < 0 ? -1 : std::max(rank, r);
-      }
-      int32_t elem = op == "Where" ? In(node, 1).elem : x.elem;
-      if (op == "Equal" || op == "Greater" || op == "GreaterOrEqual" ||
-          op == "Less" || op == "LessOrEqual" || op == "And" || op == "Or" ||
-          op == "Xor") {
-        elem = T::BOOL;
-      }
-      return All(node, {elem, rank});
-    }
-    if (op == "Cast") {
-      return All(node, {(int32_t)AttrInt(node, "to", 0), x.rank});
-    }
-    if (op == "CastLike") return All(node, {In(node, 1).elem, x.rank});
-    if (op == "Not" || op == "IsNaN" || op == "IsInf") {
-      return All(node, {T::BOOL, x.rank});
-    }
-    return std::nullopt;
-  }
-
-  // MatMul and the quantized ops.
-  Outputs MatMulRule(const onnx::NodeProto& node) const {
-    const std::string& op = node.op_type();
-    const ElemRank x = In(node, 0);
-    if (op == "MatMul" || op == "MatMulInteger" || op == "FusedMatMul" ||
-        op == "QLinearMatMul") {
-      const int b = op == "QLinearMatMul" ? 3 : 1;
-      const int ra = x.rank, rb = In(node, b).rank;
-      int rank = -1;
-      if (ra >= 1 && rb >= 1) {
-        rank = ra == 1 && rb == 1 ? 0
-               : ra == 1          ? rb - 1
-               : rb == 1          ? ra - 1
-                                  : std::max(ra, rb);
-      }
-      const int32_t elem = op == "MatMulInteger"   ? T::INT32
-                           : op == "QLinearMatMul" ? In(node, 7).elem
-                                                   : x.elem;
-      return All(node, {elem, rank});
-    }
-    if (op == "ConvInteger") return All(node, {T::INT32, x.rank});
-    if (op == "QLinearConv") return All(node, {In(node, 7).elem, x.rank});
-    if (op == "DequantizeLinear") return All(node, {In(node, 1).elem, x.rank});
-    if (op == "QuantizeLinear") {
-      const int32_t zp = In(node, 2).elem;
-      return All(node, {zp != 0 ? zp : T::UINT8, x.rank});
-    }
-    if (op == "DynamicQuantizeLinear") {
-      return std::vector<ElemRank>{
-          {T::UINT8, x.rank}, {T::FLOAT, 0}, {T::UINT8, 0}};
-    }
-    return std::nullopt;
-  }
-
-  // Ops that make, reshape, join or split tensors.
-  Outputs ShapeRule(const onnx::NodeProto& node) const {
-    const std::string& op = node.op_type();
-    const ElemRank x = In(node, 0);
-    if (op == "Shape") return All(node, {T::INT64, 1});
-    if (op == "Size") return All(node, {T::INT64, 0});
-    if (op == "NonZero" || op == "NonMaxSuppression") {
-      return All(node, {T::INT64, 2});
-    }
-    if (op == "Range") return All(node, {x.elem, 1});
-    if (op == "Flatten" || op == "Gemm") return All(node, {x.elem, 2});
-    if (op == "Reshape") return All(node, {x.elem, Length(node, 1)});
-    if (op == "Expand") {
-      const int len = Length(node, 1);
-      return All(node,
-                 {x.elem, len < 0 || x.rank < 0 ? -1 : std::max(len, x.rank)});
-    }
-    if (op == "ConstantOfShape") {
-      const auto* value = FindAttr(node, "value");
-      return All(node, {value != nullptr ? value->t().data_type() : T::FLOAT,
-                        Length(node, 0)});
-    }
-    if (op == "Squeeze") {
-      const int k = NumAxes(node);
-      return All(node, {x.elem, k < 0 || x.rank < 0 ? -1 : x.rank - k});
-    }
-    if (op == "Unsqueeze") {
-      const int k = NumAxes(node);
-      return All(node, {x.elem, k < 0 ? -1 : RankPlus(x.rank, k)});
-    }
-    if (op == "Concat") {
-      ElemRank er = x;
-      for (int i = 0; i < node.input_size() && er.rank < 0; ++i) {
-        er.rank = In(node, i).rank;
-      }
-      return All(node, er);
-    }
-    if (op == "Split") return All(node, x);
-    if (op == "TopK") return std::vector<ElemRank>{x, {T::INT64, x.rank}};
-    if (op == "OneHot") {
-      return All(node, {In(node, 2).elem, RankPlus(x.rank, 1)});
-    }
-    return std::nullopt;
-  }
-
-  // Gather, GatherElements, GatherND.
-  Outputs GatherRule(const onnx::NodeProto& node) const {
-    const std::string& op = node.op_type();
-    const ElemRank x = In(node, 0);
-    if (op == "Gather") {
-      const int ri = In(node, 1).rank;
-      return All(node, {x.elem, x.rank < 0 || ri < 0 ? -1 : x.rank + ri - 1});
-    }
-    if (op == "GatherElements") return All(node, {x.elem, In(node, 1).rank});
-    if (op != "GatherND") return std::nullopt;
-    const int q = In(node, 1).rank;
-    int last = -1;
-    if (const onnx::TypeProto* type = Find(node.input(1));
-        type != nullptr && q > 0 && type->has_tensor_type()) {
-      const auto& d = type->tensor_type().shape().dim(q - 1);
-      if (d.has_dim_value()) last = static_cast<int>(d.dim_value());
-    } else if (const onnx::TensorProto* t = FindInitializer(node.input(1));
-               t != nullptr && q > 0) {
-      last = static_cast<int>(t->dims(q - 1));
-    }
-    const int b = static_cast<int>(AttrInt(node, "batch_dims", 0));
-    return All(node, {x.elem, x.rank < 0 || q < 0 || last < 0
-                                  ? -1
-                                  : x.rank + q - last - 1 - b});
-  }
-
-  // Reduce*, ArgMax, ArgMin.
-  Outputs ReductionRule(const onnx::NodeProto& node) const {
-    const std::string& op = node.op_type();
-    if (!IsReduction(op)) return std::nullopt;
-    const ElemRank x = In(node, 0);
-    const int32_t elem = op == "ArgMax" || op == "ArgMin" ? T::INT64 : x.elem;
-    if (AttrInt(node, "keepdims", 1) != 0) return All(node, {elem, x.rank});
-    if (op == "ArgMax" || op == "ArgMin") {
-      return All(node, {elem, RankPlus(x.rank, -1)});
-    }
-    const int k = NumAxes(node);
-    if (k == -2) return All(node, {elem, 0});  // no axes: every dim reduced
-    return All(node, {elem, k < 0 ? -1 : RankPlus(x.rank, -k)});
-  }
-
-  // com.microsoft's attention and embedding ops.
-  Outputs ContribRule(const onnx::NodeProto& node) const {
-    const std::string& op = node.op_type();
-    const ElemRank x = In(node, 0);
-    if (op == "Attention" || op == "MultiHeadAttention") {
-      return std::vector<ElemRank>{{x.elem, 3}, {x.elem, 5}, {x.elem, 4}};
-    }
-    if (op == "EmbedLayerNormalization") {
-      const int32_t elem = In(node, 2).elem;  // the word embedding's
-      return std::vector<ElemRank>{{elem, 3}, {T::INT32, 1}, {elem, 3}};
-    }
-    return std::nullopt;
-  }
-
-  // ai.onnx.ml's tensor ops.
-  Outputs MlRule(const onnx::NodeProto& node) const {
-    const std::string& op = node.op_type();
-    const ElemRank x = In(node, 0);
-    if (op == "Scaler" || op == "Normalizer") {
-      return All(node, {T::FLOAT, x.rank});
-    }
-    if (op == "OneHotEncoder") {
-      return All(node, {T::FLOAT, RankPlus(x.rank, 1)});
-    }
-    if (op == "LinearClassifier" || op == "SVMClassifier" ||
-        op == "TreeEnsembleClassifier") {
-      const bool strings = FindAttr(node, "classlabels_strings") != nullptr;
-      return std::vector<ElemRank>{{strings ? T::STRING : T::INT64, 1},
-                                   {T::FLOAT, 2}};
-    }
-    if (op == "LinearRegressor" || op == "SVMRegressor" ||
-        op == "TreeEnsembleRegressor" || op == "FeatureVectorizer") {
-      return All(node, {T::FLOAT, 2});
-    }
-    if (op == "LabelEncoder") {
-      const int32_t elem = FindAttr(node, "values_strings")  ? T::STRING
-                           : FindAttr(node, "values_int64s") ? T::INT64
-                           : FindAttr(node, "values_floats") ? T::FLOAT
-                                                             : 0;
-      return All(node, {elem, x.rank});
-    }
-    return std::nullopt;
+    return rule->type(*this, node);
   }
 
   // If: each output as the branches declare it, else as the rules type the

@@ -36,6 +36,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
+#include "graph/onnx_inference.h"
 #include "graph/shape_analysis.h"
 #include "onnx/shape_inference/implementation.h"
 #include "writers/json_numbers.h"
@@ -111,20 +112,9 @@ absl::StatusOr<fs::path> MakeTempDir(const fs::path& parent) {
 // copy without large weights; the error's message, or empty.
 std::string StrictInferenceError(const onnx::ModelProto& model) {
   std::unique_ptr<onnx::ModelProto> copy = CopyWithoutLargeWeights(model);
-  onnx::ShapeInferenceOptions options;
-  options.check_type = true;
-  options.error_mode = 1;
-  if (absl::Status s = CheckModelForOnnx(*copy); !s.ok()) {
-    return std::string(s.message());
-  }
-  try {
-    ++ThreadStepCounts().stage_inferences;
-    onnx::shape_inference::InferShapes(
-        *copy, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
+  absl::StatusOr<std::string> error =
+      RunOnnxInference(copy.get(), InferencePurpose::kStageCheck);
+  return error.ok() ? *error : std::string(error.status().message());
 }
 
 // Moves the finished folder `tmp` to `dir` (Note [A split folder is written
