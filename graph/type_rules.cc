@@ -5,8 +5,6 @@
 #include <cstring>
 #include <optional>
 
-#include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/node_attributes.h"
 #include "graph/op_rules.h"

@@ -107,8 +107,8 @@ Plan HostPlan(const internal::Prepared& base, const Options& options,
 // be the cheapest way to fill one (u sends a large tensor to v and a small
 // one to the sink, k = 3: {u,v} | {sink} | {w} beats any split of u | v).
 // So the grouped problem's DP gives plans (memory judged), never the
-// certified bound (SetHostBound then uses Note [Host work bound]). Their DP merges
-// such sinks too (GNMT's 17). Returns the problem with them grouped
+// certified bound (SetHostBound then uses Note [Host work bound]). Their DP
+// merges such sinks too (GNMT's 17). Returns the problem with them grouped
 // (colocate_group empty when there are no groups).
 ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
                                const DeviceModel& model) {
@@ -329,13 +329,16 @@ absl::StatusOr<Plan> SolveWithHost(
   const IdealDpResult split =
       HostDp(p, num_ipus, ipu_s, dp_options, /*bound=*/false, &split_grouped);
   std::optional<Plan> plan;
-  if (split.found && !split.host_positions.empty() &&
-      split.bottleneck_s < ipu_s * (1 - 1e-9)) {
+  // The DP's split is kept whenever it is faster, also when it leaves the
+  // host empty (its lattice cap is above auto's, so it can beat the IPU
+  // planner on the IPUs alone, or find a split where that planner failed).
+  if (split.found && split.bottleneck_s < ipu_s * (1 - 1e-9)) {
     plan = HostPlan(p, options, num_ipus, split, start);
     if (ipu_plan) {
       notes.push_back(absl::StrCat(
-          "host devices: the ideal DP with them beat the IPUs alone (",
-          ipu_plan->proto.strategy(), ", ",
+          "host devices: the ideal DP with them ",
+          split.host_positions.empty() ? "(leaving the host empty) " : "",
+          "beat the IPU planner (", ipu_plan->proto.strategy(), ", ",
           ipu_plan->proto.performance().bottleneck_s(), " s)"));
     }
   } else if (ipu_plan) {
