@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "graph/shapes.h"
 #include "pod/ipu_rows.h"
+#include "pod/no_fit.h"
 #include "writers/json_numbers.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
@@ -19,17 +20,10 @@
 namespace autoshard {
 namespace {}  // namespace
 
-// "12.3 MB"-style figure for the report (powers of 1000, as tools print).
-std::string HumanBytesText(double bytes) {
-  const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-  int u = 0;
-  while (bytes >= 1000 && u < 6) {
-    bytes /= 1000;
-    ++u;
-  }
-  return u == 0 ? absl::StrFormat("%.0f %s", bytes, units[u])
-                : absl::StrFormat("%.2f %s", bytes, units[u]);
-}
+// "12.3 MB"-style figure for the report (powers of 1000, as tools print):
+// the POD layer's BytesText, so the report and the no-fit reasons print
+// bytes alike.
+std::string HumanBytesText(double bytes) { return pod::BytesText(bytes); }
 
 std::string HumanFlopsText(double flops) {
   const char* units[] = {"", "k", "M", "G", "T", "P"};
