@@ -146,7 +146,7 @@ void EmbedLayerNormRule(NodeShapes& s, FlopsEstimate* e) {
 
 // How an op is costed: a fixed count per output or input element (plus 1
 // when input `plus1_if_input` is present), or a rule function; and its class.
-struct OpRule {
+struct FlopsRule {
   enum Kind { kZero, kPerOutputElement, kPerInputElement, kCustom };
   Kind kind = kZero;
   double per_element = 0;
@@ -155,18 +155,19 @@ struct OpRule {
   OpClass op_class = OpClass::kOther;
 };
 
-OpRule Zero() { return {OpRule::kZero, 0, nullptr}; }
-OpRule PerOut(double c, int plus1_if_input = -1) {
-  return {OpRule::kPerOutputElement, c, nullptr, plus1_if_input};
+FlopsRule Zero() { return {FlopsRule::kZero, 0, nullptr}; }
+FlopsRule PerOut(double c, int plus1_if_input = -1) {
+  return {FlopsRule::kPerOutputElement, c, nullptr, plus1_if_input};
 }
-OpRule PerIn(double c) { return {OpRule::kPerInputElement, c, nullptr}; }
-OpRule Custom(RuleFn fn) { return {OpRule::kCustom, 0, fn}; }
+FlopsRule PerIn(double c) { return {FlopsRule::kPerInputElement, c, nullptr}; }
+FlopsRule Custom(RuleFn fn) { return {FlopsRule::kCustom, 0, fn}; }
 
-using RuleTable = absl::flat_hash_map<std::string, OpRule>;
+using RuleTable = absl::flat_hash_map<std::string, FlopsRule>;
 
 // Gives every op of the space-separated list `ops` the class `op_class` and
 // the FLOPs rule `rule`.
-void Set(RuleTable* t, absl::string_view ops, OpClass op_class, OpRule rule) {
+void Set(RuleTable* t, absl::string_view ops, OpClass op_class,
+         FlopsRule rule) {
   rule.op_class = op_class;
   for (absl::string_view op : absl::StrSplit(ops, ' ', absl::SkipEmpty())) {
     (*t)[std::string(op)] = rule;
@@ -317,13 +318,13 @@ const RuleTable& Rules() {
   return *kRules;
 }
 
-const OpRule* FindRule(const NodeProto& node) {
+const FlopsRule* FindRule(const NodeProto& node) {
   const RuleTable& rules = Rules();
   if (node.domain() == "ai.onnx.ml") {
     // Classical-ML ops (scalers, encoders, linear models, imputers, ZipMap):
     // 1 FLOP per input element, a simple documented rule; they are tiny next
     // to a network's layers. Class "other".
-    static const OpRule kMlRule = PerIn(1);
+    static const FlopsRule kMlRule = PerIn(1);
     return &kMlRule;
   }
   if (node.domain() == "com.microsoft") {
@@ -343,7 +344,7 @@ FlopsEstimate EstimateNode(const NodeProto& node, const Scope& scope,
                            std::string label) {
   FlopsEstimate e;
   NodeShapes s(node, scope, std::move(label));
-  const OpRule* rule = FindRule(node);
+  const FlopsRule* rule = FindRule(node);
   if (rule == nullptr) {
     // No rule: output elements (all outputs).
     e.has_rule = false;
@@ -354,17 +355,17 @@ FlopsEstimate EstimateNode(const NodeProto& node, const Scope& scope,
   } else {
     e.op_class = rule->op_class;
     switch (rule->kind) {
-      case OpRule::kZero:
+      case FlopsRule::kZero:
         break;
-      case OpRule::kPerOutputElement:
+      case FlopsRule::kPerOutputElement:
         e.flops =
             s.OutElements(/*broadcast=*/true) *
             (rule->per_element + (s.has_input(rule->plus1_if_input) ? 1 : 0));
         break;
-      case OpRule::kPerInputElement:
+      case FlopsRule::kPerInputElement:
         e.flops = rule->per_element * s.Elements(s.in(0));
         break;
-      case OpRule::kCustom:
+      case FlopsRule::kCustom:
         rule->fn(s, &e);
         break;
     }
@@ -398,7 +399,7 @@ std::string_view OpClassName(OpClass op_class) {
 }
 
 OpClass ClassifyOp(const onnx::NodeProto& node) {
-  const internal::OpRule* rule = internal::FindRule(node);
+  const internal::FlopsRule* rule = internal::FindRule(node);
   return rule != nullptr ? rule->op_class : OpClass::kOther;
 }
 

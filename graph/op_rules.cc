@@ -128,7 +128,7 @@ const std::vector<OpRule>& AllOpRules() {
       {"Transpose", RuleDomain::kOnnx, nullptr, rules::SameAsInput0Types},
       {"Trilu", RuleDomain::kOnnx, nullptr, rules::SameAsInput0Types},
       {"Upsample", RuleDomain::kOnnx, nullptr, rules::SameAsInput0Types},
-      {"FusedConv", RuleDomain::kOnnx, nullptr, rules::SameAsInput0Types},
+      {"FusedConv", RuleDomain::kMicrosoft, nullptr, rules::SameAsInput0Types},
       {"Dropout", RuleDomain::kOnnx, nullptr, rules::DropoutTypes},
 
       // Casts and predicates.
