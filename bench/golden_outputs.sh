@@ -7,7 +7,7 @@
 # shard at 2 and 4 IPUs with the default strategy, and at 4 with raw, search,
 # optimal and auto, each with -o, --sharding-config, --plan, --split-dir and
 # the text report (stdout), stderr and the exit code; inspect --json.
-# Timing fields (planning, search and strategy seconds, "in S s") are
+# Timing fields (planning, search, strategy and bound seconds, "in S s|ms|us") are
 # replaced by "T" so that only behaviour is compared.
 set -uo pipefail
 bin=$(realpath "$1")
@@ -18,9 +18,9 @@ mkdir -p "$out"
 out=$(realpath "$out")
 untime() {  # FILE...: timing fields to T
   sed -i -E \
-    -e 's/"(planning_s|planningS|seconds)": [0-9.e+-]+/"\1": T/g' \
+    -e 's/"(planning_s|planningS|seconds|bound_seconds)": [0-9.e+-]+/"\1": T/g' \
     -e 's/(planning_s|seconds|time)( *[:=] *)[0-9.e+-]+/\1\2T/g' \
-    -e 's/in [0-9.]+ s/in T s/g' \
+    -e 's/in [0-9.]+ (s|ms|us)\b/in T \1/g' \
     -e 's/[0-9.]+ s planning/T s planning/g' "$@"
 }
 run() {  # NAME ARGS...: one shard run into $out/NAME
