@@ -63,6 +63,20 @@ Certificate CertifyAnyAssignment(const ShardingProblem& problem,
                                  const DeviceModel& model, int num_ipus,
                                  double cheap_s);
 
+// The certified bound of a plan auto chose among monotone splits and plans
+// whose last stage returns to IPU 0 (Note [Last stage on IPU 0]): the
+// larger of CertifyAnyAssignment's and the smaller of CertifyBound's (every
+// monotone split) and RevisitBound's (every plan of the other shape, Note
+// [Revisit bound], solver/bound/revisit_bound.h), the two families auto
+// chooses from. `monotone_plan_ipu`: the plan when it is monotone, else
+// empty (CBC then starts without it). The monotone cascade runs only when
+// the revisit bound exceeds the any-assignment one, with what is left of
+// `max_seconds`; <= 0: CertifyAnyAssignment alone.
+Certificate CertifyLastStageOnIpu0(
+    const ShardingProblem& problem, const DeviceModel& model, int num_ipus,
+    const std::vector<int32_t>& monotone_plan_ipu, double plan_bottleneck_s,
+    bool plan_fits, double max_seconds, double cheap_s);
+
 // (bottleneck / bound - 1) x 100, and 0 when the bound is 0 or the
 // bottleneck is below it (a rounding error is no gap).
 double GapPercent(double bottleneck_s, double bound_s);
