@@ -102,9 +102,8 @@ Certificate CertifyLastStageOnIpu0(
           monotone.bound_s <= revisit.bound_s ? "monotone splits: " : "",
           monotone.bound_s <= revisit.bound_s
               ? monotone.method
-              : absl::StrCat("last stage on IPU 0: ", revisit.method, " on ",
-                             num_ipus + 1,
-                             " stages, head-to-tail reads dropped"),
+              : absl::StrCat("last stage on IPU 0: ", revisit.method,
+                             ", head-to-tail reads dropped"),
           " (the smaller of the bounds on monotone splits and on plans whose "
           "last stage returns to IPU 0)");
     }

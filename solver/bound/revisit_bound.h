@@ -24,9 +24,11 @@
 // whole time, stages 0 and k each at most IPU 0's time. So
 //   bottleneck(P) >= min(T, B(R_T, k + 1))
 // for any bound B on every monotone split of R_T onto k + 1 IPUs (empty
-// stages allowed: S_0 may be empty): the min-cut bound (cut_bound.h) and the
-// heavy-node bound (heavy_bound.h) here. With T the plan's bottleneck this
-// bounds every such plan that could beat it. Memory is not counted.
+// stages allowed: S_0 may be empty): the min-cut bound (cut_bound.h) here.
+// Sharper, with IPU 0's two stages summed: Note [Revisit cut bound]
+// (cut_bound.h, up to 32 IPUs) and the heavy-node bound (heavy_bound.h) on
+// R_T with k IPUs. With T the plan's bottleneck this bounds every such plan
+// that could beat it. Memory is not counted.
 #ifndef AUTOSHARD_SOLVER_BOUND_REVISIT_BOUND_H_
 #define AUTOSHARD_SOLVER_BOUND_REVISIT_BOUND_H_
 
