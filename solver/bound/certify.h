@@ -17,6 +17,9 @@
 //   weights and code each IPU must hold;
 // - else, or when neither proves more, the cheap bound
 //   (DeviceModel::LowerBound: Σ time / k, the costliest node, pigeonhole).
+// A plan auto may return with its last stage back on IPU 0 gets the smaller
+// of that cascade's bound and the revisit bound (CertifyLastStageOnIpu0,
+// solver/bound/revisit_bound.h), at least the bound over every map.
 #ifndef AUTOSHARD_SOLVER_BOUND_CERTIFY_H_
 #define AUTOSHARD_SOLVER_BOUND_CERTIFY_H_
 
