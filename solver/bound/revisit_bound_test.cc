@@ -41,13 +41,14 @@ TEST(RevisitBoundTest, DropsOnlyReadsAHeadAndTailCouldHold) {
   EXPECT_EQ(dropped, 3);
 }
 
-// Valid on small random DAGs with either copy model: never above the best
-// plan whose last stage returns to IPU 0 (brute force over every such plan,
-// BestRevisiting), with T = twice that plan's bottleneck and with T = the
-// best monotone split's (so the cap at T hides nothing); and above the
-// cheap bound for k + 1 IPUs on some (it sees copies). A bound 10% higher
-// fails on some (counted: the check can fail); without the dropped reads 6
-// checks fail (tried by hand).
+// Valid on small random DAGs with either copy model, with and without a
+// fixed cost per copy: never above the best plan whose last stage returns to
+// IPU 0 (brute force over every such plan, BestRevisiting), with T = twice
+// that plan's bottleneck and with T = the best monotone split's (so the cap
+// at T hides nothing); and above the cheap bound for k + 1 IPUs on some (it
+// sees copies). A bound 10% higher fails on some (counted: the check can
+// fail); without the dropped reads checks fail (6 when tried by hand, before
+// the fixed-cost trials were added).
 TEST(RevisitBoundTest, NeverAboveBruteForceOnRandomDags) {
   std::mt19937 rng(20261206);
   int above_cheap = 0, tight = 0, tried = 0, summed = 0, heavy = 0;
@@ -57,7 +58,9 @@ TEST(RevisitBoundTest, NeverAboveBruteForceOnRandomDags) {
     ShardingProblem p =
         RandomDag(rng, n, trial % 2 == 0 ? 8000000000 : 800000000);
     p.copies_through_host = trial % 3 == 0;
-    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    proto::DeviceProfile chip = ToyChip();
+    if (trial % 4 >= 2) chip.set_transfer_fixed_s(0.3);  // a fixed cost
+    const DeviceModel model(p, chip, Precision::kFp32);
     const double revisit = BestRevisiting(p, model, k);
     if (revisit == std::numeric_limits<double>::infinity()) continue;
     ++tried;
@@ -85,16 +88,21 @@ TEST(RevisitBoundTest, NeverAboveBruteForceOnRandomDags) {
 // The certificate of a plan auto may return with its last stage on IPU 0
 // (CertifyLastStageOnIpu0) is below the best monotone split and the best
 // revisiting plan (brute force), on random DAGs with a weight read by the
-// first and last node; and above the any-assignment certificate on some.
+// first and last node, half of them with a fixed cost per copy (Note [Heavy
+// node's fixed copy costs]: IPU 0 runs two stages); and above the
+// any-assignment certificate on some.
 TEST(RevisitBoundTest, CertificateHoldsOverMonotoneAndRevisitingPlans) {
   std::mt19937 rng(4244);
   int above_any = 0;
-  for (int trial = 0; trial < 60; ++trial) {
+  proto::DeviceProfile fixed = ToyChip();
+  fixed.set_transfer_fixed_s(0.3);
+  for (int trial = 0; trial < 80; ++trial) {
     const int k = 2 + trial % 2;
     ShardingProblem p =
         RandomDag(rng, 6, trial % 2 == 0 ? 8000000000 : 800000000);
     testing::ShareAWeightFarApart(&p, 800);
-    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    const DeviceModel model(p, trial % 4 < 2 ? ToyChip() : fixed,
+                            Precision::kFp32);
     const double best =
         std::min(BestRevisiting(p, model, k), BestMonotone(p, model, k).second);
     if (best == std::numeric_limits<double>::infinity()) continue;
