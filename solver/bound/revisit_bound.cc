@@ -109,7 +109,10 @@ RevisitBoundResult RevisitBound(const ShardingProblem& problem,
     result.out_of_work |= chain.out_of_work;
     if (chain.bound_s > result.bound_s) {
       result.bound_s = chain.bound_s;
-      result.method = "min-cut, IPU 0's two stages summed";
+      // Not improved: RevisitCutBound returned the cheap bound for k IPUs
+      // (above the cheap bound for k + 1 the first DP starts from).
+      result.method = chain.improved ? "min-cut, IPU 0's two stages summed"
+                                     : "cheap (k IPUs)";
     }
   }
   // Note [Heavy-node bound] on R_T: the IPU holding v is a stage of Q

@@ -53,7 +53,9 @@ struct RevisitBoundResult {
   // num_ipus IPUs whose last stage returns to IPU 0, at most upper_s; 0 when
   // nothing was proven.
   double bound_s = 0;
-  std::string method;   // "min-cut" or "heavy node" on R_T: which held
+  // Which held, on R_T: "min-cut on k + 1 stages", "min-cut, IPU 0's two
+  // stages summed", "cheap (k IPUs)" or "heavy node".
+  std::string method;
   int64_t dropped = 0;  // reads R_T dropped
   bool out_of_work = false;
 };

@@ -45,7 +45,7 @@ TEST(RevisitBoundTest, DropsOnlyReadsAHeadAndTailCouldHold) {
 // fixed cost per copy: never above the best plan whose last stage returns to
 // IPU 0 (brute force over every such plan, BestRevisiting), with T = twice
 // that plan's bottleneck and with T = the best monotone split's (so the cap
-// at T hides nothing); and above the cheap bound for k + 1 IPUs on some (it
+// at T hides nothing); and above the cheap bound for k IPUs on some (it
 // sees copies). A bound 10% higher fails on some (counted: the check can
 // fail); without the dropped reads checks fail (6 when tried by hand, before
 // the fixed-cost trials were added).
@@ -71,7 +71,7 @@ TEST(RevisitBoundTest, NeverAboveBruteForceOnRandomDags) {
       EXPECT_LE(r.bound_s, revisit * (1 + 1e-12))
           << "trial " << trial << " T " << upper;
       EXPECT_LE(r.bound_s, upper * (1 + 1e-12));
-      above_cheap += r.bound_s > model.LowerBound(k + 1) * (1 + 1e-9) ? 1 : 0;
+      above_cheap += r.bound_s > model.LowerBound(k) * (1 + 1e-9) ? 1 : 0;
       tight += 1.1 * r.bound_s > revisit ? 1 : 0;
       summed += r.method == "min-cut, IPU 0's two stages summed" ? 1 : 0;
       heavy += r.method == "heavy node" ? 1 : 0;
