@@ -112,6 +112,25 @@ void Certify(const Prepared& p, const Options& options, Plan* plan) {
       (options.strategy == "auto" &&
        (options.weights == "variable" ||
         FarApartWeight(p.analysis->problem).has_value()));
+  // auto chooses among monotone splits and splits whose last stage returns
+  // to IPU 0: the smaller of the bounds on the two (Note [Revisit bound]).
+  const std::vector<int32_t> of_stage = plan->placement.IpuOfStage();
+  const bool revisits = plan->placement.RevisitsAnIpu();
+  bool last_stage_on_ipu0 =
+      revisits && !of_stage.empty() && of_stage.back() == 0 &&
+      static_cast<int>(of_stage.size()) == plan->proto.num_ipus() + 1;
+  for (size_t s = 0; last_stage_on_ipu0 && s + 1 < of_stage.size(); ++s)
+    last_stage_on_ipu0 = of_stage[s] == static_cast<int32_t>(s);
+  if (revisit_possible && options.strategy == "auto" &&
+      (!revisits || last_stage_on_ipu0)) {
+    SetCertificate(CertifyLastStageOnIpu0(
+                       p.analysis->problem, model, plan->proto.num_ipus(),
+                       revisits ? std::vector<int32_t>() : plan->placement.ipu,
+                       perf->bottleneck_s(), plan->proto.fits(),
+                       options.bound_s, perf->lower_bound_s()),
+                   perf);
+    return;
+  }
   if (revisit_possible) {
     SetCertificate(
         CertifyAnyAssignment(p.analysis->problem, model, plan->proto.num_ipus(),

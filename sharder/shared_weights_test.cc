@@ -89,9 +89,15 @@ TEST(SharedWeightsTest, VariableWeightsPutEmbeddingAndHeadOnOneIpu) {
   EXPECT_THAT(report, HasSubstr("IPUs: 4 (5 stages on 4 IPUs)"));
   EXPECT_THAT(report,
               HasSubstr("stages: 5 stages on 4 IPUs (stage 4 on IPU 0)"));
-  // The certificate covers revisiting plans: the cheap bound.
+  // The certificate covers revisiting plans: the smaller of the bounds on
+  // monotone splits and on plans whose last stage returns to IPU 0 (Note
+  // [Revisit bound]), above the bound over every node -> IPU map.
   EXPECT_THAT(plan->proto.performance().bound_method(),
               HasSubstr("returns to IPU 0"));
+  EXPECT_THAT(plan->proto.performance().bound_method(),
+              HasSubstr("the smaller of the bounds"));
+  EXPECT_GT(plan->proto.performance().certified_bound_s(),
+            plan->proto.performance().lower_bound_s());
   EXPECT_LE(plan->proto.performance().certified_bound_s(),
             plan->proto.performance().bottleneck_s());
   // wte (4096 x 64 floats = 1,048,576 B) is held once, on IPU 0 only.

@@ -17,6 +17,9 @@
 //   weights and code each IPU must hold;
 // - else, or when neither proves more, the cheap bound
 //   (DeviceModel::LowerBound: Σ time / k, the costliest node, pigeonhole).
+// A plan auto may return with its last stage back on IPU 0 gets the smaller
+// of that cascade's bound and the revisit bound (CertifyLastStageOnIpu0,
+// solver/bound/revisit_bound.h), at least the bound over every map.
 #ifndef AUTOSHARD_SOLVER_BOUND_CERTIFY_H_
 #define AUTOSHARD_SOLVER_BOUND_CERTIFY_H_
 
@@ -62,6 +65,20 @@ Certificate CertifyBound(const ShardingProblem& problem,
 Certificate CertifyAnyAssignment(const ShardingProblem& problem,
                                  const DeviceModel& model, int num_ipus,
                                  double cheap_s);
+
+// The certified bound of a plan auto chose among monotone splits and plans
+// whose last stage returns to IPU 0 (Note [Last stage on IPU 0]): the
+// larger of CertifyAnyAssignment's and the smaller of CertifyBound's (every
+// monotone split) and RevisitBound's (every plan of the other shape, Note
+// [Revisit bound], solver/bound/revisit_bound.h), the two families auto
+// chooses from. `monotone_plan_ipu`: the plan when it is monotone, else
+// empty (CBC then starts without it). The monotone cascade runs only when
+// the revisit bound exceeds the any-assignment one, with what is left of
+// `max_seconds`; <= 0: CertifyAnyAssignment alone.
+Certificate CertifyLastStageOnIpu0(
+    const ShardingProblem& problem, const DeviceModel& model, int num_ipus,
+    const std::vector<int32_t>& monotone_plan_ipu, double plan_bottleneck_s,
+    bool plan_fits, double max_seconds, double cheap_s);
 
 // (bottleneck / bound - 1) x 100, and 0 when the bound is 0 or the
 // bottleneck is below it (a rounding error is no gap).

@@ -67,42 +67,107 @@ double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
   return best;
 }
 
+// The buckets of Note [Cut bound]: [lo[b], hi[b]] and the copy seconds of
+// their smallest cut (infinity: no ideal there).
+struct Buckets {
+  std::vector<double> lo, hi, copy_s;
+};
+
+Buckets PlainBuckets(ClosureCuts& cuts, const DeviceModel& model,
+                     const CutBoundOptions& options, CutBoundResult* result) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const int nb = options.buckets;
+  const double width = cuts.total_s() / nb;
+  Buckets k{std::vector<double>(nb), std::vector<double>(nb),
+            std::vector<double>(nb, 0)};
+  for (int b = 0; b < nb; ++b) {
+    k.lo[b] = b * width;
+    k.hi[b] = b + 1 == nb ? cuts.total_s() : (b + 1) * width;
+    if (cuts.work() > options.max_work) {
+      result->out_of_work = true;  // the cuts left count 0: still valid
+      continue;
+    }
+    const int64_t cut = cuts.MinCut(k.lo[b], k.hi[b]);
+    k.copy_s[b] = cut < 0 ? kInf : model.CopySeconds(static_cast<double>(cut));
+  }
+  return k;
+}
+
+// Note [Window cuts] raise the buckets' copy seconds.
+void WindowBuckets(ClosureCuts& cuts, const DeviceModel& model,
+                   const CutBoundOptions& options, CutBoundResult* result,
+                   Buckets* k) {
+  const int nb = static_cast<int>(k->lo.size());
+  cuts.set_max_work(options.max_work);
+  const int per = std::max(1, nb / options.window_groups);
+  for (int g = 0; g < nb && cuts.work() <= options.max_work; g += per) {
+    const int last = std::min(nb, g + per) - 1;
+    const double bytes = cuts.WindowCut(k->lo[g], k->hi[last]);
+    if (bytes <= 0) continue;
+    for (int b = g; b <= last; ++b)
+      k->copy_s[b] = std::max(k->copy_s[b], model.CopySeconds(bytes));
+  }
+  result->out_of_work |= cuts.work() > options.max_work;
+}
+
 // PopART's adjacent copies: the DP over compute buckets of Note [Cut bound];
 // when it leaves the plan (`upper_s`) more than 1% above, again with the
 // window cuts of Note [Window cuts] over groups of buckets.
 double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
                      double upper_s, const CutBoundOptions& options,
                      CutBoundResult* result) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const int nb = options.buckets;
-  const double width = cuts.total_s() / nb;
-  std::vector<double> lo(nb), hi(nb), copy_s(nb, 0);
-  for (int b = 0; b < nb; ++b) {
-    lo[b] = b * width;
-    hi[b] = b + 1 == nb ? cuts.total_s() : (b + 1) * width;
-    if (cuts.work() > options.max_work) {
-      result->out_of_work = true;  // the cuts left count 0: still valid
-      continue;
-    }
-    const int64_t cut = cuts.MinCut(lo[b], hi[b]);
-    copy_s[b] = cut < 0 ? kInf : model.CopySeconds(static_cast<double>(cut));
-  }
-  const double plain = ChainBound(lo, hi, copy_s, cuts.total_s(), k);
+  Buckets b = PlainBuckets(cuts, model, options, result);
+  const double plain = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k);
   if (plain >= upper_s * 0.99 || options.window_groups <= 0) {
     return plain - cuts.tolerance_s();
   }
-  cuts.set_max_work(options.max_work);
-  const int per = std::max(1, nb / options.window_groups);
-  for (int g = 0; g < nb && cuts.work() <= options.max_work; g += per) {
-    const int last = std::min(nb, g + per) - 1;
-    const double bytes = cuts.WindowCut(lo[g], hi[last]);
-    if (bytes <= 0) continue;
-    for (int b = g; b <= last; ++b)
-      copy_s[b] = std::max(copy_s[b], model.CopySeconds(bytes));
-  }
-  result->out_of_work |= cuts.work() > options.max_work;
-  return std::max(plain, ChainBound(lo, hi, copy_s, cuts.total_s(), k)) -
+  WindowBuckets(cuts, model, options, result, &b);
+  return std::max(plain, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k)) -
          cuts.tolerance_s();
+}
+
+// Note [Revisit cut bound]: whether a chain of buckets has every stage
+// 1..k-1 at most t and IPU 0's two stages together at most t.
+bool RevisitFeasible(const Buckets& b, double total_s, int k, double t) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const int nb = static_cast<int>(b.lo.size());
+  // g[x]: the least time of stage 0 over chains I_0..I_d with I_d in x.
+  std::vector<double> g(nb, kInf), next(nb);
+  for (int x = 0; x < nb; ++x) {
+    const double head = b.lo[x] + b.copy_s[x];
+    if (head <= t) g[x] = head;
+  }
+  for (int d = 1; d < k; ++d) {
+    for (int y = 0; y < nb; ++y) {
+      next[y] = kInf;
+      if (b.copy_s[y] == kInf) continue;
+      for (int x = 0; x <= y; ++x) {
+        if (g[x] >= next[y]) continue;
+        const double stage =
+            std::max(0.0, b.lo[y] - b.hi[x]) + b.copy_s[x] + b.copy_s[y];
+        if (stage <= t) next[y] = g[x];
+      }
+    }
+    g.swap(next);
+  }
+  for (int x = 0; x < nb; ++x) {
+    if (g[x] == kInf) continue;
+    if (g[x] + std::max(0.0, total_s - b.hi[x]) + b.copy_s[x] <= t) return true;
+  }
+  return false;
+}
+
+// The largest t in [lower_s, upper_s] RevisitFeasible rules out (bisection),
+// lower_s when none is.
+double RevisitBisection(const Buckets& b, double total_s, int k, double lower_s,
+                        double upper_s, int steps, double tolerance_s) {
+  double lo = lower_s, hi = upper_s;
+  if (RevisitFeasible(b, total_s, k, lo + tolerance_s)) return lower_s;
+  for (int step = 0; step < steps; ++step) {
+    const double mid = (lo + hi) / 2;
+    (RevisitFeasible(b, total_s, k, mid + tolerance_s) ? hi : lo) = mid;
+  }
+  return lo;
 }
 
 }  // namespace
@@ -122,6 +187,36 @@ CutBoundResult CutBound(const ShardingProblem& problem,
       problem.copies_through_host
           ? HostBound(cuts, model, num_ipus, cheap, upper_s, options, &result)
           : AdjacentBound(cuts, model, num_ipus, upper_s, options, &result);
+  result.work = cuts.work();
+  result.improved = bound > cheap;
+  result.bound_s = std::max(cheap, bound);
+  return result;
+}
+
+}  // namespace autoshard
+
+namespace autoshard {
+
+CutBoundResult RevisitCutBound(const ShardingProblem& problem,
+                               const DeviceModel& model, int num_ipus,
+                               double upper_s, const CutBoundOptions& options) {
+  CutBoundResult result;
+  const double cheap = model.LowerBound(num_ipus);
+  result.bound_s = cheap;
+  if (num_ipus < 2 || upper_s <= cheap || problem.copies_through_host ||
+      problem.num_nodes() > options.max_nodes) {
+    return result;
+  }
+  ClosureCuts cuts(problem, model);
+  Buckets b = PlainBuckets(cuts, model, options, &result);
+  double bound = RevisitBisection(b, cuts.total_s(), num_ipus, cheap, upper_s,
+                                  options.bisection_steps, cuts.tolerance_s());
+  if (bound < upper_s * 0.99 && options.window_groups > 0) {
+    WindowBuckets(cuts, model, options, &result, &b);
+    bound = std::max(
+        bound, RevisitBisection(b, cuts.total_s(), num_ipus, bound, upper_s,
+                                options.bisection_steps, cuts.tolerance_s()));
+  }
   result.work = cuts.work();
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);

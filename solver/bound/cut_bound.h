@@ -46,6 +46,19 @@
 // bisected on which side the minimising ideal falls (the subgradient), and
 // the largest value is kept: at least the plain cut, and a lower bound on
 // the bytes of every ideal in the window. The DP then runs once more.
+//
+// Note [Revisit cut bound]
+// A plan whose last stage S_k returns to IPU 0 (Note [Revisit bound],
+// solver/bound/revisit_bound.h) on a problem R where its stages cost what
+// Note [Cut bound]'s monotone stages cost (R_T there): boundaries I_0 ..
+// I_{k-1}, IPUs 1..k-1 as above, and IPU 0 running stage 0 (P(I_0) +
+// CopySeconds(C(I_0))) and stage k (W - P(I_{k-1}) + CopySeconds(C(I_{k-1})))
+// in turn, their sum. A threshold t is ruled out when no chain of buckets
+// b_0 <= ... <= b_{k-1} has every middle stage's least time <= t and
+// lo_{b_0} + m_{b_0} + (W - hi_{b_{k-1}}) + m_{b_{k-1}} <= t (a DP keeping,
+// per bucket, the least stage-0 time of the chains that reach it:
+// O(k x buckets^2) per t); the largest ruled out is found by bisection from
+// the cheap bound for k IPUs (which holds for every node -> IPU map).
 #ifndef AUTOSHARD_SOLVER_BOUND_CUT_BOUND_H_
 #define AUTOSHARD_SOLVER_BOUND_CUT_BOUND_H_
 
@@ -85,6 +98,15 @@ struct CutBoundResult {
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,
                         const CutBoundOptions& options);
+
+// Note [Revisit cut bound] on `problem` (R_T) for plans onto `num_ipus`
+// IPUs whose last stage returns to IPU 0, with `upper_s` >= T (the search's
+// top); adjacent copies only (through host: the cheap bound). bound_s is a
+// lower bound on every such plan's bottleneck when their stages cost on R
+// at most what they cost on the model's problem. Never fails.
+CutBoundResult RevisitCutBound(const ShardingProblem& problem,
+                               const DeviceModel& model, int num_ipus,
+                               double upper_s, const CutBoundOptions& options);
 
 }  // namespace autoshard
 

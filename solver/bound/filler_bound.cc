@@ -1,5 +1,6 @@
 #include "solver/bound/filler_bound.h"
 
+#include <chrono>
 #include <vector>
 
 #include "solver/strategies/coarsen.h"
@@ -9,7 +10,7 @@
 namespace autoshard {
 namespace {
 
-// A source is a filler only when it takes at most Σ time / (this x k): a
+// A source is a filler only when it takes at most Σ time / (this x k'): a
 // costlier one in the pool would make the bound weak (still valid).
 constexpr double kFillerShare = 4;
 
@@ -21,12 +22,12 @@ struct Reduction {
 };
 
 Reduction Reduce(const ShardingProblem& p, const DeviceModel& model,
-                 const std::vector<uint8_t>& passive, int num_ipus) {
+                 const std::vector<uint8_t>& passive, int share_ipus) {
   const int n = p.num_nodes();
   Reduction r{std::vector<int32_t>(n, -1), std::vector<uint8_t>(n, 0)};
   double total_s = 0;
   for (int32_t v = 0; v < n; ++v) total_s += model.NodeTime(v);
-  const double small_s = total_s / (kFillerShare * num_ipus);
+  const double small_s = total_s / (kFillerShare * share_ipus);
   for (int32_t s = 0; s < n; ++s) {
     if (passive[s]) continue;
     bool source = true;
@@ -72,31 +73,51 @@ FillerBoundResult FillerBound(const ShardingProblem& problem,
   result.bound_s = lower_s;
   if (num_ipus < 2 || problem.copies_through_host || !(lower_s < upper_s))
     return result;
-  std::vector<uint8_t> passive = PassiveConstants(problem);
-  const Reduction r = Reduce(problem, model, passive, num_ipus);
-  double filler_s = 0;
-  for (int32_t v = 0; v < problem.num_nodes(); ++v) {
-    result.merged += r.joins[v] >= 0;
-    if (!r.filler[v]) continue;
-    ++result.fillers;
-    filler_s += model.NodeTime(v);
-    passive[v] = 1;
+  const std::vector<uint8_t> constants = PassiveConstants(problem);
+  // Note [Filler bound]: k' = k, k / 2, ..., 1 until the reduced lattice is
+  // small enough.
+  int share =
+      options.first_share_ipus > 0 ? options.first_share_ipus : num_ipus;
+  for (;; share /= 2) {
+    result = FillerBoundResult();
+    result.bound_s = lower_s;
+    result.share_ipus = share;
+    std::vector<uint8_t> passive = constants;
+    const Reduction r = Reduce(problem, model, passive, share);
+    double filler_s = 0;
+    for (int32_t v = 0; v < problem.num_nodes(); ++v) {
+      result.merged += r.joins[v] >= 0;
+      if (!r.filler[v]) continue;
+      ++result.fillers;
+      filler_s += model.NodeTime(v);
+      passive[v] = 1;
+    }
+    if (result.merged + result.fillers > 0) {
+      const Coarsened reduced =
+          CoarsenGroups(problem, model, GroupsOf(problem, r), passive);
+      // Its times are node_time_s (each group's Σ NodeTime, Coarsen's),
+      // which the model takes over the precision's peak.
+      const DeviceModel reduced_model(reduced.problem, model.profile(),
+                                      Precision::kFp32);
+      IdealDpOptions dp;
+      dp.max_ideals = options.max_ideals;
+      dp.deadline = options.deadline;
+      const IdealDpResult b =
+          IdealDpFillerBound(reduced.problem, reduced_model, num_ipus, filler_s,
+                             lower_s, upper_s, dp);
+      result.ideals = b.ideals;
+      result.ran = b.ran && b.found;
+      if (result.ran) {
+        result.bound_s = std::max(lower_s, b.bottleneck_s);
+        return result;
+      }
+      // Ran but found nothing, or stopped by the clock: a bigger pool only
+      // weakens it.
+      if (b.ran || std::chrono::steady_clock::now() >= options.deadline)
+        return result;
+    }
+    if (share <= 1) return result;
   }
-  if (result.merged + result.fillers == 0) return result;
-  const Coarsened reduced =
-      CoarsenGroups(problem, model, GroupsOf(problem, r), passive);
-  // Its times are node_time_s (each group's Σ NodeTime, Coarsen's), which
-  // the model takes over the precision's peak.
-  const DeviceModel reduced_model(reduced.problem, model.profile(),
-                                  Precision::kFp32);
-  IdealDpOptions dp;
-  dp.max_ideals = options.max_ideals;
-  dp.deadline = options.deadline;
-  const IdealDpResult b = IdealDpFillerBound(
-      reduced.problem, reduced_model, num_ipus, filler_s, lower_s, upper_s, dp);
-  result.ideals = b.ideals;
-  result.ran = b.ran && b.found;
-  if (result.ran) result.bound_s = std::max(lower_s, b.bottleneck_s);
   return result;
 }
 

@@ -24,6 +24,11 @@
 // every stage time <= T and Σ stage times <= k T - F (IdealDpFillerBound,
 // bisection over T). Exact when there are no fillers and no move empties an
 // IPU; loose by at most what the pool's placement and the dropped bytes give.
+// Step 2 is a relaxation for any size limit; a "small" source is one of at
+// most Σ time / 4k' with k' = k first. When the reduced lattice still has too
+// many ideals (at large k few sources are that small: tv_quant_resnet18_int8
+// at 128 IPUs), k' is halved and the DP tried again, down to k' = 1: a
+// bigger pool, fewer ideals, a weaker but still valid bound.
 #ifndef AUTOSHARD_SOLVER_BOUND_FILLER_BOUND_H_
 #define AUTOSHARD_SOLVER_BOUND_FILLER_BOUND_H_
 
@@ -39,6 +44,9 @@ struct FillerBoundOptions {
   int64_t max_ideals = 20000;  // of the reduced problem; else not run
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::time_point::max();
+  // k' of the first try (Note [Filler bound]); 0: num_ipus. Tests set it to
+  // check the larger pools' bounds.
+  int first_share_ipus = 0;
 };
 
 struct FillerBoundResult {
@@ -46,6 +54,7 @@ struct FillerBoundResult {
   double bound_s = 0;               // valid lower bound when ran (>= lower_s)
   int32_t merged = 0, fillers = 0;  // sources of steps 1 and 2
   int64_t ideals = 0;               // of the reduced problem (at most +1)
+  int share_ipus = 0;               // k' of the try that ran (or the last)
 };
 
 // Note [Filler bound] onto `num_ipus` IPUs; `lower_s`: a valid bound already

@@ -71,5 +71,39 @@ TEST(FillerBoundTest, NeverAboveBruteForceOnRandomDags) {
   EXPECT_GT(improved, 10);
 }
 
+// The bigger pools of Note [Filler bound] (k' below k, down to 1): every
+// source of at most Σ time / 4k' pooled. Each still never above brute
+// force; with a lattice cap of 6 ideals the retries run (some only at a
+// smaller k') and still prove more than the cheap bound somewhere.
+TEST(FillerBoundTest, BiggerPoolsNeverAboveBruteForce) {
+  std::mt19937 rng(20261205);
+  int retried = 0, improved = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    const int n = 4 + static_cast<int>(rng() % 5);  // 4..8
+    const int k = 2 + static_cast<int>(rng() % 3);  // 2..4
+    ShardingProblem p =
+        RandomDag(rng, n, trial % 2 == 0 ? 4000000000 : 800000000);
+    DeviceModel model(p, ToyChip(), Precision::kFp32);
+    const double any = BestMonotone(p, model, k).second;
+    if (any == std::numeric_limits<double>::infinity()) continue;
+    const double cheap = model.LowerBound(k);
+    FillerBoundOptions whole;
+    whole.first_share_ipus = 1;  // every source of <= Σ time / 4 pooled
+    const FillerBoundResult w = FillerBound(p, model, k, cheap, any, whole);
+    EXPECT_LE(w.bound_s, any * (1 + 1e-9)) << "trial " << trial;
+    FillerBoundOptions capped;
+    capped.max_ideals = 6;
+    const FillerBoundResult c = FillerBound(p, model, k, cheap, any, capped);
+    EXPECT_LE(c.bound_s, any * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_GE(c.bound_s, cheap) << "trial " << trial;
+    if (c.ran && c.share_ipus < k) {
+      ++retried;
+      improved += c.bound_s > cheap * (1 + 1e-6) ? 1 : 0;
+    }
+  }
+  EXPECT_GT(retried, 5);
+  EXPECT_GT(improved, 0);
+}
+
 }  // namespace
 }  // namespace autoshard

@@ -71,7 +71,10 @@ class HeavyCuts {
 
   // min over the sets the Note allows (X through host, I1 ⊆ I2 with
   // adjacent copies) of alpha t(X) + bytes / L, in seconds; alpha in [0, 1].
-  double Solve(int32_t v, double alpha) {
+  // `no_in` (`no_out`): only sets whose IPU receives (sends) no byte (Note
+  // [Heavy node's fixed copy costs]).
+  double Solve(int32_t v, double alpha, bool no_in = false,
+               bool no_out = false) {
     const int32_t n = problem_.num_nodes();
     const int32_t num_tensors = static_cast<int32_t>(tensors_.size());
     // Vertices: 0 source, 1 sink, then per layer (one through host, two
@@ -97,6 +100,10 @@ class HeavyCuts {
         for (int32_t r : problem_.output_consumers[t.producer][t.slot]) {
           flow.AddArc(node(0, r), a, kInfinite);
           flow.AddArc(b, node(0, r), kInfinite);
+          // Nothing received: a reader in X has its producer in X; nothing
+          // sent: a producer in X has its readers in X.
+          if (no_in) flow.AddArc(node(0, r), node(0, t.producer), kInfinite);
+          if (no_out) flow.AddArc(node(0, t.producer), node(0, r), kInfinite);
         }
       }
       return static_cast<double>(flow.Solve(0, 1, kInfinite, &work_)) / link_;
@@ -120,6 +127,10 @@ class HeavyCuts {
         for (int32_t r : problem_.output_consumers[t.producer][t.slot]) {
           flow.AddArc(tensor(l, i), node(l, r), kInfinite);
           flow.AddArc(node(l, r), node(l, t.producer), kInfinite);
+          // C(I1) = 0 (nothing received) or C(I2) = 0 (nothing sent): no
+          // tensor leaves that ideal.
+          if ((l == 0 && no_in) || (l == 1 && no_out))
+            flow.AddArc(node(l, t.producer), node(l, r), kInfinite);
         }
       }
     }
@@ -185,17 +196,19 @@ HeavyBoundResult HeavyNodeBound(const ShardingProblem& problem,
     result.out_of_work = true;
     return true;
   };
+  const double fixed_s = model.profile().transfer_fixed_s();
   std::vector<std::pair<double, int32_t>> plain;  // (h(v), v) per node tried
   for (int32_t v : order) {
     if (result.tried >= options.max_nodes_tried || spent()) break;
     // Through host h(v) <= own_s[v]: none left can beat the best found.
     // With adjacent copies h(v) <= Upper(v): v cannot.
+    // Note [Heavy node's fixed copy costs] adds at most 2 f to h(v).
     if (problem.copies_through_host &&
-        own_s[v] <= std::max(lower_s, result.bound_s)) {
+        own_s[v] + 2 * fixed_s <= std::max(lower_s, result.bound_s)) {
       break;
     }
     if (!problem.copies_through_host &&
-        cuts.Upper(v) <= std::max(lower_s, result.bound_s)) {
+        cuts.Upper(v) + 2 * fixed_s <= std::max(lower_s, result.bound_s)) {
       continue;
     }
     const double h = cuts.Solve(v, 1.0);
@@ -203,11 +216,31 @@ HeavyBoundResult HeavyNodeBound(const ShardingProblem& problem,
     keep(h, v);
     plain.emplace_back(h, v);
   }
+  // Note [Heavy node's fixed copy costs], for the nodes whose h(v) is
+  // largest.
+  std::sort(plain.begin(), plain.end(),
+            [](const auto& a, const auto& b) { return a > b; });
+  if (fixed_s > 0) {
+    for (int i = 0; i < static_cast<int>(plain.size()) &&
+                    i < options.fixed_cost_nodes && !spent();
+         ++i) {
+      const auto [h, v] = plain[i];
+      // The four kinds' minimum; stops (proving nothing new) once it cannot
+      // beat what is known.
+      const double known = std::max(lower_s, result.bound_s);
+      double f = h + 2 * fixed_s;
+      if (f <= known) continue;
+      f = std::min(f, cuts.Solve(v, 1.0, true, false) + fixed_s);
+      if (f <= known) continue;
+      f = std::min(f, cuts.Solve(v, 1.0, false, true) + fixed_s);
+      if (f <= known) continue;
+      f = std::min(f, cuts.Solve(v, 1.0, true, true));
+      keep(f, v);
+    }
+  }
   // Note [Heavy node and the rest]: for the nodes whose h(v) is largest, the
   // best lambda by a ternary search (the value is concave in lambda).
   if (num_ipus < 2 || options.lagrange_nodes <= 0) return result;
-  std::sort(plain.begin(), plain.end(),
-            [](const auto& a, const auto& b) { return a > b; });
   const double rest_s = total_s / (num_ipus - 1);
   auto value = [&](int32_t v, double lambda) {
     const double mu = lambda - (1 - lambda) / (num_ipus - 1);

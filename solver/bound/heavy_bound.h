@@ -25,8 +25,8 @@
 // v's own tensors / L (X = {v}), so only the nodes where that exceeds the
 // bound proven before are tried, costliest first (with adjacent copies: those
 // whose value for I1 = v's ancestors, I2 = I1 and v, exceeds it).
-// Memory is not counted, nor the copies' fixed cost: both would only add to
-// d's time.
+// Memory is not counted: it would only add to d's time. The copies' fixed
+// cost: Note [Heavy node's fixed copy costs].
 //
 // Note [Nested ideals]
 // With PopART's adjacent copies and a monotone split, d's nodes are
@@ -49,6 +49,20 @@
 // with node times scaled by a. Its value is a minimum of functions linear
 // in lambda (concave), so a ternary search finds the best lambda for the
 // `lagrange_nodes` nodes of largest h(v); every value tried is a bound.
+//
+// Note [Heavy node's fixed copy costs]
+// DeviceModel::CopySeconds(b) is b / L plus transfer_fixed_s (f) when b > 0:
+// d pays f for receiving anything and f for sending anything. The sets X
+// (I1 ⊆ I2) fall into four kinds, each with its own minimum: d receives and
+// sends (>= h(v) + 2f), receives nothing (in_d = 0: no tensor crosses into
+// X, through host; C(I1) = 0 with adjacent copies; >= h_in0(v) + f), sends
+// nothing (>= h_out0(v) + f), neither (>= h_both0(v)). Each constrained
+// minimum is the same cut with infinite arcs producer -> reader (nothing
+// leaves the set) or reader -> producer (nothing enters it). So d's time is
+// at least min(h + 2f, h_in0 + f, h_out0 + f, h_both0), tried for the
+// `fixed_cost_nodes` nodes of largest h(v) (up to three more max-flows
+// each). tv_raft_small at 128 IPUs: its bottleneck IPU holds one node that
+// receives and sends 1.31 MB; the bound without f was 2f = 4.5 us short.
 #ifndef AUTOSHARD_SOLVER_BOUND_HEAVY_BOUND_H_
 #define AUTOSHARD_SOLVER_BOUND_HEAVY_BOUND_H_
 
@@ -71,6 +85,8 @@ struct HeavyBoundOptions {
   // plan is then close enough to it.
   double enough_s = 0;
   int lagrange_steps = 6;
+  // Note [Heavy node's fixed copy costs]: nodes refined.
+  int fixed_cost_nodes = 4;
 };
 
 struct HeavyBoundResult {
