@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "solver/strategies/blocks/block_split.h"
 #include "solver/strategies/builtin.h"
 #include "solver/strategies/closure_cuts.h"
 #include "solver/strategies/coarsen.h"
@@ -392,6 +393,13 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     if (!ideal || BetterResult(r, *ideal)) ideal = std::move(r);
   }
   if (ideal) candidates.push_back({"ideal", *ideal, SecondsSince(t)});
+  // Repeated blocks (a transformer's layers): the block DP's split.
+  t = std::chrono::steady_clock::now();
+  if (std::optional<Assignment> blocks =
+          BlockDpSplit(c, c.max_search_s - SecondsSince(c.start))) {
+    candidates.push_back(
+        {"blocks", Evaluated(c, std::move(*blocks), amp), SecondsSince(t)});
+  }
   // No candidate keeps the constraints (none fits, say): the fastest split
   // that keeps them whatever its memory, so a plan that does not fit is
   // given rather than none.
