@@ -18,8 +18,8 @@ class BlockDpBound : public Bound {
         std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             std::chrono::duration<double>(budget.max_seconds / 2));
-    const BlockDpResult r = BlockDp(*p.problem, *p.model, p.num_ipus,
-                                    p.lower_s, p.plan_bottleneck_s, options);
+    const BlockDpResult r = BlockDp(*p.problem, *p.model, p.num_ipus, p.lower_s,
+                                    p.plan_bottleneck_s, options);
     BoundValue v;
     if (!r.ran) {
       v.note = r.note;
@@ -30,8 +30,8 @@ class BlockDpBound : public Bound {
                           " positions", r.complete ? "" : ", out of time");
     if (r.bound_s > p.lower_s) {
       v.bound_s = r.bound_s;
-      v.method = absl::StrCat("block DP (", r.longest_run,
-                              " repeated segments)");
+      v.method =
+          absl::StrCat("block DP (", r.longest_run, " repeated segments)");
     }
     v.stop = r.complete ? BoundStop::kDone : BoundStop::kOutOfBudget;
     return v;

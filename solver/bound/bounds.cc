@@ -151,8 +151,8 @@ const std::vector<const Bound*>& CertifyBounds() {
   static const IdealDpLowerBound* const ideal = new IdealDpLowerBound;
   static const CbcMipBound* const mip = new CbcMipBound;
   static const std::vector<const Bound*>* const bounds =
-      new std::vector<const Bound*>{cut, heavy, &BlockDpBoundInstance(),
-                                    ideal, mip};
+      new std::vector<const Bound*>{cut, heavy, &BlockDpBoundInstance(), ideal,
+                                    mip};
   return *bounds;
 }
 

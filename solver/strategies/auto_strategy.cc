@@ -395,8 +395,12 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   if (ideal) candidates.push_back({"ideal", *ideal, SecondsSince(t)});
   // Repeated blocks (a transformer's layers): the block DP's split.
   t = std::chrono::steady_clock::now();
+  double fastest_s = std::numeric_limits<double>::infinity();
+  for (const Candidate& x : candidates)
+    fastest_s =
+        std::min(fastest_s, x.result.evaluation.performance.bottleneck_s);
   if (std::optional<Assignment> blocks =
-          BlockDpSplit(c, c.max_search_s - SecondsSince(c.start))) {
+          BlockDpSplit(c, c.max_search_s - SecondsSince(c.start), fastest_s)) {
     candidates.push_back(
         {"blocks", Evaluated(c, std::move(*blocks), amp), SecondsSince(t)});
   }
@@ -508,7 +512,8 @@ bool BetterResult(const StrategyResult& a, const StrategyResult& b) {
   if (a.broken_constraint.empty() != b.broken_constraint.empty())
     return a.broken_constraint.empty();
   if (x.fits != y.fits) return x.fits;
-  if (!x.fits) return x.max_tile_bytes < y.max_tile_bytes;
+  if (!x.fits && x.max_tile_bytes != y.max_tile_bytes)
+    return x.max_tile_bytes < y.max_tile_bytes;
   if (x.performance.bottleneck_s != y.performance.bottleneck_s) {
     return x.performance.bottleneck_s < y.performance.bottleneck_s;
   }

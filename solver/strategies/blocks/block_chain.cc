@@ -90,7 +90,9 @@ std::vector<double> Signature(const ShardingProblem& problem,
   return sig;
 }
 
-bool Has(const uint64_t* bits, int32_t i) { return bits[i / 64] >> (i % 64) & 1; }
+bool Has(const uint64_t* bits, int32_t i) {
+  return bits[i / 64] >> (i % 64) & 1;
+}
 
 // The lattice of `segment` (Note [Block chain]); `local` maps a node to its
 // index in its own segment.
@@ -118,8 +120,10 @@ SegmentLattice EnumerateSegment(const ShardingProblem& problem,
   std::vector<Tensor> tensors;
   std::vector<std::vector<int32_t>> local_producers(n);
   auto add_tensor = [&](int32_t node, size_t slot, int32_t producer) {
-    Tensor t{producer, static_cast<double>(problem.output_bytes[node][slot]),
-             {}, false};
+    Tensor t{producer,
+             static_cast<double>(problem.output_bytes[node][slot]),
+             {},
+             false};
     for (int32_t r : problem.output_consumers[node][slot]) {
       if (local[r] < 0) continue;
       if (segment_of[r] == s) {
@@ -263,15 +267,14 @@ BlockChain FindBlockChain(const ShardingProblem& problem,
   std::map<std::vector<double>, int32_t> kinds;
   for (int32_t s = 0; s < static_cast<int32_t>(chain.segments.size()); ++s) {
     const int32_t cut_before = s > 0 ? chain.segments[s - 1].back() : -1;
-    std::vector<double> sig =
-        Signature(problem, model, chain.segments[s], cut_before, local,
-                  segment_of, s);
+    std::vector<double> sig = Signature(problem, model, chain.segments[s],
+                                        cut_before, local, segment_of, s);
     auto [it, added] =
         kinds.emplace(std::move(sig), static_cast<int32_t>(kinds.size()));
     if (added) {
-      chain.lattices.push_back(EnumerateSegment(
-          problem, model, chain.segments[s], cut_before, local, segment_of, s,
-          max_ideals_per_kind));
+      chain.lattices.push_back(
+          EnumerateSegment(problem, model, chain.segments[s], cut_before, local,
+                           segment_of, s, max_ideals_per_kind));
       chain.complete &= chain.lattices.back().complete;
     }
     chain.kind.push_back(it->second);

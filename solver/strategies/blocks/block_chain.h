@@ -35,9 +35,9 @@ namespace autoshard {
 // 0 is the empty one (the cut before the segment), the last one the whole
 // segment (the cut after it).
 struct SegmentLattice {
-  int32_t num_nodes = 0;  // the segment's lattice nodes
-  int32_t words = 1;      // uint64 words per ideal's bits
-  std::vector<uint64_t> bits;    // words per ideal: local node i is bit i
+  int32_t num_nodes = 0;          // the segment's lattice nodes
+  int32_t words = 1;              // uint64 words per ideal's bits
+  std::vector<uint64_t> bits;     // words per ideal: local node i is bit i
   std::vector<double> compute_s;  // Σ node times of the ideal (seconds)
   // CopySeconds(C(J)): C counts the cut node's tensors read by the
   // segment's nodes outside J, and J's tensors read outside J.

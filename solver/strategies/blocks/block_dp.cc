@@ -69,9 +69,9 @@ class Search {
   // each stage's end, in order.
   std::vector<Position> Chain() const {
     std::vector<Position> ends;
-    Position at{static_cast<int32_t>(chain_.segments.size()) - 1,
-                Lattice(static_cast<int32_t>(chain_.segments.size()) - 1)
-                    .full()};
+    Position at{
+        static_cast<int32_t>(chain_.segments.size()) - 1,
+        Lattice(static_cast<int32_t>(chain_.segments.size()) - 1).full()};
     while (true) {
       if (at.ideal == 0 && at.segment > 0) {  // the cut before: same ideal
         at = {at.segment - 1, Lattice(at.segment - 1).full()};
@@ -181,7 +181,7 @@ class Search {
   }
 
   const BlockChain& chain_;
-  std::vector<double> prefix_s_;                   // Σ compute of segments < s
+  std::vector<double> prefix_s_;  // Σ compute of segments < s
   std::vector<std::vector<double>> suffix_sorted_;  // per kind, ascending
   std::vector<std::vector<int32_t>> g_;
   std::vector<std::vector<Position>> from_;
@@ -253,8 +253,8 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
   if (!chain.complete || chain.longest_run < options.min_repeats ||
       chain.segments.size() < 2) {
     result.note = absl::StrCat("block DP: ", chain.segments.size(),
-                               " segments, ", chain.longest_run,
-                               " repeated", chain.complete ? "" : ", too many ideals");
+                               " segments, ", chain.longest_run, " repeated",
+                               chain.complete ? "" : ", too many ideals");
     return result;
   }
   result.ran = true;

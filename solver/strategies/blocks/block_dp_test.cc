@@ -58,8 +58,8 @@ TEST(BlockDpTest, ChainOfEightOntoThree) {
   EXPECT_NEAR(r.bound_s, 3.000000016, 1e-10);
   ASSERT_EQ(r.ipu.size(), 8u);
   EXPECT_EQ(r.ipu, (std::vector<int32_t>{0, 0, 0, 1, 1, 2, 2, 2}));
-  EXPECT_NEAR(model.EvaluatePerformance(r.ipu, 3, 1).bottleneck_s,
-              3.000000016, 1e-12);
+  EXPECT_NEAR(model.EvaluatePerformance(r.ipu, 3, 1).bottleneck_s, 3.000000016,
+              1e-12);
 }
 
 TEST(BlockDpTest, NoRepetitionNoRun) {
@@ -102,8 +102,8 @@ ShardingProblem RepeatedBlocks(std::mt19937& rng, int b, int blocks) {
   const int n = 2 + b * blocks;
   std::vector<std::pair<int, int>> edges;
   std::vector<double> all_flops{std::floor(unit(rng) * 50) * 1e8};
-  std::vector<int64_t> all_weights{0}, all_bytes{4 * (1 + static_cast<int64_t>(
-                                                          unit(rng) * 2e8))};
+  std::vector<int64_t> all_weights{0},
+      all_bytes{4 * (1 + static_cast<int64_t>(unit(rng) * 2e8))};
   for (int k = 0; k < blocks; ++k) {
     const int base = 1 + k * b;
     for (auto [from, to] : local) {

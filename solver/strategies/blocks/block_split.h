@@ -13,9 +13,11 @@ namespace autoshard {
 
 // The split onto c.num_ipus IPUs (every IPU holding a node), or nullopt:
 // fewer than 2 IPUs, no repetition (BlockDpOptions::min_repeats), host
-// devices or constraints, `seconds` <= 0, or no valid split.
-std::optional<Assignment> BlockDpSplit(const StrategyContext& c,
-                                       double seconds);
+// devices or constraints, `seconds` <= 0, or no valid split. `upper_s`: the
+// bottleneck of a monotone split (another candidate's), where the
+// bisection starts (infinity: the whole graph's compute).
+std::optional<Assignment> BlockDpSplit(const StrategyContext& c, double seconds,
+                                       double upper_s);
 
 }  // namespace autoshard
 
