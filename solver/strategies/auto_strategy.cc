@@ -399,8 +399,10 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   for (const Candidate& x : candidates)
     fastest_s =
         std::min(fastest_s, x.result.evaluation.performance.bottleneck_s);
-  if (std::optional<Assignment> blocks =
-          BlockDpSplit(c, c.max_search_s - SecondsSince(c.start), fastest_s)) {
+  if (std::optional<Assignment> blocks = BlockDpSplit(
+          c,
+          std::max(c.max_search_s - SecondsSince(c.start), kBlocksMinSeconds),
+          fastest_s)) {
     candidates.push_back(
         {"blocks", Evaluated(c, std::move(*blocks), amp), SecondsSince(t)});
   }

@@ -28,6 +28,11 @@ inline constexpr double kIdealMovesSeconds = 2;
 // is read far apart, even past --max-search-seconds (the other candidates
 // may have spent it all): GPT-2 small's ~2,000 nodes need well under this.
 inline constexpr double kRevisitMinSeconds = 2;
+// The least time the block DP's candidate gets, even past
+// --max-search-seconds (as kRevisitMinSeconds): on the Llama-2-70B-shaped
+// graph (80 layers, 273,292 positions) it takes 1-3 s on a loaded 2-core
+// machine.
+inline constexpr double kBlocksMinSeconds = 2;
 // The min-cut order's windows (tv_ssdlite320 on 16 IPUs: 16 windows gave
 // 241.9 us, 64 gave 239.8, 256 gave 239.9).
 inline constexpr int kMinCutOrderWindows = 64;
