@@ -236,8 +236,8 @@ int32_t LongestRepetition(const std::vector<int32_t>& kind) {
 }  // namespace
 
 BlockChain FindBlockChain(const ShardingProblem& problem,
-                          const DeviceModel& model,
-                          int64_t max_ideals_per_kind) {
+                          const DeviceModel& model, int64_t max_ideals_per_kind,
+                          int32_t min_repeats) {
   BlockChain chain;
   const std::vector<uint8_t> passive = PassiveConstants(problem);
   std::vector<int32_t> order, pos(problem.num_nodes(), -1);
@@ -264,24 +264,34 @@ BlockChain FindBlockChain(const ShardingProblem& problem,
     }
     begin = end;
   }
+  // Kinds first: without enough repetition no lattice is enumerated.
   std::map<std::vector<double>, int32_t> kinds;
+  std::vector<int32_t> first_of_kind;  // a segment of each kind
   for (int32_t s = 0; s < static_cast<int32_t>(chain.segments.size()); ++s) {
     const int32_t cut_before = s > 0 ? chain.segments[s - 1].back() : -1;
     std::vector<double> sig = Signature(problem, model, chain.segments[s],
                                         cut_before, local, segment_of, s);
     auto [it, added] =
         kinds.emplace(std::move(sig), static_cast<int32_t>(kinds.size()));
-    if (added) {
-      chain.lattices.push_back(
-          EnumerateSegment(problem, model, chain.segments[s], cut_before, local,
-                           segment_of, s, max_ideals_per_kind));
-      chain.complete &= chain.lattices.back().complete;
-    }
+    if (added) first_of_kind.push_back(s);
     chain.kind.push_back(it->second);
-    chain.ideals += chain.lattices[it->second].size();
-    if (!chain.complete) break;
   }
   chain.longest_run = LongestRepetition(chain.kind);
+  if (chain.longest_run < min_repeats) {
+    chain.complete = false;
+    return chain;
+  }
+  for (int32_t s : first_of_kind) {
+    const int32_t cut_before = s > 0 ? chain.segments[s - 1].back() : -1;
+    chain.lattices.push_back(EnumerateSegment(problem, model, chain.segments[s],
+                                              cut_before, local, segment_of, s,
+                                              max_ideals_per_kind));
+    if (!chain.lattices.back().complete) {
+      chain.complete = false;
+      return chain;
+    }
+  }
+  for (int32_t k : chain.kind) chain.ideals += chain.lattices[k].size();
   return chain;
 }
 

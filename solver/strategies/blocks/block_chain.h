@@ -63,17 +63,19 @@ struct BlockChain {
   // The most repeats in a row of one pattern of 1 to 8 segments' kinds
   // (the repetition: a layer may hold cut points of its own).
   int32_t longest_run = 0;
-  // Every lattice is complete: the positions are every ideal of the graph.
+  // Every lattice is enumerated and complete: the positions are every ideal
+  // of the graph.
   bool complete = true;
   int64_t ideals = 0;  // Σ over segments of their lattice's ideals
 };
 
 // The chain of `problem`'s segments (Note [Block chain]), each kind's
-// lattice enumerated up to `max_ideals_per_kind` ideals. One segment when
-// the graph has no cut point.
+// lattice enumerated up to `max_ideals_per_kind` ideals; none (complete
+// false) when longest_run < `min_repeats`. One segment when the graph has no
+// cut point.
 BlockChain FindBlockChain(const ShardingProblem& problem,
-                          const DeviceModel& model,
-                          int64_t max_ideals_per_kind);
+                          const DeviceModel& model, int64_t max_ideals_per_kind,
+                          int32_t min_repeats);
 
 }  // namespace autoshard
 

@@ -244,17 +244,17 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     result.note = "block DP: not for this problem";
     return result;
   }
-  const BlockChain chain =
-      FindBlockChain(problem, model, options.max_ideals_per_kind);
+  const BlockChain chain = FindBlockChain(
+      problem, model, options.max_ideals_per_kind, options.min_repeats);
   result.segments = static_cast<int32_t>(chain.segments.size());
   result.kinds = static_cast<int32_t>(chain.lattices.size());
   result.longest_run = chain.longest_run;
   result.positions = chain.ideals;
-  if (!chain.complete || chain.longest_run < options.min_repeats ||
-      chain.segments.size() < 2) {
-    result.note = absl::StrCat("block DP: ", chain.segments.size(),
-                               " segments, ", chain.longest_run, " repeated",
-                               chain.complete ? "" : ", too many ideals");
+  if (!chain.complete || chain.segments.size() < 2) {
+    result.note = absl::StrCat(
+        "block DP: ", chain.segments.size(), " segments, ", chain.longest_run,
+        " repeated",
+        chain.longest_run < options.min_repeats ? "" : ", too many ideals");
     return result;
   }
   result.ran = true;

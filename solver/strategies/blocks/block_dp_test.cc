@@ -36,7 +36,7 @@ ShardingProblem EightNodeChain() {
 TEST(BlockChainTest, FindsTheCutsOfAChain) {
   const ShardingProblem p = EightNodeChain();
   const DeviceModel model(p, ToyChip(), Precision::kFp32);
-  const BlockChain chain = FindBlockChain(p, model, 1000);
+  const BlockChain chain = FindBlockChain(p, model, 1000, 1);
   EXPECT_TRUE(chain.complete);
   EXPECT_EQ(chain.segments.size(), 8u);
   EXPECT_EQ(chain.lattices.size(), 3u);
