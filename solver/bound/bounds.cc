@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "solver/bound/block_bound.h"
 #include "solver/bound/bound.h"
 #include "solver/bound/certify.h"
 #include "solver/bound/cut_bound.h"
@@ -150,7 +151,8 @@ const std::vector<const Bound*>& CertifyBounds() {
   static const IdealDpLowerBound* const ideal = new IdealDpLowerBound;
   static const CbcMipBound* const mip = new CbcMipBound;
   static const std::vector<const Bound*>* const bounds =
-      new std::vector<const Bound*>{cut, heavy, ideal, mip};
+      new std::vector<const Bound*>{cut, heavy, &BlockDpBoundInstance(), ideal,
+                                    mip};
   return *bounds;
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "solver/strategies/blocks/block_split.h"
 #include "solver/strategies/builtin.h"
 #include "solver/strategies/closure_cuts.h"
 #include "solver/strategies/coarsen.h"
@@ -392,6 +393,19 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     if (!ideal || BetterResult(r, *ideal)) ideal = std::move(r);
   }
   if (ideal) candidates.push_back({"ideal", *ideal, SecondsSince(t)});
+  // Repeated blocks (a transformer's layers): the block DP's split.
+  t = std::chrono::steady_clock::now();
+  double fastest_s = std::numeric_limits<double>::infinity();
+  for (const Candidate& x : candidates)
+    fastest_s =
+        std::min(fastest_s, x.result.evaluation.performance.bottleneck_s);
+  if (std::optional<Assignment> blocks = BlockDpSplit(
+          c,
+          std::max(c.max_search_s - SecondsSince(c.start), kBlocksMinSeconds),
+          fastest_s)) {
+    candidates.push_back(
+        {"blocks", Evaluated(c, std::move(*blocks), amp), SecondsSince(t)});
+  }
   // No candidate keeps the constraints (none fits, say): the fastest split
   // that keeps them whatever its memory, so a plan that does not fit is
   // given rather than none.
@@ -500,7 +514,8 @@ bool BetterResult(const StrategyResult& a, const StrategyResult& b) {
   if (a.broken_constraint.empty() != b.broken_constraint.empty())
     return a.broken_constraint.empty();
   if (x.fits != y.fits) return x.fits;
-  if (!x.fits) return x.max_tile_bytes < y.max_tile_bytes;
+  if (!x.fits && x.max_tile_bytes != y.max_tile_bytes)
+    return x.max_tile_bytes < y.max_tile_bytes;
   if (x.performance.bottleneck_s != y.performance.bottleneck_s) {
     return x.performance.bottleneck_s < y.performance.bottleneck_s;
   }

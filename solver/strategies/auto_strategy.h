@@ -2,7 +2,9 @@
 // one IPU), optimal, and search moves from optimal's split when it fits
 // ("optimal+search": one node per subgraph, --optimal-perf style, at most
 // kPolishCandidates splits in kPolishSeconds), the ideal DP ("ideal",
-// solver/strategies/ideal_dp.h); the best of them by BetterResult, then
+// solver/strategies/ideal_dp.h), the block DP on a graph of repeated
+// segments ("blocks", solver/strategies/blocks/block_dp.h); the best of
+// them by BetterResult, then
 // the slicing of the min-cut order ("min-cut order", MinCutOrder in
 // solver/strategies/closure_cuts.h) and moves between ideals from the best
 // ("<its name>+moves", solver/strategies/ideal_moves.h), each kept when
@@ -26,6 +28,11 @@ inline constexpr double kIdealMovesSeconds = 2;
 // is read far apart, even past --max-search-seconds (the other candidates
 // may have spent it all): GPT-2 small's ~2,000 nodes need well under this.
 inline constexpr double kRevisitMinSeconds = 2;
+// The least time the block DP's candidate gets, even past
+// --max-search-seconds (as kRevisitMinSeconds): on the Llama-2-70B-shaped
+// graph (80 layers, 273,292 positions) it takes 1-3 s on a loaded 2-core
+// machine.
+inline constexpr double kBlocksMinSeconds = 2;
 // The min-cut order's windows (tv_ssdlite320 on 16 IPUs: 16 windows gave
 // 241.9 us, 64 gave 239.8, 256 gave 239.9).
 inline constexpr int kMinCutOrderWindows = 64;
@@ -35,7 +42,8 @@ inline constexpr int kMinCutOrderWindows = 64;
 // that does not; then the smaller
 // bottleneck; on a tie the larger available memory proportion (the device's
 // beats one the search lowered). Among splits that do not fit, the smaller
-// fullest tile. False when neither is better.
+// fullest tile, and on the same fullest tile the smaller bottleneck (as
+// above). False when neither is better.
 bool BetterResult(const StrategyResult& a, const StrategyResult& b);
 
 }  // namespace autoshard

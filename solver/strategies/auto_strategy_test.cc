@@ -127,6 +127,11 @@ TEST(AutoStrategyTest, BetterResultOrdersByFitThenBottleneck) {
   // Neither fits: the smaller fullest tile, whatever the bottleneck.
   EXPECT_TRUE(
       BetterResult(Figures(false, 9, 1100, 0.6), Figures(false, 1, 1200, 0.6)));
+  // Neither fits, the same fullest tile: the smaller bottleneck.
+  EXPECT_TRUE(
+      BetterResult(Figures(false, 1, 1100, 0.6), Figures(false, 9, 1100, 0.6)));
+  EXPECT_FALSE(
+      BetterResult(Figures(false, 9, 1100, 0.6), Figures(false, 1, 1100, 0.6)));
   // Equal: neither is better.
   EXPECT_FALSE(
       BetterResult(Figures(true, 2, 5, 0.6), Figures(true, 2, 5, 0.6)));

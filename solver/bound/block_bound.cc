@@ -1,0 +1,48 @@
+#include "solver/bound/block_bound.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "solver/strategies/blocks/block_dp.h"
+
+namespace autoshard {
+namespace {
+
+class BlockDpBound : public Bound {
+ public:
+  absl::string_view name() const override { return "block DP"; }
+  BoundValue Run(const BoundProblem& p,
+                 const BoundBudget& budget) const override {
+    BlockDpOptions options;
+    options.deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(budget.max_seconds / 2));
+    const BlockDpResult r = BlockDp(*p.problem, *p.model, p.num_ipus, p.lower_s,
+                                    p.plan_bottleneck_s, options);
+    BoundValue v;
+    if (!r.ran) {
+      v.note = r.note;
+      return v;
+    }
+    v.note = absl::StrCat("block DP: ", r.segments, " segments, ",
+                          r.longest_run, " repeated, ", r.positions,
+                          " positions", r.complete ? "" : ", out of time");
+    if (r.bound_s > p.lower_s) {
+      v.bound_s = r.bound_s;
+      v.method =
+          absl::StrCat("block DP (", r.longest_run, " repeated segments)");
+    }
+    v.stop = r.complete ? BoundStop::kDone : BoundStop::kOutOfBudget;
+    return v;
+  }
+};
+
+}  // namespace
+
+const Bound& BlockDpBoundInstance() {
+  static const BlockDpBound* const bound = new BlockDpBound;
+  return *bound;
+}
+
+}  // namespace autoshard

@@ -1,0 +1,85 @@
+// The DP over repeated blocks (issue 28 points 1 and 2): on a graph that is
+// a chain of segments (Note [Block chain], block_chain.h) — a transformer's
+// identical layers between their residual cut points — each IPU takes a
+// run of whole segments plus a piece of the segment before it (cut at one
+// of that segment's ideals) and a piece of the segment after it, or a piece
+// between two ideals of one segment. Its positions are (segment, ideal of
+// that segment); identical segments share one lattice, so a graph of 80
+// layers of 3,415 ideals each costs 80 x 3,415 positions where the ideal
+// DP over the whole graph gives up at 20,000 ideals.
+//
+// Note [Block DP]
+// For a time T, g(T) = the fewest stages in a chain of positions from the
+// empty ideal to the whole graph with every stage time <= T, where a stage
+// from (s', J') to (s, J) takes (as in Note [Ideals], ideal_lattice.h)
+//   s' = s:  P(J) - P(J') + CopySeconds(C(J')) + CopySeconds(C(J))
+//   s' < s:  [P(S_s') - P(J') + CopySeconds(C(J'))] + Σ P(S_t), s'<t<s
+//            + [P(J) + CopySeconds(C(J))]
+// g is found segment by segment: the s' < s stages by a staircase per
+// segment (the fewest stages reaching it by what its stage pays there), the
+// s' = s ones by Note [Within a segment] (block_dp.cc). g falls as T grows;
+// bisection finds the smallest T with g(T) <= k to 1e-4 of it.
+//
+// What the bound covers: when every segment's lattice is complete the
+// positions are every ideal of the graph, so every monotone split onto k
+// IPUs (every node -> IPU map whose edges run to the same or a later IPU)
+// is a chain of at most k stages: with adjacent-stage copies
+// (copies_through_host false) and memory not counted, the same relaxation
+// as IdealDpBound's (ideal_dp.h), passive constants free to join any IPU,
+// fewer stages than k allowed. So `bound_s` is a lower bound on the
+// bottleneck of every such split under the performance model (DESIGN.md
+// §3.4), a plan's last stage returning to IPU 0 excepted (not monotone).
+#ifndef AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_DP_H_
+#define AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_DP_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costmodel/device_model.h"
+#include "costmodel/problem.h"
+
+namespace autoshard {
+
+struct BlockDpOptions {
+  // The DP runs only on a chain with this many repeats of a pattern of
+  // segments in a row (BlockChain::longest_run) or more; it is exact on any
+  // chain, repetition only makes it cheaper than the ideal DP.
+  int32_t min_repeats = 4;
+  int64_t max_ideals_per_kind = 20000;
+  // Bisection stops when hi - lo <= relative_precision x hi.
+  double relative_precision = 1e-4;
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
+};
+
+struct BlockDpResult {
+  // The graph is a chain with enough repetition and every lattice complete:
+  // the DP ran, and bound_s is valid (Note [Block DP]).
+  bool ran = false;
+  // The bisection ended within the deadline (else bound_s is the last
+  // proven value, still valid).
+  bool complete = false;
+  double bound_s = 0;  // seconds; at least the lower_s given
+  // The plan: a monotone split onto exactly num_ipus IPUs (per node, passive
+  // constants with their earliest reader), empty when there is none; its
+  // bottleneck by the DP's stage times is plan_dp_s (memory not judged).
+  std::vector<int32_t> ipu;
+  double plan_dp_s = 0;
+  int32_t segments = 0, kinds = 0, longest_run = 0;
+  int64_t positions = 0;  // Σ ideals over segments
+  std::string note;       // why it did not run, for the report
+};
+
+// Requires num_ipus >= 2; `lower_s` a valid lower bound (0 is), `upper_s`
+// the bottleneck of some monotone split or infinity. Does not run (ran =
+// false) through host memory, with host devices or with constraints.
+// Cost per bisection step: O(positions x (segments a stage spans + preds)).
+BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
+                      int num_ipus, double lower_s, double upper_s,
+                      const BlockDpOptions& options);
+
+}  // namespace autoshard
+
+#endif  // AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_DP_H_

@@ -1,0 +1,190 @@
+#include "solver/strategies/blocks/block_dp.h"
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "solver/strategies/blocks/block_chain.h"
+#include "solver/strategies/sharding_points.h"
+#include "tests/brute_force.h"
+#include "tests/test_problems.h"
+
+namespace autoshard {
+namespace {
+
+using testing::BestMonotone;
+using testing::JudgeSplit;
+using testing::MakeTestProblem;
+using testing::ToyChip;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Eight 1 s nodes in a chain (toy chip: 1 GFLOP/s, 1 GB/s links, no fixed
+// copy cost), 16 B tensors: each copy 16 ns. Every node is a cut point:
+// 8 segments, the first (no tensor in) and last (none out) of their own
+// kinds, the 6 between one kind.
+ShardingProblem EightNodeChain() {
+  std::vector<std::pair<int, int>> edges;
+  for (int i = 0; i + 1 < 8; ++i) edges.emplace_back(i, i + 1);
+  return MakeTestProblem(8, edges, std::vector<int64_t>(8, 0),
+                         std::vector<double>(8, 1e9));
+}
+
+TEST(BlockChainTest, FindsTheCutsOfAChain) {
+  const ShardingProblem p = EightNodeChain();
+  const DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const BlockChain chain = FindBlockChain(p, model, 1000, 1);
+  EXPECT_TRUE(chain.complete);
+  EXPECT_EQ(chain.segments.size(), 8u);
+  EXPECT_EQ(chain.lattices.size(), 3u);
+  EXPECT_EQ(chain.longest_run, 6);
+  EXPECT_EQ(chain.ideals, 16);  // {∅, the node} per segment
+}
+
+TEST(BlockDpTest, ChainOfEightOntoThree) {
+  // By hand: 3 + 2 + 3 nodes, stage times 3 s + 16 ns, 2 s + 32 ns,
+  // 3 s + 16 ns: bottleneck 3.000000016 s (3 + 3 + 2 puts 3 nodes and two
+  // copies on the middle IPU: 3.000000032 s).
+  const ShardingProblem p = EightNodeChain();
+  const DeviceModel model(p, ToyChip(), Precision::kFp32);
+  BlockDpOptions options;
+  options.relative_precision = 1e-12;
+  const BlockDpResult r = BlockDp(p, model, 3, 0, kInf, options);
+  ASSERT_TRUE(r.ran);
+  EXPECT_TRUE(r.complete);
+  EXPECT_NEAR(r.bound_s, 3.000000016, 1e-10);
+  ASSERT_EQ(r.ipu.size(), 8u);
+  EXPECT_EQ(r.ipu, (std::vector<int32_t>{0, 0, 0, 1, 1, 2, 2, 2}));
+  EXPECT_NEAR(model.EvaluatePerformance(r.ipu, 3, 1).bottleneck_s, 3.000000016,
+              1e-12);
+}
+
+TEST(BlockDpTest, NoRepetitionNoRun) {
+  // Two branches between n0 and n5: no cut point, one segment.
+  const ShardingProblem p = testing::TwoBranches();
+  const DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const BlockDpResult r = BlockDp(p, model, 2, 0, kInf, BlockDpOptions());
+  EXPECT_FALSE(r.ran);
+  EXPECT_TRUE(r.ipu.empty());
+}
+
+// A random block of b nodes repeated `blocks` times, with a head node
+// before and a tail node after: local node 0 (and some others) read the
+// previous block's last node; every local node but the last has a reader in
+// the block; every block has the same FLOPs and bytes.
+ShardingProblem RepeatedBlocks(std::mt19937& rng, int b, int blocks) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<std::pair<int, int>> local;  // (from, to); from -1: the cut
+  for (int j = 0; j < b; ++j) {
+    if (j == 0 || unit(rng) < 0.3) local.emplace_back(-1, j);
+    if (j > 0) {
+      local.emplace_back(unit(rng) < 0.7 ? j - 1 : static_cast<int>(rng() % j),
+                         j);
+    }
+    for (int i = 0; i + 1 < j; ++i)
+      if (unit(rng) < 0.3) local.emplace_back(i, j);
+  }
+  for (int i = 0; i + 1 < b; ++i) {
+    const bool read = std::any_of(local.begin(), local.end(),
+                                  [&](auto e) { return e.first == i; });
+    if (!read) local.emplace_back(i, b - 1);
+  }
+  std::vector<double> flops(b);
+  std::vector<int64_t> bytes(b), weights(b);
+  for (int j = 0; j < b; ++j) {
+    flops[j] = std::floor(unit(rng) * 50) * 1e8;
+    bytes[j] = 4 * (1 + static_cast<int64_t>(unit(rng) * 2e8));
+    weights[j] = unit(rng) < 0.5 ? 0 : static_cast<int64_t>(unit(rng) * 2000);
+  }
+  const int n = 2 + b * blocks;
+  std::vector<std::pair<int, int>> edges;
+  std::vector<double> all_flops{std::floor(unit(rng) * 50) * 1e8};
+  std::vector<int64_t> all_weights{0},
+      all_bytes{4 * (1 + static_cast<int64_t>(unit(rng) * 2e8))};
+  for (int k = 0; k < blocks; ++k) {
+    const int base = 1 + k * b;
+    for (auto [from, to] : local) {
+      std::pair<int, int> e{from < 0 ? base - 1 : base + from, base + to};
+      if (std::find(edges.begin(), edges.end(), e) == edges.end())
+        edges.push_back(e);
+    }
+    all_flops.insert(all_flops.end(), flops.begin(), flops.end());
+    all_weights.insert(all_weights.end(), weights.begin(), weights.end());
+    all_bytes.insert(all_bytes.end(), bytes.begin(), bytes.end());
+  }
+  edges.emplace_back(n - 2, n - 1);
+  all_flops.push_back(std::floor(unit(rng) * 50) * 1e8);
+  all_weights.push_back(0);
+  all_bytes.push_back(16);
+  ShardingProblem p = MakeTestProblem(n, edges, all_weights, all_flops);
+  p.activation_bytes = all_bytes;
+  p.largest_output_bytes = all_bytes;
+  testing::RefreshTensors(&p);
+  return p;
+}
+
+// The bound against brute force on small graphs of repeated blocks: never
+// above the best monotone split onto k IPUs, and (the DP being exact over
+// chains of at most k stages) equal to the best over 1..k IPUs to the
+// bisection's 1e-4.
+TEST(BlockDpTest, BoundIsTheBruteForceOptimumOnRepeatedBlocks) {
+  std::mt19937 rng(2028);
+  int ran = 0, tight = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int b = 2 + static_cast<int>(rng() % 2);       // 2..3
+    const int blocks = 2 + static_cast<int>(rng() % 2);  // 2..3
+    const int k = 2 + static_cast<int>(rng() % 2);       // 2..3
+    const ShardingProblem p = RepeatedBlocks(rng, b, blocks);
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    double any = kInf, best_upto_k = kInf;
+    for (int kk = 1; kk <= k; ++kk) {
+      const double v = BestMonotone(p, model, kk).second;
+      best_upto_k = std::min(best_upto_k, v);
+      if (kk == k) any = v;
+    }
+    BlockDpOptions options;
+    options.min_repeats = 1;  // exact on any chain
+    options.relative_precision = 1e-6;
+    const BlockDpResult r = BlockDp(p, model, k, 0, kInf, options);
+    ASSERT_TRUE(r.ran) << "trial " << trial << ": " << r.note;
+    ++ran;
+    EXPECT_LE(r.bound_s, any * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_GE(r.bound_s, best_upto_k * (1 - 2e-6)) << "trial " << trial;
+    tight += r.bound_s * 1.05 > any ? 1 : 0;
+    ASSERT_EQ(r.ipu.size(), static_cast<size_t>(p.num_nodes()));
+    EXPECT_TRUE(ValidateAssignment(p, Assignment{r.ipu, r.ipu}).ok());
+    EXPECT_GE(JudgeSplit(model, r.ipu, k).bottleneck_s, any * (1 - 1e-9));
+  }
+  EXPECT_EQ(ran, 60);
+  // A 5% larger value would break the bound on these (not a vacuous test).
+  EXPECT_GT(tight, 40);
+}
+
+// The plan: on graphs where the best monotone split uses every IPU, the
+// block DP's split is that optimum (to the bisection's precision).
+TEST(BlockDpTest, PlanIsOptimalWhenEveryIpuIsUsed) {
+  std::mt19937 rng(7);
+  int compared = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const ShardingProblem p = RepeatedBlocks(rng, 2, 3);  // 8 nodes
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    const double two = BestMonotone(p, model, 2).second;
+    const double three = BestMonotone(p, model, 3).second;
+    if (three > two) continue;
+    BlockDpOptions options;
+    options.min_repeats = 1;
+    options.relative_precision = 1e-9;
+    const BlockDpResult r = BlockDp(p, model, 3, 0, kInf, options);
+    ASSERT_FALSE(r.ipu.empty());
+    EXPECT_LE(JudgeSplit(model, r.ipu, 3).bottleneck_s, three * (1 + 1e-8))
+        << "trial " << trial;
+    ++compared;
+  }
+  EXPECT_GT(compared, 20);
+}
+
+}  // namespace
+}  // namespace autoshard
