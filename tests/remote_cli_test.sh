@@ -148,6 +148,27 @@ stdout_has "AUTOSHARD_WEIGHTS_LOCATION=remote" "the launch line carries the loca
 stdout_has "AUTOSHARD_SHARD_OVER=4" "and the shards"
 grep -q '"weights_location": "remote"' "$TMP/launch.json" && ok || bad "launch file has the location"
 
+# calibrate fits the Streaming Memory bandwidth (an estimate, 20 GB/s) to
+# measured loads: 268,435,456 B in 21.4748365 ms is 12.5 GB/s (one load;
+# the same from a facts file). The four remote loads of the 1-IPU plan
+# then take 4 x 268,435,456 / 12.5e9 = 85.89934592 ms.
+expect 0 "calibrate a remote load" -- "$BIN" calibrate --remote-load 268435456,0.0214748365 \
+  -o "$TMP/sm_fit.textproto"
+stdout_has "(12.5 GB/s) to 1 remote loads" "fitted bandwidth printed"
+printf '%s\n' 'facts { id: "load_256mib" kind: "remote_load" device: "ipu2" figure: 0.0214748365' \
+  '  memory { category: "loaded" bytes: 268435456 } source: "a hand-made test fact" }' \
+  >"$TMP/facts.textproto"
+expect 0 "calibrate from facts" -- "$BIN" calibrate --facts "$TMP/facts.textproto" \
+  -o "$TMP/sm_facts.textproto"
+stdout_has "(12.5 GB/s) to 1 remote loads" "the fact fitted"
+expect 0 "plan with the calibrated bandwidth" -- "$BIN" shard "$FOUR" -n 1 --weights-location remote \
+  --device "$TMP/sm_fit.textproto" --plan "$TMP/sm_fit.json"
+/usr/bin/python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); s = p["ipus"][0]["remote_load_s"]; sys.exit(0 if abs(s - 0.08589934592) < 1e-9 else 1)' "$TMP/sm_fit.json" && ok || bad "loads at the fitted 12.5 GB/s"
+expect 2 "calibrate with nothing to fit" -- "$BIN" calibrate -o "$TMP/nothing.textproto"
+stderr_has "or --remote-load / --facts" "calibrate names what it needs"
+expect 2 "a bad remote load" -- "$BIN" calibrate --remote-load 5 -o "$TMP/bad.textproto"
+stderr_has "want BYTES,SECONDS" "the flag's form named"
+
 # Bad input: one line, exit 2, the rule named.
 expect 2 "no Streaming Memory" -- "$BIN" shard "$FOUR" -n 1 --weights-location remote --device c600
 stderr_has "has no Streaming Memory" "c600 refused"
