@@ -149,6 +149,11 @@ struct CalibrateOptions {
   std::vector<int> num_ipus = {2};  // --num-ipus: raw splits to compile
   int jobs = 1;                     // compiles at once
   std::string output;               // -o: the calibrated profile
+  // --remote-load BYTES,SECONDS and --facts FILE (kind "remote_load"):
+  // measured remote loads to fit the Streaming Memory bandwidth to
+  // (costmodel/remote_load_fit.h).
+  std::vector<std::string> remote_loads;
+  std::string facts;
 };
 
 struct InspectOptions {

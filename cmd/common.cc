@@ -138,10 +138,12 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
       ->check(CLI::IsMember({"constant", "variable"}));
   sub->add_option(
          "--weights-location", o->library.weights_location,
-         "where the weights live: on-chip (default), remote (in the "
-         "IPU-Machines' Streaming Memory, loaded every step; sharded over "
-         "replicas with --total-ipus and --shard-over) or auto (plans both, "
-         "keeps the faster that fits)")
+         "where the weights live: auto (default: on-chip when the plan fits "
+         "or the device has no Streaming Memory, else the fewest weights' "
+         "bytes in Streaming Memory that make every IPU fit), on-chip, or "
+         "remote (every floating-point weight in the IPU-Machines' "
+         "Streaming Memory, loaded every step; sharded over replicas with "
+         "--total-ipus and --shard-over)")
       ->check(CLI::IsMember({"auto", "on-chip", "remote"}));
   sub->add_option("--retrieval-mode", o->library.retrieval_mode,
                   "how the runtime retrieves grouped variables, PopXL's "

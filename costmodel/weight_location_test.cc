@@ -6,6 +6,7 @@
 
 #include "costmodel/device_model.h"
 #include "costmodel/device_profile.h"
+#include "costmodel/remote_choice.h"
 #include "gtest/gtest.h"
 #include "tests/test_problems.h"
 
@@ -158,6 +159,58 @@ TEST(StreamingMemoryTest, PerMachineAgainstCapacity) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("IPU-Machine 1"), std::string::npos);
   EXPECT_TRUE(CheckStreamingCapacity(chip, {800, 1000}).ok());
+}
+
+// Issue 30 point 3: two stages, only the first needs weights off-chip.
+// n0 -> n1 -> n2 on IPU 0 read w0 1600 B, w1 1600 B, w2 800 B; n3 -> n4 on
+// IPU 1 read w3, w4, 800 B each. IPU 0 on-chip: 4000 B of weights, 1000 B
+// on each of its 4 tiles before code: does not fit. IPU 1: 1600 B, 400 B a
+// tile: fits, nothing moves. A remote weight is live while its reader runs,
+// so one weight off-chip frees nothing at its own step (4000 B again).
+// Largest first: w0 then w1 (3200 B; w2 resident 800 + w0 live 1600 =
+// 2400 B at n0). Smallest first: w2, then w0
+// (2400 B; w1 resident 1600 + w0 live 1600 = 3200 B at n0, 800 B a tile +
+// 30 B code + 4 B of n0's output: fits). Bringing either back makes 4000 B
+// again. So: w0 and w2, 2400 B.
+TEST(FewestBytesOffChipTest, OnlyTheStageThatDoesNotFitLoads) {
+  const proto::DeviceProfile chip = ToyWithStreamingMemory();
+  const ShardingProblem on_chip = testing::MakeTestProblem(
+      5, {{0, 1}, {1, 2}, {2, 3}, {3, 4}}, {1600, 1600, 800, 800, 800},
+      {1e6, 1e6, 1e6, 1e6, 1e6});
+  const std::vector<int32_t> ipu = {0, 0, 0, 1, 1};
+  const RemoteChoice c =
+      FewestBytesOffChip(on_chip, chip, Precision::kFp32, ipu, 2, 1);
+  ASSERT_TRUE(c.fits);
+  EXPECT_EQ(c.remote, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(c.remote_bytes, 2400);
+
+  ShardingProblem mixed = on_chip;
+  ASSERT_TRUE(MakeChosenWeightsRemote(chip, 1, c.remote, &mixed).ok());
+  EXPECT_EQ(ResidentWeightBytes(mixed), 1600 + 800 + 800);
+  DeviceModel model(mixed, chip, Precision::kFp32);
+  EXPECT_TRUE(model.EvaluateMemory(ipu, 0).fits);
+  EXPECT_TRUE(model.EvaluateMemory(ipu, 1).fits);
+  // IPU 0: 3 nodes x 1 ms + w0's load 1600 B / 1.6e6 B/s = 1 ms + w2's
+  // 800 B = 0.5 ms, + n2's 16 B out at 1 GB/s (16 ns): 4.5 ms + 16 ns.
+  // IPU 1: 2 x 1 ms + 16 B in: nothing loaded.
+  const Performance perf = model.EvaluatePerformance(ipu, 2, 1);
+  EXPECT_NEAR(perf.stage_time_s[0], 0.0045 + 16e-9, 1e-12);
+  EXPECT_NEAR(perf.stage_time_s[1], 0.002 + 16e-9, 1e-12);
+}
+
+TEST(FewestBytesOffChipTest, NothingMovesWhenItFitsAndFailsWhenItCannot) {
+  const proto::DeviceProfile chip = ToyWithStreamingMemory();
+  // Split over two IPUs the three 1600 B weights fit on-chip: none moves.
+  const RemoteChoice fits = FewestBytesOffChip(
+      ThreeHeavyWeights(), chip, Precision::kFp32, {0, 0, 1}, 2, 1);
+  EXPECT_TRUE(fits.fits);
+  EXPECT_TRUE(fits.remote.empty());
+  EXPECT_EQ(fits.remote_bytes, 0);
+  // One node reading 4800 B: live while it runs, remote or not.
+  const ShardingProblem one = testing::MakeTestProblem(1, {}, {4800}, {1e6});
+  const RemoteChoice never =
+      FewestBytesOffChip(one, chip, Precision::kFp32, {0}, 1, 1);
+  EXPECT_FALSE(never.fits);
 }
 
 }  // namespace

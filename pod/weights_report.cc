@@ -91,8 +91,17 @@ std::string PopartOptionsJson(const proto::Plan& plan) {
       absl::StrCat("{\"storage\": \"", remote ? "OffChip" : "OnChip",
                    "\", \"replicatedTensorSharding\": \"",
                    sharded ? "On" : "Off", "\"", domain, "}");
+  // auto may keep some floating-point weights on-chip (Note [Choosing where
+  // weights live]): weights default to on-chip, the remote ones are
+  // overridden by name.
+  const std::string fallback =
+      remote && w.asked() == "auto"
+          ? std::string(
+                "{\"storage\": \"OnChip\", \"replicatedTensorSharding\": "
+                "\"Off\"}")
+          : location;
   std::string out = absl::StrCat(
-      "{\n  \"weightTensorLocationSettings\": {\n    \"location\": ", location,
+      "{\n  \"weightTensorLocationSettings\": {\n    \"location\": ", fallback,
       ",\n    \"minElementsForOffChip\": 0,\n"
       "    \"minElementsForReplicatedTensorSharding\": 0\n  },\n"
       "  \"tensorLocationSettingsOverride\": {");

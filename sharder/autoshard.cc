@@ -24,7 +24,13 @@ absl::StatusOr<Plan> PlanModel(const onnx::ModelProto& model,
                                const Options& options) {
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(options.Validate());
-  if (options.weights_location != kWeightsOnChip) {
+  // auto with a given split (--keep-placement) or a problem file to write
+  // is on-chip (Options::Validate refuses remote there).
+  const bool planned_locations =
+      options.weights_location == kWeightsRemote ||
+      (options.weights_location == kWeightsAuto && !options.keep_placement &&
+       !options.keep_problem);
+  if (planned_locations) {
     return internal::PlanWeightLocations(model, options);
   }
   ASSIGN_OR_RETURN(internal::Prepared p, internal::Prepare(model, options));
@@ -38,7 +44,8 @@ absl::StatusOr<Plan> PlanFromShardingPoints(
     const onnx::ModelProto& model, const Options& options,
     const std::vector<NamedShardingPoint>& points) {
   const auto start = std::chrono::steady_clock::now();
-  if (options.weights_location != kWeightsOnChip) {
+  // auto (the default) evaluates the split with on-chip weights.
+  if (options.weights_location == kWeightsRemote) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--weights-location ", options.weights_location,
         " is planned by shard; apply evaluates the given split with its "

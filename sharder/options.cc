@@ -44,14 +44,15 @@ absl::Status Options::Validate() const {
   }
   // Only shard plans where weights live (sharder/weight_locations.h);
   // apply and --keep-placement evaluate a given split with on-chip weights,
-  // and a problem file has no field for remote loads.
-  if (weights_location != "on-chip" && keep_placement) {
+  // and a problem file has no field for remote loads: remote is refused
+  // there, auto (the default) is on-chip.
+  if (weights_location == "remote" && keep_placement) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--weights-location ", weights_location,
         " is planned by shard; --keep-placement evaluates the model's split "
         "with its weights on-chip"));
   }
-  if (weights_location != "on-chip" && keep_problem) {
+  if (weights_location == "remote" && keep_problem) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--write-problem: a problem file cannot carry --weights-location ",
         weights_location, " (remote loads have no field there)"));

@@ -90,10 +90,12 @@ struct Options {
   std::string weights = "constant";
   // Where the weights live (issue 30; costmodel/weight_location.h, Note
   // [Remote weights]): "on-chip" (every weight resident), "remote" (every
-  // weight in Streaming Memory, loaded each step) or "auto" (plans both
-  // and keeps the faster one that fits; with --total-ipus, per candidate).
-  // The default stays "on-chip" (see sharder/weight_locations.h).
-  std::string weights_location = "on-chip";
+  // weight in Streaming Memory, loaded each step) or "auto" (the default:
+  // on-chip when that fits or the device has no Streaming Memory, else the
+  // fewest bytes off-chip that make every stage fit; with --total-ipus, per
+  // candidate; Note [Choosing where weights live]). apply, --keep-placement
+  // and --write-problem take auto as on-chip.
+  std::string weights_location = "auto";
   // Replicas each remote weight is sharded over (replicated tensor
   // sharding), >= 1; PlanPod sets it to the gather group's size.
   int shard_over = 1;

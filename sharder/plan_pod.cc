@@ -32,14 +32,11 @@ absl::StatusOr<std::vector<int>> IpuCounts(const Options& options, int total) {
   return counts;
 }
 
-// One IPU's memory: tiles x bytes per tile (DESIGN.md §3.2).
-absl::StatusOr<double> IpuMemoryBytes(const Options& options) {
-  proto::DeviceProfile device = options.device;
-  if (device.name().empty() && device.tiles_per_ipu() == 0) {
-    ASSIGN_OR_RETURN(device, LoadDeviceProfile("ipu2"));
-  }
-  return static_cast<double>(device.tiles_per_ipu()) *
-         static_cast<double>(device.bytes_per_tile());
+// The POD's device: options.device, else the built-in ipu2.
+absl::StatusOr<proto::DeviceProfile> PodDevice(const Options& options) {
+  if (options.device.name().empty() && options.device.tiles_per_ipu() == 0)
+    return LoadDeviceProfile("ipu2");
+  return options.device;
 }
 
 // Candidate `a` beats the best so far `b` (both fit): a higher POD
@@ -89,6 +86,9 @@ absl::StatusOr<Plan> PlanCandidate(const onnx::ModelProto& model,
   if (location == kWeightsOnChip && options.weights_location == kWeightsOnChip)
     return PlanModel(model, for_one);
   RETURN_IF_ERROR(for_one.Validate());
+  // auto: the fewest bytes off-chip (Note [Choosing where weights live]).
+  if (location == kWeightsRemote && options.weights_location == kWeightsAuto)
+    return internal::PlanFewestOffChip(model, for_one);
   return internal::PlanAtLocation(model, for_one);
 }
 
@@ -111,8 +111,10 @@ struct PodRun {
   const Options& options;
   const PodOptions& pod;
   std::vector<int> counts;  // the IPUs per replica to try
-  double ipu_bytes = 0;     // one IPU's memory
-  int total_tries = 0;      // counts x batches
+  double ipu_bytes = 0;     // one IPU's memory: tiles x bytes per tile
+  // The weight locations each candidate is planned with (Locations).
+  std::vector<std::string> locations;
+  int total_tries = 0;  // counts x batches
   std::chrono::steady_clock::time_point start;
 };
 
@@ -126,6 +128,7 @@ struct PodSearch {
   int64_t num_nodes = 0;          // likewise
   double best_on_chip_per_s = 0;  // the best on-chip POD throughput
   int best_on_chip_k = 0;         // its IPUs per replica
+  int remote_planned = 0;         // remote candidates planned
 };
 
 // The best on-chip candidate, kept to compare with remote ones.
@@ -187,8 +190,14 @@ void KeepPlan(Plan plan, PodSearch* s) {
 
 // The weight locations each candidate is planned with: on-chip only, or
 // both (auto chooses between them; remote keeps on-chip plans to compare).
-std::vector<std::string> Locations(const Options& options) {
-  if (options.weights_location == kWeightsOnChip) return {kWeightsOnChip};
+// auto on a device without Streaming Memory is on-chip only.
+std::vector<std::string> Locations(const Options& options,
+                                   const proto::DeviceProfile& device) {
+  if (options.weights_location == kWeightsOnChip ||
+      (options.weights_location == kWeightsAuto &&
+       !CheckStreamingMemory(device).ok())) {
+    return {kWeightsOnChip};
+  }
   return {kWeightsOnChip, kWeightsRemote};
 }
 
@@ -226,14 +235,25 @@ absl::StatusOr<bool> TryBatch(const PodRun& run, int b, int first_batch,
                               PodSearch* s) {
   bool any_fits = false, batch_fixed = false;
   int batch_used = std::max(b, 1);  // the plans' batch, once one is made
-  for (const std::string& location : Locations(run.options)) {
+  const bool auto_location = run.options.weights_location == kWeightsAuto;
+  std::vector<int> fit_on_chip;  // IPU counts whose on-chip plan fits
+  for (const std::string& location : run.locations) {
     for (int k : run.counts) {
       const bool remote = location == kWeightsRemote;
+      // auto: where on-chip fits, nothing goes off-chip (Note [Choosing
+      // where weights live]): no remote candidate, no row.
+      if (remote && auto_location &&
+          std::find(fit_on_chip.begin(), fit_on_chip.end(), k) !=
+              fit_on_chip.end()) {
+        continue;
+      }
       proto::PodCandidate c;
       c.set_ipus_per_replica(k);
       c.set_batch_size(batch_used);
       c.set_replicas(run.pod.total_ipus / k);
-      if (run.options.weights_location != kWeightsOnChip)
+      // Rows are named by location when remote ones are asked for or
+      // planned (auto's on-chip rows stay as without remote weights).
+      if (run.options.weights_location == kWeightsRemote || remote)
         c.set_weights_location(location);
       std::string skip = SkipNote(*s, k, run.ipu_bytes, remote);
       const absl::StatusOr<int> shard_over =
@@ -250,7 +270,9 @@ absl::StatusOr<bool> TryBatch(const PodRun& run, int b, int first_batch,
           PlanCandidate(run.model, run.options, k, b, run.start,
                         run.total_tries - s->planned, location, *shard_over));
       ++s->planned;
+      if (remote) ++s->remote_planned;
       batch_fixed = RecordPlan(plan, b, &c, s);
+      if (!remote && plan.proto.fits()) fit_on_chip.push_back(k);
       batch_used = c.batch_size();
       if (remote && plan.analysis) NoteStreamingMemory(&c, &plan);
       s->tried.push_back(c);
@@ -283,7 +305,13 @@ absl::StatusOr<Plan> ChosenPlan(const PodRun& run, PodSearch s) {
   proto::Replication* r = plan.proto.mutable_replication();
   SetReplication(run.pod, plan.proto, r);
   r->set_retrieval_mode(run.options.retrieval_mode);
-  if (run.options.weights_location != kWeightsOnChip) {
+  const bool chosen_remote =
+      plan.proto.weight_locations().chosen() == kWeightsRemote;
+  if (run.options.weights_location == kWeightsAuto && !chosen_remote &&
+      s.remote_planned == 0) {
+    // auto that planned nothing remote: the plan on-chip weights give.
+    plan.proto.clear_weight_locations();
+  } else if (run.options.weights_location != kWeightsOnChip) {
     // The POD's figures: this plan's and the best on-chip one's.
     proto::WeightLocations* w = plan.proto.mutable_weight_locations();
     w->set_asked(run.options.weights_location);
@@ -323,21 +351,23 @@ absl::StatusOr<Plan> PlanPod(const onnx::ModelProto& model,
                              const Options& options, const PodOptions& pod) {
   RETURN_IF_ERROR(ValidatePod(options, pod));
   ASSIGN_OR_RETURN(std::vector<int> counts, IpuCounts(options, pod.total_ipus));
-  ASSIGN_OR_RETURN(const double ipu_bytes, IpuMemoryBytes(options));
+  ASSIGN_OR_RETURN(const proto::DeviceProfile device, PodDevice(options));
+  const double ipu_bytes = static_cast<double>(device.tiles_per_ipu()) *
+                           static_cast<double>(device.bytes_per_tile());
+  const std::vector<std::string> locations = Locations(options, device);
   const std::vector<int> batches =
       pod.batch_sizes.empty()
           ? std::vector<int>{static_cast<int>(options.shapes.batch_size)}
           : pod.batch_sizes;
-  // Each count is planned once per weight location (Locations).
-  const int total_tries = static_cast<int>(counts.size() * batches.size() *
-                                           Locations(options).size());
-  const PodRun run{model,
-                   options,
-                   pod,
-                   counts,
-                   ipu_bytes,
-                   total_tries,
-                   std::chrono::steady_clock::now()};
+  // Each count is planned once per weight location (Locations); auto's
+  // remote candidates come only where on-chip does not fit, and share the
+  // time the on-chip ones leave.
+  const int total_tries = static_cast<int>(
+      counts.size() * batches.size() *
+      (options.weights_location == kWeightsAuto ? 1 : locations.size()));
+  const PodRun run{
+      model,     options,   pod,         counts,
+      ipu_bytes, locations, total_tries, std::chrono::steady_clock::now()};
   PodSearch search;
   for (int b : batches) {
     ASSIGN_OR_RETURN(const bool go_on,

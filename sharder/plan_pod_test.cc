@@ -174,7 +174,10 @@ Options FiftyByteIpus() {
 
 TEST(PodPlannerTest, SkipsCountsTooSmallForTheWeights) {
   const onnx::ModelProto model = BatchedResidual();
-  const Options options = FiftyByteIpus();
+  Options options = FiftyByteIpus();
+  // On-chip only: auto (the default) would add remote candidates for the
+  // counts that do not fit on-chip (RemoteCandidatesOnlyWhereOnChipFails).
+  options.weights_location = "on-chip";
   PodOptions pod;
   pod.total_ipus = 8;
   absl::StatusOr<Plan> plan = PlanPod(model, options, pod);
@@ -196,6 +199,24 @@ TEST(PodPlannerTest, SkipsCountsTooSmallForTheWeights) {
               HasSubstr("  batch 1: 1: does not fit, 2: skipped (the weights "
                         "alone exceed their memory), 4: does not fit, 8: "
                         "skipped (more IPUs than the model's 4 nodes)\n"));
+}
+
+// auto (the default) on the same model: the four on-chip rows as above,
+// unnamed, then a remote row for each count, as none fits on-chip (remote
+// weights are not resident, so "the weights alone" does not skip 2; 8 is
+// skipped for the nodes again).
+TEST(PodPlannerTest, RemoteCandidatesOnlyWhereOnChipFails) {
+  const onnx::ModelProto model = BatchedResidual();
+  PodOptions pod;
+  pod.total_ipus = 8;
+  absl::StatusOr<Plan> plan = PlanPod(model, FiftyByteIpus(), pod);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const proto::Replication& r = plan->proto.replication();
+  ASSERT_EQ(r.tried_size(), 8);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r.tried(i).weights_location(), "");
+  for (int i = 4; i < 8; ++i)
+    EXPECT_EQ(r.tried(i).weights_location(), "remote");
+  EXPECT_EQ(r.tried(7).note(), "more IPUs than the model's 4 nodes");
 }
 
 TEST(PodPlannerTest, NumIpusAutoSkipsCountsTooSmallForTheWeights) {

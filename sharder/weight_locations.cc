@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status_macros.h"
+#include "costmodel/remote_choice.h"
 #include "costmodel/weight_location.h"
 #include "sharder/plan_model.h"
 #include "sharder/prepare.h"
@@ -24,7 +25,67 @@ void SetOther(const Plan& other, Plan* chosen) {
       other.proto.fits() ? other.proto.performance().throughput_per_s() : 0);
 }
 
+// True when `a` is the better plan: it fits and `b` does not, or a higher
+// throughput, or the same with fewer remote bytes.
+bool Better(const Plan& a, const Plan& b) {
+  if (a.proto.fits() != b.proto.fits()) return a.proto.fits();
+  const double ta = a.proto.performance().throughput_per_s();
+  const double tb = b.proto.performance().throughput_per_s();
+  if (ta != tb) return ta > tb;
+  return a.proto.weight_locations().remote_bytes() <
+         b.proto.weight_locations().remote_bytes();
+}
+
+// The plan of `model` with the weights `remote` off-chip, the others
+// resident, onto options.num_ipus IPUs, described.
+absl::StatusOr<Plan> PlanWithRemote(const onnx::ModelProto& model,
+                                    const Options& options,
+                                    const std::vector<int32_t>& remote) {
+  const auto start = std::chrono::steady_clock::now();
+  Options on_chip = options;
+  on_chip.weights_location = kWeightsOnChip;
+  ASSIGN_OR_RETURN(Prepared p, Prepare(model, on_chip));
+  RETURN_IF_ERROR(MakeChosenWeightsRemote(
+      p.analysis->device, options.shard_over, remote, &p.analysis->problem));
+  ASSIGN_OR_RETURN(Plan plan, PlanPreparedModel(p, model, options, start));
+  plan.analysis = std::move(p.analysis);
+  DescribeWeightLocations(options, &plan);
+  return plan;
+}
+
 }  // namespace
+
+absl::StatusOr<Plan> PlanFewestOffChip(const onnx::ModelProto& model,
+                                       const Options& options) {
+  Options all = options;
+  all.weights_location = kWeightsRemote;
+  ASSIGN_OR_RETURN(Plan best, PlanAtLocation(model, all));
+  if (!best.proto.fits() || !best.analysis) return best;
+  // Note [Fewest bytes off-chip] for the split the planner found with every
+  // weight remote, then planned again with only those weights remote (the
+  // split may change), a few rounds while the plan improves.
+  Options fixed = options;
+  fixed.weights_location = kWeightsRemote;
+  fixed.num_ipus = best.proto.num_ipus();
+  Options on_chip = options;
+  on_chip.weights_location = kWeightsOnChip;
+  ASSIGN_OR_RETURN(const Prepared resident, Prepare(model, on_chip));
+  const ModelAnalysis& a = *resident.analysis;
+  std::vector<int32_t> placement = best.placement.ipu;
+  for (int round = 0; round < kFewestOffChipRounds; ++round) {
+    const RemoteChoice choice =
+        FewestBytesOffChip(a.problem, a.device, a.precision, placement,
+                           fixed.num_ipus, options.shard_over);
+    if (!choice.fits) break;
+    ASSIGN_OR_RETURN(Plan plan, PlanWithRemote(model, fixed, choice.remote));
+    if (!Better(plan, best)) break;
+    const bool same_split = plan.placement.ipu == placement;
+    placement = plan.placement.ipu;
+    best = std::move(plan);
+    if (same_split) break;
+  }
+  return best;
+}
 
 absl::StatusOr<Plan> PlanAtLocation(const onnx::ModelProto& model,
                                     const Options& options) {
@@ -134,11 +195,15 @@ absl::StatusOr<Plan> PlanWeightLocations(const onnx::ModelProto& model,
   Options on_chip = options;
   on_chip.weights_location = kWeightsOnChip;
   ASSIGN_OR_RETURN(Plan on, PlanAtLocation(model, on_chip));
+  // Note [Choosing where weights live]: a plan that fits on-chip moves
+  // nothing off-chip, nor can a device without Streaming Memory: the plan
+  // is then exactly the on-chip one.
+  if (on.proto.fits() || !CheckStreamingMemory(on.analysis->device).ok()) {
+    on.proto.clear_weight_locations();
+    return on;
+  }
   on.proto.mutable_weight_locations()->set_asked(kWeightsAuto);
-  if (!CheckStreamingMemory(on.analysis->device).ok()) return on;
-  Options off_chip = options;
-  off_chip.weights_location = kWeightsRemote;
-  ASSIGN_OR_RETURN(Plan off, PlanAtLocation(model, off_chip));
+  ASSIGN_OR_RETURN(Plan off, PlanFewestOffChip(model, options));
   off.proto.mutable_weight_locations()->set_asked(kWeightsAuto);
   const bool off_ok = off.proto.fits() && CheckStreamingMemoryOf(off).ok();
   const bool take_off =

@@ -5,17 +5,18 @@
 // (proto::WeightLocations) and what each IPU loads.
 //
 // Note [Choosing where weights live]
-// auto plans the model on-chip first; a plan that fits is kept as it is,
-// unless remote weights give a higher throughput that also fits in
-// Streaming Memory (on-chip plans that fit never load anything, so in
-// practice remote wins only where on-chip does not fit). The all-or-none
-// choice is what is implemented: "the fewest bytes off-chip that make a
-// stage fit" per weight is not (a remote plan puts every floating-point
-// weight off-chip). With --total-ipus, PlanPod weighs both locations per
-// candidate and keeps the highest POD throughput (sharder/plan_pod.h).
-// The default stays on-chip: "auto" as the default would turn every plan
-// that does not fit on an IPU-Machine profile into a remote one, which the
-// tests of no-fit reasons and the README's figures do not expect yet.
+// auto plans the model on-chip first; a plan that fits is kept exactly as
+// it is (nothing needs to go off-chip), as it is on a profile without
+// Streaming Memory. Otherwise it puts the fewest bytes off-chip that make
+// every stage fit (PlanFewestOffChip): the planner splits the model with
+// every floating-point weight remote, Note [Fewest bytes off-chip]
+// (costmodel/remote_choice.h) picks which of them that split needs
+// off-chip, and the model is planned again with only those remote (up to
+// kFewestOffChipRounds rounds while the throughput improves). That plan is
+// kept when it fits, its Streaming Memory included; else the on-chip one
+// (which does not fit) is. --weights-location remote keeps every
+// floating-point weight off-chip. With --total-ipus, PlanPod weighs both
+// per candidate and keeps the highest POD throughput (sharder/plan_pod.h).
 #ifndef AUTOSHARD_SHARDER_WEIGHT_LOCATIONS_H_
 #define AUTOSHARD_SHARDER_WEIGHT_LOCATIONS_H_
 
@@ -51,6 +52,16 @@ int ReplicasPerMachine(const proto::DeviceProfile& device, int ipus_per_replica,
 // over capacity instead). Errors: PlanModel's.
 absl::StatusOr<Plan> PlanAtLocation(const onnx::ModelProto& model,
                                     const Options& options);
+
+// Rounds of PlanFewestOffChip: each plans the model once more.
+inline constexpr int kFewestOffChipRounds = 3;
+
+// The plan with the fewest bytes off-chip that fits (Note [Choosing where
+// weights live]), described, its Streaming Memory not checked; the
+// all-remote plan when it does not fit or no round improves on it. Errors:
+// PlanModel's.
+absl::StatusOr<Plan> PlanFewestOffChip(const onnx::ModelProto& model,
+                                       const Options& options);
 
 // PlanModel for weights_location "remote" or "auto" (Note [Choosing where
 // weights live]). Errors: PlanModel's; for "remote", a profile without

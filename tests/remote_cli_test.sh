@@ -36,7 +36,17 @@ PY
 FOUR=$TMP/four.onnx
 
 # On-chip, one IPU does not fit.
-expect 3 "four MatMuls on-chip, 1 IPU" -- "$BIN" shard "$FOUR" -n 1 --plan "$TMP/on.json"
+expect 3 "four MatMuls on-chip, 1 IPU" -- "$BIN" shard "$FOUR" -n 1 --weights-location on-chip \
+  --plan "$TMP/on.json"
+# The default, auto, moves weights off-chip instead (4 x 268,435,456 B do
+# not fit; 2 remote: 2 resident + 1 live = 805,306,368 B fit).
+expect 0 "four MatMuls by default, 1 IPU" -- "$BIN" shard "$FOUR" -n 1
+stdout_has "0.54 GB loaded each step; 0.54 GB stay on-chip" "auto by default"
+# On a profile without Streaming Memory auto is on-chip, silently.
+expect 3 "four MatMuls on c600, 1 IPU" -- "$BIN" shard "$FOUR" -n 1 --device c600
+stdout_lacks() { if grep -qF -- "$1" "$TMP/out"; then bad "$2: stdout has '$1'"; else ok; fi; }
+stdout_lacks "weights: on-chip" "no weights line on c600"
+stdout_lacks "Streaming Memory" "nor Streaming Memory on c600"
 # Remote: each weight is live only while its MatMul runs: 1 IPU fits. Each
 # loads 268,435,456 B at ipu2's 20 GB/s (an estimate): 13.4217728 ms, so
 # the IPU's loads take 4 x 13.4217728 = 53.6870912 ms of its stage time.
@@ -72,6 +82,56 @@ expect 0 "auto" -- "$BIN" shard "$FOUR" -n 1 --weights-location auto
 stdout_has "--weights-location auto" "auto named"
 stdout_has "on-chip: does not fit" "the on-chip plan compared"
 
+# auto moves the fewest bytes off-chip (Note [Fewest bytes off-chip]): seven
+# such MatMuls (1.88 GB) on 2 IPUs. Each IPU holds at most 3 weights
+# (805,306,368 B + code), so the split is 4 + 3; IPU 1's 3 stay on-chip.
+# On IPU 0 one remote weight frees nothing (it is live while its MatMul
+# runs: 3 resident + 1 live = 4 again); two do (2 resident + 1 live): w0 and
+# w1 (largest first, ties by order; smallest first gives the same bytes).
+# IPU 0 loads 2 x 268,435,456 B at 20 GB/s = 26.8435456 ms each step.
+/usr/bin/python3 - "$TMP" <<'PY' || bad "the seven-MatMul model was not made"
+import os, sys
+from onnx import TensorProto as T, helper as h, save
+out = sys.argv[1]
+inits, nodes, offset = [], [], 0
+n = 8192 * 8192 * 4
+for i in range(7):
+    t = T(); t.name = f"w{i}"; t.data_type = T.FLOAT; t.dims.extend([8192, 8192])
+    t.data_location = T.EXTERNAL
+    for k, v in (("location", "seven.data"), ("offset", str(offset)), ("length", str(n))):
+        e = t.external_data.add(); e.key = k; e.value = v
+    offset += n
+    inits.append(t)
+    nodes.append(h.make_node("MatMul", ["x" if i == 0 else f"y{i-1}", f"w{i}"], [f"y{i}"], name=f"mm{i}"))
+g = h.make_graph(nodes, "seven", [h.make_tensor_value_info("x", T.FLOAT, [1, 8192])],
+                 [h.make_tensor_value_info("y6", T.FLOAT, [1, 8192])], inits)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+with open(os.path.join(out, "seven.data"), "wb") as f:
+    f.truncate(offset)
+save(m, os.path.join(out, "seven.onnx"))
+PY
+expect 0 "seven MatMuls auto, 2 IPUs" -- "$BIN" shard "$TMP/seven.onnx" -n 2 --weights-location auto \
+  --plan "$TMP/seven.json" --popart-options "$TMP/seven_popart.json"
+stdout_has "0.54 GB loaded each step; 1.34 GB stay on-chip" "only two weights off-chip"
+/usr/bin/python3 - "$TMP/seven.json" "$TMP/seven_popart.json" <<'PY' && ok || bad "w0 and w1 remote, IPU 1 loads nothing"
+import json, sys
+p = json.load(open(sys.argv[1]))
+w = p["weight_locations"]
+assert w["chosen"] == "remote" and w["asked"] == "auto", w
+assert [(r["name"], r["bytes"], r["ipus"]) for r in w["remote_weights"]] == [
+    ("w0", 268435456, [0]), ("w1", 268435456, [0])], w["remote_weights"]
+assert w["remote_bytes"] == 536870912 and w["on_chip_weight_bytes"] == 5 * 268435456, w
+assert p["fits"] and p["num_ipus"] == 2, p.get("out_of_memory")
+i0, i1 = p["ipus"]
+assert abs(i0["remote_load_s"] - 0.0268435456) < 1e-12, i0
+assert i0["stage_time_s"] > i0["remote_load_s"], i0
+assert i1.get("remote_load_s", 0) == 0 and i1.get("remote_weight_bytes", 0) == 0, i1
+o = json.load(open(sys.argv[2]))
+assert o["weightTensorLocationSettings"]["location"]["storage"] == "OnChip", o
+assert set(o["tensorLocationSettingsOverride"]) == {"w0", "w1"}, o
+assert o["tensorLocationSettingsOverride"]["w0"]["storage"] == "OffChip", o
+PY
+
 # A POD: 4 IPUs, 1 per replica, sharded over the 4 replicas: each keeps a
 # quarter of each weight; the launch line carries the location.
 expect 0 "POD remote sharded" -- "$BIN" shard "$FOUR" -n 1 --total-ipus 4 \
@@ -87,6 +147,27 @@ expect 0 "launch a remote plan" -- "$BIN" launch "$TMP/pod.json" --hosts a --par
 stdout_has "AUTOSHARD_WEIGHTS_LOCATION=remote" "the launch line carries the location"
 stdout_has "AUTOSHARD_SHARD_OVER=4" "and the shards"
 grep -q '"weights_location": "remote"' "$TMP/launch.json" && ok || bad "launch file has the location"
+
+# calibrate fits the Streaming Memory bandwidth (an estimate, 20 GB/s) to
+# measured loads: 268,435,456 B in 21.4748365 ms is 12.5 GB/s (one load;
+# the same from a facts file). The four remote loads of the 1-IPU plan
+# then take 4 x 268,435,456 / 12.5e9 = 85.89934592 ms.
+expect 0 "calibrate a remote load" -- "$BIN" calibrate --remote-load 268435456,0.0214748365 \
+  -o "$TMP/sm_fit.textproto"
+stdout_has "(12.5 GB/s) to 1 remote loads" "fitted bandwidth printed"
+printf '%s\n' 'facts { id: "load_256mib" kind: "remote_load" device: "ipu2" figure: 0.0214748365' \
+  '  memory { category: "loaded" bytes: 268435456 } source: "a hand-made test fact" }' \
+  >"$TMP/facts.textproto"
+expect 0 "calibrate from facts" -- "$BIN" calibrate --facts "$TMP/facts.textproto" \
+  -o "$TMP/sm_facts.textproto"
+stdout_has "(12.5 GB/s) to 1 remote loads" "the fact fitted"
+expect 0 "plan with the calibrated bandwidth" -- "$BIN" shard "$FOUR" -n 1 --weights-location remote \
+  --device "$TMP/sm_fit.textproto" --plan "$TMP/sm_fit.json"
+/usr/bin/python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); s = p["ipus"][0]["remote_load_s"]; sys.exit(0 if abs(s - 0.08589934592) < 1e-9 else 1)' "$TMP/sm_fit.json" && ok || bad "loads at the fitted 12.5 GB/s"
+expect 2 "calibrate with nothing to fit" -- "$BIN" calibrate -o "$TMP/nothing.textproto"
+stderr_has "or --remote-load / --facts" "calibrate names what it needs"
+expect 2 "a bad remote load" -- "$BIN" calibrate --remote-load 5 -o "$TMP/bad.textproto"
+stderr_has "want BYTES,SECONDS" "the flag's form named"
 
 # Bad input: one line, exit 2, the rule named.
 expect 2 "no Streaming Memory" -- "$BIN" shard "$FOUR" -n 1 --weights-location remote --device c600
