@@ -139,8 +139,9 @@ void AddModelFlags(CLI::App* sub, ModelOptions* o, bool writes_outputs,
   sub->add_option(
          "--weights-location", o->library.weights_location,
          "where the weights live: auto (default: on-chip when the plan fits "
-         "or the device has no Streaming Memory, else the fewest weights' "
-         "bytes in Streaming Memory that make every IPU fit), on-chip, or "
+         "or the device has no Streaming Memory, else few weights' bytes "
+         "in Streaming Memory, chosen greedily per IPU, that make every IPU "
+         "fit), on-chip, or "
          "remote (every floating-point weight in the IPU-Machines' "
          "Streaming Memory, loaded every step; sharded over replicas with "
          "--total-ipus and --shard-over)")

@@ -39,13 +39,18 @@ absl::StatusOr<std::vector<RemoteLoadFact>> RemoteLoadFactsOf(
     RemoteLoadFact r;
     r.source = absl::StrCat("fact '", f.id(), "'");
     r.seconds = f.figure();
-    for (const proto::MemoryFigure& m : f.memory())
-      if (m.category() == "loaded") r.bytes = m.bytes();
-    if (r.bytes <= 0 || !(r.seconds > 0)) {
+    int loaded = 0;
+    for (const proto::MemoryFigure& m : f.memory()) {
+      if (m.category() != "loaded") continue;
+      r.bytes = m.bytes();
+      ++loaded;
+    }
+    if (loaded != 1 || r.bytes <= 0 || !(r.seconds > 0) ||
+        !std::isfinite(r.seconds)) {
       return absl::InvalidArgumentError(absl::StrCat(
           r.source,
-          ": a remote_load fact needs figure (seconds) > 0 and memory "
-          "{ category: \"loaded\" bytes: B } with B > 0"));
+          ": a remote_load fact needs a finite figure (seconds) > 0 and one "
+          "memory { category: \"loaded\" bytes: B } with B > 0"));
     }
     out.push_back(r);
   }
@@ -68,7 +73,13 @@ absl::StatusOr<double> FitStreamingBandwidth(
     bb += b * b;
     bs += b * f.seconds;
   }
-  return bb / bs;
+  const double bytes_per_s = bb / bs;
+  if (!std::isfinite(bytes_per_s) || !(bytes_per_s > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the remote loads give no finite bandwidth (", bytes_per_s,
+                     " bytes/s): check their bytes and seconds"));
+  }
+  return bytes_per_s;
 }
 
 absl::Status CalibrateStreamingBandwidth(

@@ -2,6 +2,7 @@
 // (Note [Remote-load facts], costmodel/remote_load_fit.h).
 #include "costmodel/remote_load_fit.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,16 @@ TEST(RemoteLoadFitTest, FactsOfKindRemoteLoad) {
   const auto bad = RemoteLoadFactsOf(facts, "ipu2");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("fact 'load_1gb'"), std::string::npos);
+  // An infinite figure (it fitted 0 B/s, which turned Streaming Memory off)
+  // and two "loaded" figures in one fact are refused too.
+  facts.mutable_facts(0)->add_memory()->set_category("loaded");
+  facts.mutable_facts(0)->mutable_memory(0)->set_bytes(1000000000);
+  facts.mutable_facts(0)->set_figure(std::numeric_limits<double>::infinity());
+  EXPECT_FALSE(RemoteLoadFactsOf(facts, "ipu2").ok());
+  facts.mutable_facts(0)->set_figure(0.08);
+  ASSERT_TRUE(RemoteLoadFactsOf(facts, "ipu2").ok());
+  *facts.mutable_facts(0)->add_memory() = facts.facts(0).memory(0);
+  EXPECT_FALSE(RemoteLoadFactsOf(facts, "ipu2").ok());
   // A profile without Streaming Memory has nothing to fit.
   proto::DeviceProfile c600 = *LoadDeviceProfile("c600");
   EXPECT_FALSE(CalibrateStreamingBandwidth(*ipu2, &c600).ok());

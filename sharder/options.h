@@ -92,9 +92,9 @@ struct Options {
   // [Remote weights]): "on-chip" (every weight resident), "remote" (every
   // weight in Streaming Memory, loaded each step) or "auto" (the default:
   // on-chip when that fits or the device has no Streaming Memory, else the
-  // fewest bytes off-chip that make every stage fit; with --total-ipus, per
-  // candidate; Note [Choosing where weights live]). apply, --keep-placement
-  // and --write-problem take auto as on-chip.
+  // few bytes off-chip (greedy per IPU) that make every stage fit; with
+  // --total-ipus, per candidate; Note [Choosing where weights live]). apply,
+  // --keep-placement and --write-problem take auto as on-chip.
   std::string weights_location = "auto";
   // Replicas each remote weight is sharded over (replicated tensor
   // sharding), >= 1; PlanPod sets it to the gather group's size.

@@ -6,10 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "costmodel/remote_choice.h"
 #include "costmodel/weight_location.h"
 #include "sharder/plan_model.h"
+#include "sharder/plan_prepared.h"
 #include "sharder/prepare.h"
 
 namespace autoshard::internal {
@@ -53,6 +55,35 @@ absl::StatusOr<Plan> PlanWithRemote(const onnx::ModelProto& model,
   return plan;
 }
 
+// Lowers `plan`'s certified bound to one that holds over every set of
+// weights off-chip (Note [Choosing where weights live]): the bounds of the
+// all-on-chip problem `resident`, its memory not counted (fits false), its
+// cheap bound without loads.
+void CertifyOverEveryRemoteSet(const Prepared& resident, const Options& options,
+                               Plan* plan) {
+  Plan probe;
+  probe.proto = plan->proto;
+  probe.placement = plan->placement;
+  probe.proto.set_fits(false);
+  const int k = plan->proto.num_ipus();
+  proto::Performance* q = probe.proto.mutable_performance();
+  q->set_lower_bound_s(resident.analysis->device_model().LowerBound(k));
+  Certify(resident, options, &probe);
+  proto::Performance* perf = plan->proto.mutable_performance();
+  if (q->lower_bound_s() < perf->lower_bound_s())
+    perf->set_lower_bound_s(q->lower_bound_s());
+  // With the solver off Certify sets nothing: the cheap bound is the
+  // certificate.
+  const double bound_s =
+      options.bound_s > 0 ? q->certified_bound_s() : q->lower_bound_s();
+  if (bound_s < perf->certified_bound_s()) {
+    perf->set_certified_bound_s(bound_s);
+    perf->set_bound_method(
+        absl::StrCat(options.bound_s > 0 ? q->bound_method() : "cheap",
+                     "; over every set of weights off-chip"));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Plan> PlanFewestOffChip(const onnx::ModelProto& model,
@@ -84,6 +115,7 @@ absl::StatusOr<Plan> PlanFewestOffChip(const onnx::ModelProto& model,
     best = std::move(plan);
     if (same_split) break;
   }
+  CertifyOverEveryRemoteSet(resident, on_chip, &best);
   return best;
 }
 

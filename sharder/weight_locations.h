@@ -7,14 +7,20 @@
 // Note [Choosing where weights live]
 // auto plans the model on-chip first; a plan that fits is kept exactly as
 // it is (nothing needs to go off-chip), as it is on a profile without
-// Streaming Memory. Otherwise it puts the fewest bytes off-chip that make
-// every stage fit (PlanFewestOffChip): the planner splits the model with
+// Streaming Memory. Otherwise it puts few bytes off-chip to make every stage
+// fit (PlanFewestOffChip; greedy per IPU, not always the fewest: a review
+// found 5 weights of 8:5:4:6:6 units where it moves 14 units and {6,6}
+// would do): the planner splits the model with
 // every floating-point weight remote, Note [Fewest bytes off-chip]
 // (costmodel/remote_choice.h) picks which of them that split needs
 // off-chip, and the model is planned again with only those remote (up to
 // kFewestOffChipRounds rounds while the throughput improves). That plan is
 // kept when it fits, its Streaming Memory included; else the on-chip one
-// (which does not fit) is. --weights-location remote keeps every
+// (which does not fit) is. The certificate of the plan auto returns holds
+// over every set of weights off-chip, not only the one chosen: it is the
+// bounds of the all-on-chip problem without memory (a remote weight only
+// adds its load to a stage's time, and frees memory), taken when lower
+// than the chosen set's. --weights-location remote keeps every
 // floating-point weight off-chip. With --total-ipus, PlanPod weighs both
 // per candidate and keeps the highest POD throughput (sharder/plan_pod.h).
 #ifndef AUTOSHARD_SHARDER_WEIGHT_LOCATIONS_H_
@@ -56,7 +62,7 @@ absl::StatusOr<Plan> PlanAtLocation(const onnx::ModelProto& model,
 // Rounds of PlanFewestOffChip: each plans the model once more.
 inline constexpr int kFewestOffChipRounds = 3;
 
-// The plan with the fewest bytes off-chip that fits (Note [Choosing where
+// The plan with few bytes off-chip that fits (Note [Choosing where
 // weights live]), described, its Streaming Memory not checked; the
 // all-remote plan when it does not fit or no round improves on it. Errors:
 // PlanModel's.
