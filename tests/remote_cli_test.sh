@@ -227,4 +227,22 @@ import json, sys
 p = json.load(open(sys.argv[1]))["performance"]
 sys.exit(0 if p["certified_bound_s"] <= 0.023732 and "every set of weights off-chip" in p["bound_method"] else 1)
 PY
+
+# A model that fits on-chip: the default (auto) gives the same plan as
+# --weights-location on-chip, every field but the timings.
+for w in auto on-chip; do
+  expect 0 "squeezenet at 2 IPUs, weights $w" -- "$BIN" shard "$SRC/models/squeezenet1_1.onnx" -n 2 \
+    --weights-location "$w" --plan "$TMP/sq_$w.json" -o "$TMP/sq_$w.onnx"
+done
+/usr/bin/python3 - "$TMP/sq_auto.json" "$TMP/sq_on-chip.json" <<'PY' && ok || bad "auto leaves a fitting plan as on-chip makes it"
+import json, sys
+def strip(x):
+    if isinstance(x, dict):
+        return {k: strip(v) for k, v in x.items() if k not in ("seconds", "planning_s", "bound_seconds")}
+    if isinstance(x, list):
+        return [strip(v) for v in x]
+    return x
+a, b = (strip(json.load(open(f))) for f in sys.argv[1:3])
+sys.exit(0 if a == b else 1)
+PY
 finish
