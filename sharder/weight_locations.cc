@@ -13,6 +13,7 @@
 #include "sharder/plan_model.h"
 #include "sharder/plan_prepared.h"
 #include "sharder/prepare.h"
+#include "solver/bound/certify.h"
 
 namespace autoshard::internal {
 namespace {
@@ -70,14 +71,18 @@ void CertifyOverEveryRemoteSet(const Prepared& resident, const Options& options,
   q->set_lower_bound_s(resident.analysis->device_model().LowerBound(k));
   Certify(resident, options, &probe);
   proto::Performance* perf = plan->proto.mutable_performance();
-  if (q->lower_bound_s() < perf->lower_bound_s())
+  if (q->lower_bound_s() < perf->lower_bound_s()) {
     perf->set_lower_bound_s(q->lower_bound_s());
+    perf->set_gap_percent(
+        GapPercent(perf->bottleneck_s(), perf->lower_bound_s()));
+  }
   // With the solver off Certify sets nothing: the cheap bound is the
   // certificate.
   const double bound_s =
       options.bound_s > 0 ? q->certified_bound_s() : q->lower_bound_s();
   if (bound_s < perf->certified_bound_s()) {
     perf->set_certified_bound_s(bound_s);
+    perf->set_certified_gap_percent(GapPercent(perf->bottleneck_s(), bound_s));
     perf->set_bound_method(
         absl::StrCat(options.bound_s > 0 ? q->bound_method() : "cheap",
                      "; over every set of weights off-chip"));
