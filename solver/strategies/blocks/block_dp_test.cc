@@ -268,7 +268,7 @@ TEST(BlockDpTest, BoundIsTheBruteForceOptimumOnRepeatedBlocks) {
 // block DP's split is that optimum (to the bisection's precision).
 TEST(BlockDpTest, PlanIsOptimalWhenEveryIpuIsUsed) {
   std::mt19937 rng(7);
-  int compared = 0;
+  int compared = 0, all_used = 0;
   for (int trial = 0; trial < 40; ++trial) {
     const ShardingProblem p = RepeatedBlocks(rng, 4, 2);  // 10 nodes
     const DeviceModel model(p, ToyChip(), Precision::kFp32);
@@ -283,8 +283,17 @@ TEST(BlockDpTest, PlanIsOptimalWhenEveryIpuIsUsed) {
     EXPECT_LE(JudgeSplit(model, r.ipu, 3).bottleneck_s, three * (1 + 1e-8))
         << "trial " << trial;
     ++compared;
+    // When the DP's chain has all 3 stages the plan is that chain: its
+    // bottleneck is the DP's value, between the bound and plan_dp_s.
+    if (r.dp_stages == 3) {
+      ++all_used;
+      const double judged = JudgeSplit(model, r.ipu, 3).bottleneck_s;
+      EXPECT_LE(judged, r.plan_dp_s * (1 + 1e-12)) << "trial " << trial;
+      EXPECT_GE(judged, r.bound_s) << "trial " << trial;
+    }
   }
   EXPECT_GT(compared, 20);
+  EXPECT_GT(all_used, 15);
 }
 
 }  // namespace
