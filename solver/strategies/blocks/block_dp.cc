@@ -274,7 +274,15 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
   if (search.Stages(hi) > num_ipus) {
     lo = std::max(lo, hi);
     hi = std::max(hi, search.total_s());
-    if (search.Stages(hi) > num_ipus) return result;  // cannot happen
+    // One stage holding everything takes total_s (no copies), so this
+    // cannot happen; should it, prove nothing rather than a wrong bound.
+    if (search.Stages(hi) > num_ipus) {
+      result.ran = false;
+      result.bound_s = std::max(lower_s, 0.0);
+      result.note = absl::StrCat("block DP: no chain of ", num_ipus,
+                                 " stages at ", hi, " s (a fault)");
+      return result;
+    }
   }
   while (hi - lo > options.relative_precision * hi) {
     if (std::chrono::steady_clock::now() > options.deadline) break;
@@ -286,9 +294,13 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     }
   }
   result.complete = hi - lo <= options.relative_precision * hi;
-  // Sums in another order than the performance model's: a relative 1e-12
-  // below the proven value.
-  result.bound_s = std::max(result.bound_s, lo * (1 - 1e-12));
+  // The DP's stage times are sums in another order than the performance
+  // model's: each of at most `positions` terms of at most total_s may round
+  // by eps x total_s, so the bound is that much below the proven value.
+  const double margin_s = static_cast<double>(chain.ideals) *
+                          std::numeric_limits<double>::epsilon() *
+                          search.total_s();
+  result.bound_s = std::max(result.bound_s, lo - margin_s);
   search.Stages(hi);
   const std::vector<Position> ends = search.Chain();
   result.dp_stages = static_cast<int32_t>(ends.size());

