@@ -14,10 +14,9 @@ class BlockDpBound : public Bound {
   BoundValue Run(const BoundProblem& p,
                  const BoundBudget& budget) const override {
     BlockDpOptions options;
-    options.deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(budget.max_seconds / 2));
+    // Until 40% of the cascade's budget (the ideal DP then has until 80%,
+    // CBC the rest).
+    options.deadline = budget.Until(kBlockDpShare);
     const BlockDpResult r = BlockDp(*p.problem, *p.model, p.num_ipus, p.lower_s,
                                     p.plan_bottleneck_s, options);
     BoundValue v;
@@ -34,6 +33,7 @@ class BlockDpBound : public Bound {
           absl::StrCat("block DP (", r.longest_run, " repeated segments)");
     }
     v.stop = r.complete ? BoundStop::kDone : BoundStop::kOutOfBudget;
+    v.solved_at_most_k_relaxation = r.complete;
     return v;
   }
 };

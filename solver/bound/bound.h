@@ -29,6 +29,8 @@ struct BoundProblem {
   // splits).
   bool plan_fits = false;
   double lower_s = 0;  // the best bound proven before this one (seconds)
+  // An earlier bound set BoundValue::solved_at_most_k_relaxation.
+  bool at_most_k_relaxation_solved = false;
 };
 
 // The time a bound may take: the cascade's start and its whole budget, of
@@ -42,7 +44,23 @@ struct BoundBudget {
                                          start)
         .count();
   }
+  // `start` + share x max_seconds: a bound's deadline as a share of the one
+  // budget (0 < share <= 1), so the cascade ends within max_seconds however
+  // long the bounds before took.
+  std::chrono::steady_clock::time_point Until(double share) const {
+    return start +
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+               std::chrono::duration<double>(share * max_seconds));
+  }
 };
+
+// The cascade's deadlines as shares of its one budget (BoundBudget::Until):
+// the block DP stops by 40% of it, the ideal DP (and the filler bound) by
+// 80%, CBC takes the rest; the deterministic bounds before them have work
+// limits, no clock. Chosen, not measured: each clocked bound has at least
+// 40% of the budget when the ones before it finish early.
+inline constexpr double kBlockDpShare = 0.4;
+inline constexpr double kIdealDpShare = 0.8;
 
 // Why a bound stopped.
 enum class BoundStop {
@@ -61,6 +79,11 @@ struct BoundValue {
   // When it proved nothing better: why, for the report ("ideal DP: 123
   // ideals, out of time"); may be empty.
   std::string note;
+  // It solved, to within its bisection's precision, the relaxation over
+  // every chain of at most num_ipus stages of the graph's ideals (adjacent
+  // copies, memory not counted, passive constants free, IPUs may be empty):
+  // the block DP over all ideals, completed (Note [Block DP]).
+  bool solved_at_most_k_relaxation = false;
 };
 
 class Bound {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -47,6 +48,45 @@ TEST(BoundTest, EveryBoundIsValidOnAChain) {
   const Certificate c = CertifyBound(p, model, 2, plan, bottleneck, true, 10);
   EXPECT_GE(c.bound_s, 3.0 - 1e-9);
   EXPECT_LE(c.bound_s, bottleneck * (1 + 1e-9));
+}
+
+// The deadlines are shares of the one budget from its start: 40% of 10 s
+// is 4 s after it, 80% 8 s, however late the bound starts.
+TEST(BoundTest, DeadlinesAreSharesOfTheOneBudget) {
+  const BoundBudget budget{std::chrono::steady_clock::now(), 10};
+  EXPECT_EQ(budget.Until(kBlockDpShare) - budget.start,
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(4)));
+  EXPECT_EQ(budget.Until(kIdealDpShare) - budget.start,
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(8)));
+}
+
+// n0 read by 15 parallel nodes n1..n15, all read by n16: 2^15 + 2 ideals,
+// over the ideal DP's 20,000, so the ideal DP does not run and the filler
+// bound would; told the block DP solved its relaxation, it is skipped.
+TEST(BoundTest, FillerBoundSkippedWhenTheBlockDpSolvedItsRelaxation) {
+  std::vector<std::pair<int, int>> edges;
+  for (int i = 1; i <= 15; ++i) {
+    edges.emplace_back(0, i);
+    edges.emplace_back(i, 16);
+  }
+  ShardingProblem p = MakeTestProblem(17, edges, std::vector<int64_t>(17, 0),
+                                      std::vector<double>(17, 1e9));
+  const DeviceModel model(p, ToyChip(), Precision::kFp32);
+  std::vector<int32_t> plan(17, 0);
+  for (int i = 9; i < 17; ++i) plan[i] = 1;
+  const double bottleneck = model.EvaluatePerformance(plan, 2, 1).bottleneck_s;
+  BoundProblem asked{&p, &model, 2, &plan, bottleneck, true, 0};
+  const BoundBudget budget{std::chrono::steady_clock::now(), 10};
+  const Bound* ideal = CertifyBounds()[3];
+  ASSERT_EQ(ideal->name(), "ideal DP");
+  const std::string skipped = "fillers not run";
+  EXPECT_EQ(ideal->Run(asked, budget).note.find(skipped), std::string::npos);
+  asked.at_most_k_relaxation_solved = true;
+  const BoundValue v = ideal->Run(asked, budget);
+  EXPECT_NE(v.note.find(skipped), std::string::npos) << v.note;
+  EXPECT_EQ(v.bound_s, 0);
 }
 
 }  // namespace

@@ -53,9 +53,9 @@ class HeavyBound : public Bound {
   }
 };
 
-// The ideal DP's relaxation within half the budget, exact when it
-// completes; when the graph has too many ideals, the same DP on a problem
-// with fillers (Note [Filler bound]) within the same half.
+// The ideal DP's relaxation until kIdealDpShare of the budget, exact when
+// it completes; when the graph has too many ideals, the same DP on a
+// problem with fillers (Note [Filler bound]) by the same deadline.
 class IdealDpLowerBound : public Bound {
  public:
   absl::string_view name() const override { return "ideal DP"; }
@@ -63,12 +63,9 @@ class IdealDpLowerBound : public Bound {
                  const BoundBudget& budget) const override {
     IdealDpOptions ideal;
     ideal.max_ideals = 20000;  // no fit evaluations here: a larger lattice
-    // From its own start: the deterministic bounds before it (min-cut,
-    // heavy node) do not eat its half.
-    ideal.deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(budget.max_seconds / 2));
+    // Until 80% of the cascade's budget (the block DP before it stops at
+    // 40%, block_bound.h), CBC the rest.
+    ideal.deadline = budget.Until(kIdealDpShare);
     const IdealDpResult dp = IdealDpBound(*p.problem, *p.model, p.num_ipus,
                                           p.plan_bottleneck_s, ideal);
     BoundValue v;
@@ -98,6 +95,15 @@ class IdealDpLowerBound : public Bound {
         v.stop = BoundStop::kExact;
         return v;
       }
+    }
+    // The block DP completed over every ideal: the filler bound relaxes
+    // that same relaxation further (IPUs may be empty there too, and it
+    // drops tensors and pools compute), so it cannot prove more (beyond
+    // the block DP's 1e-4 bisection precision). The ideal DP above still
+    // runs: it wants every IPU to hold a node, which may prove more.
+    if (p.at_most_k_relaxation_solved) {
+      v.note += ", fillers not run (the block DP solved their relaxation)";
+      return v;
     }
     FillerBoundOptions filler;
     filler.deadline = ideal.deadline;

@@ -62,6 +62,7 @@ Certificate CertifyBound(const ShardingProblem& problem,
       c.method = v.method;
     }
     if (!v.note.empty()) notes.push_back(v.note);
+    asked.at_most_k_relaxation_solved |= v.solved_at_most_k_relaxation;
     if (v.stop == BoundStop::kExact ||
         GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent) {
       return finish();

@@ -399,10 +399,16 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   for (const Candidate& x : candidates)
     fastest_s =
         std::min(fastest_s, x.result.evaluation.performance.bottleneck_s);
-  if (std::optional<Assignment> blocks = BlockDpSplit(
-          c,
-          std::max(c.max_search_s - SecondsSince(c.start), kBlocksMinSeconds),
-          fastest_s)) {
+  std::optional<Assignment> blocks = BlockDpSplit(
+      c, std::max(c.max_search_s - SecondsSince(c.start), kBlocksMinSeconds),
+      fastest_s);
+  // The block DP's time is its own: every step after it (the min-cut order,
+  // the moves, the revisit) gets the time it had before the block DP
+  // existed, so a plan is never slower for it (on graphs with repeats the
+  // moves once got nothing). The search may so take up to the block DP's
+  // time, at most max(--max-search-seconds left, kBlocksMinSeconds), longer.
+  const double search_s = c.max_search_s + SecondsSince(t);
+  if (blocks) {
     candidates.push_back(
         {"blocks", Evaluated(c, std::move(*blocks), amp), SecondsSince(t)});
   }
@@ -415,7 +421,7 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
                    })) {
     t = std::chrono::steady_clock::now();
     if (std::optional<Assignment> kept = KeepingConstraints(
-            c, std::max(c.max_search_s - SecondsSince(c.start), 1.0))) {
+            c, std::max(search_s - SecondsSince(c.start), 1.0))) {
       candidates.push_back(
           {"ideal", Evaluated(c, std::move(*kept), amp), SecondsSince(t)});
     }
@@ -446,9 +452,9 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     candidates.push_back(std::move(*found));
     if (better(candidates.size() - 1, best)) best = candidates.size() - 1;
   };
-  consider(SlicedMinCutOrder(c, candidates[best],
-                             c.max_search_s - SecondsSince(c.start)));
-  consider(Moved(c, candidates[best], c.max_search_s - SecondsSince(c.start)));
+  consider(
+      SlicedMinCutOrder(c, candidates[best], search_s - SecondsSince(c.start)));
+  consider(Moved(c, candidates[best], search_s - SecondsSince(c.start)));
   // A weight read far apart (or, with variable weights, no split yet that
   // keeps a weight's readers on one IPU): a last stage back on IPU 0
   // (Note [Last stage on IPU 0]), kept when faster.
@@ -458,7 +464,7 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     t = std::chrono::steady_clock::now();
     std::optional<StrategyResult> revisit = RevisitCandidate(
         c, std::numeric_limits<double>::infinity(),
-        std::max(c.max_search_s - SecondsSince(c.start), kRevisitMinSeconds));
+        std::max(search_s - SecondsSince(c.start), kRevisitMinSeconds));
     if (revisit) {
       const size_t before = best;
       const bool before_allowed = allowed(before);

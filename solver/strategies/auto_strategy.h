@@ -37,13 +37,17 @@ inline constexpr double kBlocksMinSeconds = 2;
 // 241.9 us, 64 gave 239.8, 256 gave 239.9).
 inline constexpr int kMinCutOrderWindows = 64;
 
-// auto's order: a split that keeps the constraints beats one that breaks
-// them (StrategyResult::broken_constraint); then a split that fits beats one
-// that does not; then the smaller
-// bottleneck; on a tie the larger available memory proportion (the device's
-// beats one the search lowered). Among splits that do not fit, the smaller
-// fullest tile, and on the same fullest tile the smaller bottleneck (as
-// above). False when neither is better.
+// auto's order, the first rule that tells them apart deciding:
+//   1. a split that keeps the constraints beats one that breaks them
+//      (StrategyResult::broken_constraint);
+//   2. a split that fits beats one that does not;
+//   3. when neither fits, the smaller fullest tile (max_tile_bytes);
+//   4. the smaller bottleneck — also between two splits that do not fit
+//      with the same fullest tile (the tie rule: before the block DP such
+//      a tie went to neither, and the first listed was kept);
+//   5. the larger available memory proportion (the device's beats one the
+//      search lowered).
+// False when neither is better.
 bool BetterResult(const StrategyResult& a, const StrategyResult& b);
 
 }  // namespace autoshard

@@ -196,7 +196,6 @@ std::vector<int32_t> Assign(const ShardingProblem& problem,
                             const BlockChain& chain,
                             const std::vector<Position>& ends, int num_ipus) {
   std::vector<std::vector<int32_t>> stages(ends.size());
-  size_t d = 0;
   for (int32_t s = 0; s < static_cast<int32_t>(chain.segments.size()); ++s) {
     const SegmentLattice& L = chain.lattices[chain.kind[s]];
     for (int32_t i = 0; i < static_cast<int32_t>(chain.segments[s].size());
@@ -206,7 +205,17 @@ std::vector<int32_t> Assign(const ShardingProblem& problem,
         const uint64_t* bits = &L.bits[static_cast<size_t>(p.ideal) * L.words];
         return (bits[i / 64] >> (i % 64) & 1) != 0;
       };
-      while (d < ends.size() && !contains(ends[d])) ++d;
+      // Each node's stage on its own: the first end holding it. The ends
+      // are nested ideals, so `contains` is false then true along them; a
+      // chosen ideal need not be a prefix of the topological order (cut c
+      // -> a, c -> b, {a, b} -> x: a stage may end at {b}), so the stages
+      // of consecutive nodes may go back.
+      const size_t d =
+          static_cast<size_t>(std::partition_point(ends.begin(), ends.end(),
+                                                   [&](const Position& p) {
+                                                     return !contains(p);
+                                                   }) -
+                              ends.begin());
       if (d == ends.size()) return {};
       stages[d].push_back(chain.segments[s][i]);
     }
@@ -265,7 +274,15 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
   if (search.Stages(hi) > num_ipus) {
     lo = std::max(lo, hi);
     hi = std::max(hi, search.total_s());
-    if (search.Stages(hi) > num_ipus) return result;  // cannot happen
+    // One stage holding everything takes total_s (no copies), so this
+    // cannot happen; should it, prove nothing rather than a wrong bound.
+    if (search.Stages(hi) > num_ipus) {
+      result.ran = false;
+      result.bound_s = std::max(lower_s, 0.0);
+      result.note = absl::StrCat("block DP: no chain of ", num_ipus,
+                                 " stages at ", hi, " s (a fault)");
+      return result;
+    }
   }
   while (hi - lo > options.relative_precision * hi) {
     if (std::chrono::steady_clock::now() > options.deadline) break;
@@ -277,11 +294,17 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     }
   }
   result.complete = hi - lo <= options.relative_precision * hi;
-  // Sums in another order than the performance model's: a relative 1e-12
-  // below the proven value.
-  result.bound_s = std::max(result.bound_s, lo * (1 - 1e-12));
+  // The DP's stage times are sums in another order than the performance
+  // model's: each of at most `positions` terms of at most total_s may round
+  // by eps x total_s, so the bound is that much below the proven value.
+  const double margin_s = static_cast<double>(chain.ideals) *
+                          std::numeric_limits<double>::epsilon() *
+                          search.total_s();
+  result.bound_s = std::max(result.bound_s, lo - margin_s);
   search.Stages(hi);
-  result.ipu = Assign(problem, chain, search.Chain(), num_ipus);
+  const std::vector<Position> ends = search.Chain();
+  result.dp_stages = static_cast<int32_t>(ends.size());
+  result.ipu = Assign(problem, chain, ends, num_ipus);
   result.plan_dp_s = hi;
   return result;
 }

@@ -67,6 +67,9 @@ struct BlockDpResult {
   // bottleneck by the DP's stage times is plan_dp_s (memory not judged).
   std::vector<int32_t> ipu;
   double plan_dp_s = 0;
+  // The stages of the DP's chain: num_ipus or fewer (then the plan splits
+  // the stages with the most nodes, and plan_dp_s is not its bottleneck).
+  int32_t dp_stages = 0;
   int32_t segments = 0, kinds = 0, longest_run = 0;
   int64_t positions = 0;  // Σ ideals over segments
   std::string note;       // why it did not run, for the report
