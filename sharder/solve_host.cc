@@ -134,14 +134,54 @@ ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
   return q;
 }
 
+// Note [Coarsened host DP]
+// When the lattice is too large even with free sinks grouped (and colocate
+// groups merged), the plan's DP runs on that problem coarsened (Note
+// [Coarsening], coarsen.h) into groups of at most Σ IPU time / (32 k), else
+// / (16 k), ... / (2 k) — the finest whose lattice is small enough, as
+// auto's coarsened DP (RunCoarseIdeal). A group's host time is its members'
+// Σ, so every chain of the groups is a chain of the nodes with the same
+// stage times: a valid plan (memory judged again by HostPlan), never a
+// bound (a coarser lattice has fewer chains). Not run when a node is
+// restricted to some IPUs or in a colocate group left unmerged: Coarsen
+// keeps neither.
+IdealDpResult CoarseHostDp(const ShardingProblem& problem,
+                           const internal::Prepared& p, int num_ipus,
+                           double cap_s, const IdealDpOptions& options) {
+  IdealDpResult none;
+  if (std::any_of(problem.allowed_ipus.begin(), problem.allowed_ipus.end(),
+                  [](int32_t a) { return a != ShardingProblem::kAnyIpu; }) ||
+      std::any_of(problem.colocate_group.begin(), problem.colocate_group.end(),
+                  [](int32_t g) { return g >= 0; })) {
+    return none;
+  }
+  const DeviceModel model(problem, p.analysis->device, p.analysis->precision);
+  double total_s = 0;
+  for (int32_t v = 0; v < problem.num_nodes(); ++v)
+    total_s += model.NodeTime(v);
+  for (int parts = 32 * num_ipus; parts >= 2 * num_ipus; parts /= 2) {
+    if (std::chrono::steady_clock::now() > options.deadline) break;
+    const Coarsened coarse = Coarsen(problem, model, total_s / parts);
+    const DeviceModel coarse_model(coarse.problem, p.analysis->device,
+                                   p.analysis->precision);
+    IdealDpResult r = IdealDpHostSplit(coarse.problem, coarse_model, num_ipus,
+                                       cap_s, options);
+    if (r.found) r.ipu = Refine(problem, coarse, r.ipu);
+    if (r.ran) return r;
+  }
+  return none;
+}
+
 // IdealDpHostSplit, or IdealDpHostBound with `bound`, on p's problem; when
 // its lattice is too large, on the problem with free sinks grouped (Note
 // [Free sinks]) and each group merged (ContractGroups: the same constrained
-// optimum, the plan mapped back by Refine).
-// *used_groups says whether the result is the grouped problem's: then it is a
-// plan (valid, maybe not the best) but no bound, since a free sink alone on
-// an IPU may be the cheapest way to fill it (a review's counterexample: u
-// sends a large tensor to v and a small one to the sink, k = 3).
+// optimum, the plan mapped back by Refine); for a plan, when that is too
+// large too, Note [Coarsened host DP]'s.
+// *used_groups says whether the result is not the problem's own DP: then it
+// is a plan (valid, maybe not the best) but no bound, since a free sink
+// alone on an IPU may be the cheapest way to fill it (a review's
+// counterexample: u sends a large tensor to v and a small one to the sink,
+// k = 3), and a coarsened lattice has fewer chains.
 IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
                      const IdealDpOptions& options, bool bound,
                      bool* used_groups) {
@@ -155,18 +195,30 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
   IdealDpResult r = run(problem, model);
   if (r.ran) return r;
   const ShardingProblem grouped = GroupFreeSinks(problem, model);
-  if (grouped.colocate_group.empty()) return r;
-  const DeviceModel grouped_model(grouped, p.analysis->device,
-                                  p.analysis->precision);
-  std::optional<Coarsened> merged =
-      ContractGroups(grouped, grouped_model, num_ipus);
-  if (!merged) return r;
-  const DeviceModel merged_model(merged->problem, p.analysis->device,
-                                 p.analysis->precision);
-  IdealDpResult g = run(merged->problem, merged_model);
+  std::optional<Coarsened> merged;
+  if (!grouped.colocate_group.empty()) {
+    const DeviceModel grouped_model(grouped, p.analysis->device,
+                                    p.analysis->precision);
+    merged = ContractGroups(grouped, grouped_model, num_ipus);
+  }
+  if (merged) {
+    const DeviceModel merged_model(merged->problem, p.analysis->device,
+                                   p.analysis->precision);
+    IdealDpResult g = run(merged->problem, merged_model);
+    if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
+    if (g.ran || bound) {
+      *used_groups = true;
+      return g;
+    }
+  }
+  if (bound) return r;
+  IdealDpResult c = CoarseHostDp(merged ? merged->problem : problem, p,
+                                 num_ipus, cap_s, options);
+  if (!c.ran) return r;
+  if (c.found && merged) c.ipu = Refine(grouped, *merged, c.ipu);
   *used_groups = true;
-  if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
-  return g;
+  c.complete = false;  // the optimum of the coarse lattice only
+  return c;
 }
 
 // Note [Host work bound]
