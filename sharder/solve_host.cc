@@ -23,12 +23,68 @@
 namespace autoshard::internal {
 namespace {
 
+// Note [Host stages in a plan]
+// The DP numbers a chain's stages by position, IPUs and hosts alike; the
+// plan says which is which: an IPU stage's nodes, sharding points and row
+// take its IPU number (the IPU stages counted in chain order), a host
+// stage's take ipu -1 with on_host and host_device (the host stages
+// counted in chain order); every node's pipeline_stage stays its position,
+// and Plan.ipus stays in chain order. Cut tensors name IPUs the same way,
+// with from_host and to_host for the host's end (it pays no copy: the IPU
+// at the other end does). Plan.num_ipus counts the IPUs only.
+void NameHostStages(const std::vector<int32_t>& host_positions, int num_ipus,
+                    proto::Plan* out) {
+  const int stages = num_ipus + static_cast<int>(host_positions.size());
+  // Per position: its IPU number, or -1 - its host index.
+  std::vector<int32_t> device(stages);
+  for (int pos = 0, ipu = 0, host = 0; pos < stages; ++pos) {
+    const bool is_host =
+        std::binary_search(host_positions.begin(), host_positions.end(), pos);
+    device[pos] = is_host ? -1 - host++ : ipu++;
+  }
+  auto at = [&](int32_t pos) { return pos < stages ? device[pos] : pos; };
+  for (proto::NodePlacement& node : *out->mutable_nodes()) {
+    const int32_t d = at(node.ipu());
+    node.set_pipeline_stage(node.ipu());
+    node.set_ipu(std::max(d, -1));
+    if (d < 0) {
+      node.set_on_host(true);
+      node.set_host_device(-1 - d);
+    }
+  }
+  for (proto::ShardingPoint& point : *out->mutable_sharding_points()) {
+    point.set_pipeline_stage(point.ipu());
+    point.set_ipu(std::max(at(point.ipu()), -1));
+  }
+  for (proto::IpuCost& cost : *out->mutable_ipus()) {
+    const int32_t d = at(cost.ipu());
+    cost.set_ipu(std::max(d, -1));
+    if (d < 0) cost.set_host_device(-1 - d);
+  }
+  for (proto::CutTensor& t : *out->mutable_cut_tensors()) {
+    const int32_t from = at(t.from_ipu());
+    t.set_from_ipu(std::max(from, -1));
+    t.set_from_host(from < 0);
+    std::vector<int32_t> readers;
+    for (int32_t pos : t.reader_ipus()) {
+      if (at(pos) < 0) {
+        t.set_to_host(true);
+      } else {
+        readers.push_back(at(pos));
+      }
+    }
+    t.clear_reader_ipus();
+    for (int32_t r : readers) t.add_reader_ipus(r);
+  }
+  out->set_num_ipus(num_ipus);
+}
+
 // The plan of the host-aware DP's chain `r` (k IPUs and the host devices it
 // used, in chain order): PlanOfAssignment on a copy of the problem in which
 // a host stage's nodes take their host_time_s and hold no weights, code or
 // temporaries; each host entry then takes its compute only (no copies, no
 // memory: Tarnawski et al.'s CPU), and the bottleneck, throughput, latency
-// and fit follow.
+// and fit follow; Note [Host stages in a plan] names the stages.
 Plan HostPlan(const internal::Prepared& base, const Options& options,
               int num_ipus, const IdealDpResult& r,
               std::chrono::steady_clock::time_point start) {
@@ -80,8 +136,8 @@ Plan HostPlan(const internal::Prepared& base, const Options& options,
                          host_load_s[cost.ipu()]);
       cost.set_host(true);
       cost.set_stage_time_s(host_load_s[cost.ipu()]);
-      cost.set_cut_tensor_in_bytes(0);
-      cost.set_cut_tensor_out_bytes(0);
+      // Its cut-tensor bytes stay: what it receives and sends (the IPUs at
+      // the other end pay the copies).
       cost.clear_memory();
       cost.mutable_memory()->set_fits(true);
     } else {
@@ -94,6 +150,7 @@ Plan HostPlan(const internal::Prepared& base, const Options& options,
                             (bottleneck + a.device.step_fixed_s()));
   out.set_fits(fits);
   if (fits) out.clear_out_of_memory();
+  NameHostStages(r.host_positions, num_ipus, &out);
   plan.analysis = std::move(q.analysis);
   return plan;
 }
@@ -184,7 +241,7 @@ IdealDpResult CoarseHostDp(const ShardingProblem& problem,
 // k = 3), and a coarsened lattice has fewer chains.
 IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
                      const IdealDpOptions& options, bool bound,
-                     bool* used_groups) {
+                     bool* used_groups, std::string* how = nullptr) {
   *used_groups = false;
   const ShardingProblem& problem = p.analysis->problem;
   const DeviceModel& model = p.analysis->device_model();
@@ -208,6 +265,7 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
     if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
     if (g.ran || bound) {
       *used_groups = true;
+      if (how != nullptr) *how = " (free sinks and colocate groups merged)";
       return g;
     }
   }
@@ -217,6 +275,10 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
   if (!c.ran) return r;
   if (c.found && merged) c.ipu = Refine(grouped, *merged, c.ipu);
   *used_groups = true;
+  if (how != nullptr) {
+    *how = absl::StrCat(" on the coarsened graph (", c.ideals,
+                        " ideals; Note [Coarsened host DP])");
+  }
   c.complete = false;  // the optimum of the coarse lattice only
   return c;
 }
@@ -342,7 +404,12 @@ absl::StatusOr<Plan> SolveWithHost(
   std::optional<Plan> ipu_plan;
   int num_ipus = options.num_ipus;
   if (host_only.empty()) {
-    absl::StatusOr<Plan> plan = PlanPreparedCount(p, options, nullptr, start);
+    // One budget (--max-search-seconds from `start`): the IPU planner has
+    // half of it, the host DP what is left.
+    Options ipu_options = options;
+    ipu_options.max_search_s = options.max_search_s / 2;
+    absl::StatusOr<Plan> plan =
+        PlanPreparedCount(p, ipu_options, nullptr, start);
     if (plan.ok()) {
       num_ipus = plan->proto.num_ipus();
       ipu_plan = std::move(*plan);
@@ -373,36 +440,46 @@ absl::StatusOr<Plan> SolveWithHost(
   IdealDpOptions dp_options;
   dp_options.max_ideals = 200000;
   dp_options.max_pairs = 8000000;
-  // Its own --max-search-seconds, after the IPU-only planner's.
-  dp_options.deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(
-                            static_cast<int64_t>(1000 * options.max_search_s));
+  // The rest of --max-search-seconds (the IPU planner's share spent).
+  dp_options.deadline = start + std::chrono::milliseconds(static_cast<int64_t>(
+                                    1000 * options.max_search_s));
   bool split_grouped = false;
-  const IdealDpResult split =
-      HostDp(p, num_ipus, ipu_s, dp_options, /*bound=*/false, &split_grouped);
+  std::string how;
+  const IdealDpResult split = HostDp(p, num_ipus, ipu_s, dp_options,
+                                     /*bound=*/false, &split_grouped, &how);
   std::optional<Plan> plan;
   // The DP's split is kept whenever it is faster, also when it leaves the
   // host empty (its lattice cap is above auto's, so it can beat the IPU
-  // planner on the IPUs alone, or find a split where that planner failed).
+  // planner on the IPUs alone, or find a split where that planner failed),
+  // unless it does not fit where the IPU planner's does (a coarsened DP
+  // judges memory by groups).
   if (split.found && split.bottleneck_s < ipu_s * (1 - 1e-9)) {
-    plan = HostPlan(p, options, num_ipus, split, start);
-    if (ipu_plan) {
-      notes.push_back(absl::StrCat(
-          "host devices: the ideal DP with them ",
-          split.host_positions.empty() ? "(leaving the host empty) " : "",
-          "beat the IPU planner (", ipu_plan->proto.strategy(), ", ",
-          ipu_plan->proto.performance().bottleneck_s(), " s)"));
+    Plan host_plan = HostPlan(p, options, num_ipus, split, start);
+    if (host_plan.proto.fits() || !ipu_plan) {
+      plan = std::move(host_plan);
+      if (ipu_plan) {
+        notes.push_back(absl::StrCat(
+            "host devices: the ideal DP with them", how, " ",
+            split.host_positions.empty() ? "(leaving the host empty) " : "",
+            "beat the IPU planner (", ipu_plan->proto.strategy(), ", ",
+            ipu_plan->proto.performance().bottleneck_s(), " s)"));
+      }
     }
-  } else if (ipu_plan) {
+  }
+  if (!plan && ipu_plan) {
     plan = std::move(ipu_plan);
     notes.push_back(
         split.complete
             ? "host devices: none speeds the plan up (ideal DP with them)"
+        : split.ran && !how.empty()
+            ? absl::StrCat("host devices: the ideal DP with them", how,
+                           " found no faster split that fits; the host is "
+                           "left empty")
             : absl::StrCat("host devices: the ideal DP with them did not ",
                            split.ran ? "finish in time" : "run", " (",
                            split.ideals, " ideals, ", split.pairs,
                            " pairs); the host is left empty"));
-  } else {
+  } else if (!plan) {
     return absl::NotFoundError(absl::StrCat(
         "no split onto ", num_ipus, " IPUs and ", problem.num_host_devices,
         " host devices found: the ideal DP with host devices ",
