@@ -155,8 +155,54 @@ TEST(SolveProblemTest, PutsANodeOnTheHostDevice) {
   EXPECT_NEAR(out.ipus(0).stage_time_s(), 0.002, 1e-9);
   EXPECT_NEAR(out.ipus(1).stage_time_s(), 0.0032, 1e-9);
   EXPECT_EQ(plan->placement.ipu, (std::vector<int32_t>{0, 1, 2, 2, 2}));
-  EXPECT_THAT(ReportText(out),
-              ::testing::HasSubstr("host: stage 0 runs on the host: 1 nodes"));
+  // Note [Host stages in a plan]: IPU numbers name IPUs (2 of them), the
+  // host's node says so; pipeline stages are chain positions.
+  EXPECT_EQ(out.num_ipus(), 2);
+  ASSERT_EQ(out.nodes_size(), 5);
+  EXPECT_EQ(out.nodes(0).ipu(), -1);
+  EXPECT_TRUE(out.nodes(0).on_host());
+  EXPECT_EQ(out.nodes(0).host_device(), 0);
+  EXPECT_EQ(out.nodes(0).pipeline_stage(), 0);
+  EXPECT_EQ(out.nodes(1).ipu(), 0);
+  EXPECT_EQ(out.nodes(1).pipeline_stage(), 1);
+  EXPECT_FALSE(out.nodes(1).on_host());
+  for (int v = 2; v < 5; ++v) {
+    EXPECT_EQ(out.nodes(v).ipu(), 1) << v;
+    EXPECT_EQ(out.nodes(v).pipeline_stage(), 2) << v;
+  }
+  EXPECT_EQ(out.ipus(0).ipu(), -1);
+  EXPECT_EQ(out.ipus(0).host_device(), 0);
+  EXPECT_EQ(out.ipus(1).ipu(), 0);
+  EXPECT_EQ(out.ipus(2).ipu(), 1);
+  // The host sends load's output to IPU 0: its row says what it sends.
+  EXPECT_GT(out.ipus(0).cut_tensor_out_bytes(), 0);
+  EXPECT_EQ(out.ipus(0).cut_tensor_out_bytes(),
+            out.ipus(1).cut_tensor_in_bytes());
+  // Two cut tensors: load's (host to IPU 0) and a's (IPU 0 to IPU 1).
+  ASSERT_EQ(out.cut_tensors_size(), 2);
+  int from_host = 0;
+  for (const proto::CutTensor& t : out.cut_tensors()) {
+    if (t.producer() == "load") {
+      ++from_host;
+      EXPECT_TRUE(t.from_host());
+      EXPECT_EQ(t.from_ipu(), -1);
+      EXPECT_THAT(t.reader_ipus(), ::testing::ElementsAre(0));
+    } else {
+      EXPECT_FALSE(t.from_host() || t.to_host());
+      EXPECT_EQ(t.from_ipu(), 0);
+      EXPECT_THAT(t.reader_ipus(), ::testing::ElementsAre(1));
+    }
+  }
+  EXPECT_EQ(from_host, 1);
+  const std::string report = ReportText(out);
+  EXPECT_THAT(report,
+              ::testing::HasSubstr("host: stage 0 runs on host: 1 nodes"));
+  EXPECT_THAT(report, ::testing::HasSubstr("IPUs: 2 + 1 host "));
+  EXPECT_THAT(report, ::testing::HasSubstr("; 1 of them ("));
+  EXPECT_THAT(report, ::testing::HasSubstr(") to or from the host)"));
+  EXPECT_THAT(report, ::testing::HasSubstr("\nhost "));
+  EXPECT_THAT(report, ::testing::Not(::testing::HasSubstr("\n2 ")))
+      << "the rows are IPUs 0 and 1 and the host";
   // Without the host device: the IPUs alone, 7.1 ms.
   in.set_num_host_devices(0);
   loaded = FromProblemProto(in, "host.json");
