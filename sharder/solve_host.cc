@@ -16,6 +16,7 @@
 #include "base/status_macros.h"
 #include "sharder/plan_model.h"
 #include "sharder/problem_file.h"
+#include "solver/bound/host_bound.h"
 #include "solver/strategies/coarsen.h"
 #include "solver/strategies/constraints.h"
 #include "solver/strategies/ideal_dp.h"
@@ -191,12 +192,20 @@ ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
   return q;
 }
 
+// Now plus half of the time to options.deadline.
+std::chrono::steady_clock::time_point HalfOfTheRest(
+    const IdealDpOptions& options) {
+  const auto now = std::chrono::steady_clock::now();
+  return options.deadline > now ? now + (options.deadline - now) / 2 : now;
+}
+
 // Note [Coarsened host DP]
 // When the lattice is too large even with free sinks grouped (and colocate
 // groups merged), the plan's DP runs on that problem coarsened (Note
 // [Coarsening], coarsen.h) into groups of at most Σ IPU time / (32 k), else
 // / (16 k), ... / (2 k) — the finest whose lattice is small enough, as
-// auto's coarsened DP (RunCoarseIdeal). A group's host time is its members'
+// auto's coarsened DP (RunCoarseIdeal), and whose DP finishes in half of the
+// time left (the coarsest: in all of it). A group's host time is its members'
 // Σ, so every chain of the groups is a chain of the nodes with the same
 // stage times: a valid plan (memory judged again by HostPlan), never a
 // bound (a coarser lattice has fewer chains). Not run when a node is
@@ -207,7 +216,7 @@ IdealDpResult CoarseHostDp(const ShardingProblem& problem,
                            double cap_s, const IdealDpOptions& options) {
   IdealDpResult none;
   if (std::any_of(problem.allowed_ipus.begin(), problem.allowed_ipus.end(),
-                  [](int32_t a) { return a != ShardingProblem::kAnyIpu; }) ||
+                  [](uint64_t a) { return a != ShardingProblem::kAnyIpu; }) ||
       std::any_of(problem.colocate_group.begin(), problem.colocate_group.end(),
                   [](int32_t g) { return g >= 0; })) {
     return none;
@@ -216,17 +225,23 @@ IdealDpResult CoarseHostDp(const ShardingProblem& problem,
   double total_s = 0;
   for (int32_t v = 0; v < problem.num_nodes(); ++v)
     total_s += model.NodeTime(v);
+  IdealDpResult last = none;
   for (int parts = 32 * num_ipus; parts >= 2 * num_ipus; parts /= 2) {
     if (std::chrono::steady_clock::now() > options.deadline) break;
     const Coarsened coarse = Coarsen(problem, model, total_s / parts);
     const DeviceModel coarse_model(coarse.problem, p.analysis->device,
                                    p.analysis->precision);
-    IdealDpResult r = IdealDpHostSplit(coarse.problem, coarse_model, num_ipus,
-                                       cap_s, options);
+    // Half of the time left, so that a coarser graph still has some when
+    // this one runs out (the last one has all of it).
+    IdealDpOptions level = options;
+    if (parts / 2 >= 2 * num_ipus) level.deadline = HalfOfTheRest(options);
+    IdealDpResult r =
+        IdealDpHostSplit(coarse.problem, coarse_model, num_ipus, cap_s, level);
     if (r.found) r.ipu = Refine(problem, coarse, r.ipu);
-    if (r.ran) return r;
+    if (r.found || r.complete) return r;
+    if (r.ran) last = r;
   }
-  return none;
+  return last;
 }
 
 // IdealDpHostSplit, or IdealDpHostBound with `bound`, on p's problem; when
@@ -245,9 +260,14 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
   *used_groups = false;
   const ShardingProblem& problem = p.analysis->problem;
   const DeviceModel& model = p.analysis->device_model();
+  // A plan's exact DPs have half of the time left each, so that a lattice
+  // with too many pairs (collected until the limit, slowly) leaves some to
+  // the coarsened DP.
   auto run = [&](const ShardingProblem& q, const DeviceModel& m) {
-    return bound ? IdealDpHostBound(q, m, num_ipus, cap_s, options)
-                 : IdealDpHostSplit(q, m, num_ipus, cap_s, options);
+    if (bound) return IdealDpHostBound(q, m, num_ipus, cap_s, options);
+    IdealDpOptions exact = options;
+    exact.deadline = HalfOfTheRest(options);
+    return IdealDpHostSplit(q, m, num_ipus, cap_s, exact);
   };
   IdealDpResult r = run(problem, model);
   if (r.ran) return r;
@@ -366,17 +386,34 @@ void SetHostBound(Prepared& p, const Options& options,
                    &bound_grouped);
   }
   const bool exact = bound.found && bound.complete && !bound_grouped;
-  const double bound_s =
+  double bound_s =
       exact ? std::min(bound.bottleneck_s, bottleneck)
             : HostWorkBound(problem, p.analysis->device_model(), num_ipus);
+  std::string method = exact ? "ideal DP with host devices"
+                             : "host work bound (the ideal DP with host "
+                               "devices did not finish)";
+  if (!exact) {
+    // Note [Host chain bound] (solver/bound/host_bound.h), on the lattice
+    // the DP would use (at most 32 MB of its bits, as the DP's).
+    const int64_t words = std::max<int64_t>(1, (problem.num_nodes() + 63) / 64);
+    const double chain_s =
+        std::min(bottleneck,
+                 HostChainBound(problem, p.analysis->device_model(), num_ipus,
+                                bound_s, bottleneck,
+                                std::min<int64_t>(dp_options.max_ideals,
+                                                  (int64_t{1} << 22) / words)));
+    if (chain_s > bound_s) {
+      bound_s = chain_s;
+      method =
+          "host chain bound (the ideal DP with host devices did not finish)";
+    }
+  }
   perf->set_lower_bound_s(bound_s);
   perf->set_certified_bound_s(bound_s);
   const double gap = bound_s > 0 ? 100 * (bottleneck / bound_s - 1) : 0;
   perf->set_gap_percent(gap);
   perf->set_certified_gap_percent(gap);
-  perf->set_bound_method(exact ? "ideal DP with host devices"
-                               : "host work bound (the ideal DP with host "
-                                 "devices did not finish)");
+  perf->set_bound_method(method);
   perf->set_bound_seconds(std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - bound_start)
                               .count());
