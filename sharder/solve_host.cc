@@ -57,10 +57,14 @@ void NameHostStages(const std::vector<int32_t>& host_positions, int num_ipus,
     point.set_pipeline_stage(point.ipu());
     point.set_ipu(std::max(at(point.ipu()), -1));
   }
+  const int64_t tiles = out->tiles_per_ipu();
   for (proto::IpuCost& cost : *out->mutable_ipus()) {
     const int32_t d = at(cost.ipu());
     cost.set_ipu(std::max(d, -1));
     if (d < 0) cost.set_host_device(-1 - d);
+    // The fullest tile's index across IPUs counts IPUs only too.
+    proto::IpuMemory& m = *cost.mutable_memory();
+    if (d >= 0 && tiles > 0) m.set_max_tile(d * tiles + m.max_tile() % tiles);
   }
   for (proto::CutTensor& t : *out->mutable_cut_tensors()) {
     const int32_t from = at(t.from_ipu());

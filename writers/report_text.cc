@@ -161,13 +161,14 @@ void AppendFitLines(const proto::Plan& plan, std::string* out) {
   }
   int fullest = -1;
   for (int d = 0; d < plan.ipus_size(); ++d) {
+    if (plan.ipus(d).host()) continue;  // no tiles
     if (fullest < 0 || plan.ipus(d).memory().max_tile_bytes() >
                            plan.ipus(fullest).memory().max_tile_bytes())
       fullest = d;
   }
   if (fullest < 0) return;
   const proto::IpuMemory& m = plan.ipus(fullest).memory();
-  const TileAt at = FullestTileAt(plan, fullest, m);
+  const TileAt at = FullestTileAt(plan, plan.ipus(fullest).ipu(), m);
   absl::StrAppend(out, "fullest tile: IPU ", at.ipu, " tile ", at.tile, ", ",
                   TileBytes(m.max_tile_bytes()), " of ",
                   HumanBytesText(BytesPerTile(plan)), " (",
