@@ -431,8 +431,10 @@ void SetHostBound(Prepared& p, const Options& options,
 // strategies plan the IPUs alone (when no node is host_only): a valid plan
 // that leaves the host empty, and a cap for the DP. The certified bound is
 // the host DP's relaxation (IdealDpHostBound); the IPU-only bounds are not
-// bounds once the host can take work, so without it the bound is Note
-// [Host work bound]'s (the IPU-only planner's bound is then not used).
+// bounds once the host can take work, so without it the bound is the larger
+// of Note [Host work bound]'s and Note [Host chain bound]'s (the IPU-only
+// planner's bound is then not used). One budget, --max-search-seconds from
+// the run's start: the IPU planner has half, the host DP the rest.
 absl::StatusOr<Plan> SolveWithHost(
     Prepared& p, const Options& options,
     std::chrono::steady_clock::time_point start) {
