@@ -288,8 +288,15 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
     IdealDpResult g = run(merged->problem, merged_model);
     if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
     if (g.ran || bound) {
-      *used_groups = true;
-      if (how != nullptr) *how = " (free sinks and colocate groups merged)";
+      // Merging the problem's own colocate groups keeps the constrained
+      // optimum (ContractGroups); grouping free sinks may lose it.
+      const bool sinks_grouped =
+          grouped.colocate_group != problem.colocate_group;
+      *used_groups = sinks_grouped;
+      if (how != nullptr) {
+        *how = sinks_grouped ? " (free sinks and colocate groups merged)"
+                             : " (colocate groups merged)";
+      }
       return g;
     }
   }
@@ -400,12 +407,32 @@ void SetHostBound(Prepared& p, const Options& options,
     // Note [Host chain bound] (solver/bound/host_bound.h), on the lattice
     // the DP would use (at most 32 MB of its bits, as the DP's).
     const int64_t words = std::max<int64_t>(1, (problem.num_nodes() + 63) / 64);
-    const double chain_s =
-        std::min(bottleneck,
-                 HostChainBound(problem, p.analysis->device_model(), num_ipus,
-                                bound_s, bottleneck,
-                                std::min<int64_t>(dp_options.max_ideals,
-                                                  (int64_t{1} << 22) / words)));
+    const int64_t max_ideals =
+        std::min<int64_t>(dp_options.max_ideals, (int64_t{1} << 22) / words);
+    const DeviceModel& model = p.analysis->device_model();
+    bool ran = false;
+    double chain_s =
+        HostChainBound(problem, model, num_ipus, bound_s, bottleneck,
+                       max_ideals, nullptr, nullptr, &ran);
+    // Too many ideals: the values of the problem with free sinks and
+    // colocate groups merged (the same values; with folded constants a
+    // group's compute would count them, so not then).
+    if (!ran && no_constants) {
+      const ShardingProblem grouped = GroupFreeSinks(problem, model);
+      if (!grouped.colocate_group.empty()) {
+        const DeviceModel grouped_model(grouped, p.analysis->device,
+                                        p.analysis->precision);
+        if (std::optional<Coarsened> merged =
+                ContractGroups(grouped, grouped_model, num_ipus)) {
+          const DeviceModel merged_model(merged->problem, p.analysis->device,
+                                         p.analysis->precision);
+          chain_s =
+              HostChainBound(problem, model, num_ipus, bound_s, bottleneck,
+                             max_ideals, &merged->problem, &merged_model);
+        }
+      }
+    }
+    chain_s = std::min(chain_s, bottleneck);
     if (chain_s > bound_s) {
       bound_s = chain_s;
       method =

@@ -10,11 +10,17 @@ namespace autoshard {
 
 double HostChainBound(const ShardingProblem& problem, const DeviceModel& model,
                       int num_ipus, double lower_s, double upper_s,
-                      int64_t max_ideals) {
+                      int64_t max_ideals, const ShardingProblem* values_problem,
+                      const DeviceModel* values_model, bool* ran) {
+  if (ran != nullptr) *ran = false;
   const int h = problem.num_host_devices;
   if (num_ipus < 1 || h < 0 || !(upper_s > lower_s)) return lower_s;
-  const IdealLattice lattice(problem, model, max_ideals);
+  const IdealLattice lattice(
+      values_problem != nullptr ? *values_problem : problem,
+      values_model != nullptr ? *values_model : model, max_ideals);
   if (!lattice.complete()) return lower_s;
+  if (ran != nullptr) *ran = true;
+  const std::vector<uint8_t> passive = PassiveConstants(problem);
   std::vector<double> values;
   values.reserve(lattice.size());
   for (int32_t i : lattice.by_compute()) values.push_back(lattice.compute_s(i));
@@ -24,7 +30,7 @@ double HostChainBound(const ShardingProblem& problem, const DeviceModel& model,
   // first; nodes free on the host first of all.
   std::vector<std::pair<double, double>> items;
   for (int32_t v = 0; v < problem.num_nodes(); ++v) {
-    if (!lattice.InLattice(v) || problem.host_time_s.empty() ||
+    if (passive[v] || problem.host_time_s.empty() ||
         problem.host_time_s[v] < 0) {
       continue;
     }

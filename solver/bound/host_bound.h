@@ -23,6 +23,11 @@
 // bisection over [lower_s, upper_s] finds the largest T ruled out: a lower
 // bound on every plan's bottleneck. Cost: the lattice (O(ideals x nodes /
 // 64)), then O(k h log ideals) per step, 60 steps.
+// V may come from a smaller lattice with the same values or more: one of
+// the problem with each colocate group merged (a plan's ideals hold a
+// group whole, with the nodes between its members), and with each sink
+// of no IPU time and one producer merged with it (an ideal holding the
+// producer and not the sink has the value of the one holding both).
 #ifndef AUTOSHARD_SOLVER_BOUND_HOST_BOUND_H_
 #define AUTOSHARD_SOLVER_BOUND_HOST_BOUND_H_
 
@@ -38,9 +43,15 @@ namespace autoshard {
 // upper_s] (seconds): lower_s, a bound already proven, when the lattice
 // has more than `max_ideals` ideals or nothing above it is ruled out;
 // upper_s the bottleneck of some plan. Never fails.
+// `values_problem` (and its model): such a smaller problem whose ideals'
+// compute values are V (nullptr: `problem`); *ran (may be nullptr) says
+// whether its lattice was enumerated.
 double HostChainBound(const ShardingProblem& problem, const DeviceModel& model,
                       int num_ipus, double lower_s, double upper_s,
-                      int64_t max_ideals);
+                      int64_t max_ideals,
+                      const ShardingProblem* values_problem = nullptr,
+                      const DeviceModel* values_model = nullptr,
+                      bool* ran = nullptr);
 
 }  // namespace autoshard
 
