@@ -168,8 +168,12 @@ Plan HostPlan(const internal::Prepared& base, const Options& options,
 // but not every optimum: every IPU must hold a node, and the sink alone may
 // be the cheapest way to fill one (u sends a large tensor to v and a small
 // one to the sink, k = 3: {u,v} | {sink} | {w} beats any split of u | v).
-// So the grouped problem's DP gives plans (memory judged), never the
-// certified bound (SetHostBound then uses Note [Host work bound]). Their DP
+// So the grouped problem's DP gives plans (memory judged), and its bound
+// only with every IPU allowed empty (IdealDpOptions.allow_empty_ipus): from
+// any plan, moving each free sink to its producer's stage (it may run there:
+// no time, no constraint) only shortens stages (its tensor is no longer
+// copied), perhaps emptying an IPU, so that relaxation's optimum is at most
+// every plan's bottleneck. Their DP
 // merges such sinks too (GNMT's 17). Returns the problem with them grouped
 // (colocate_group empty when there are no groups).
 ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
@@ -285,14 +289,22 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
   if (merged) {
     const DeviceModel merged_model(merged->problem, p.analysis->device,
                                    p.analysis->precision);
-    IdealDpResult g = run(merged->problem, merged_model);
+    // Merging the problem's own colocate groups keeps the constrained
+    // optimum (ContractGroups); grouping free sinks may lose it, but not
+    // its relaxation with empty IPUs (Note [Free sinks]).
+    const bool sinks_grouped = grouped.colocate_group != problem.colocate_group;
+    IdealDpResult g;
+    if (bound && sinks_grouped) {
+      IdealDpOptions empty_ok = options;
+      empty_ok.allow_empty_ipus = true;
+      g = IdealDpHostBound(merged->problem, merged_model, num_ipus, cap_s,
+                           empty_ok);
+    } else {
+      g = run(merged->problem, merged_model);
+    }
     if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
     if (g.ran || bound) {
-      // Merging the problem's own colocate groups keeps the constrained
-      // optimum (ContractGroups); grouping free sinks may lose it.
-      const bool sinks_grouped =
-          grouped.colocate_group != problem.colocate_group;
-      *used_groups = sinks_grouped;
+      *used_groups = sinks_grouped && !bound;
       if (how != nullptr) {
         *how = sinks_grouped ? " (free sinks and colocate groups merged)"
                              : " (colocate groups merged)";
