@@ -2,10 +2,14 @@
 // DP] in ideal_dp.cc) against hand computations and brute force.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "solver/bound/host_bound.h"
+#include "solver/strategies/constraints.h"
 #include "solver/strategies/ideal_dp.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
@@ -193,6 +197,64 @@ TEST(HostDpTest, MatchesBruteForce) {
   // this seed: tight memory rules out many), and some use the host.
   EXPECT_GT(compared, 20);
   EXPECT_GT(used_host, 5) << used_host;
+}
+
+// Note [Free sinks] (sharder/solve_host.cc): a sink of no time with one
+// producer, colocated with it and merged (ContractGroups), gives a bound
+// once every IPU may be empty: never above brute force's best on the
+// problem as it was. Chains of 5 nodes with extra edges, 2 or 3 IPUs and a
+// host.
+TEST(HostDpTest, FreeSinkMergedBoundWithEmptyIpus) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int compared = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const int n = 5, k = 2 + trial % 2;
+    std::vector<std::pair<int, int>> edges;
+    for (int j = 1; j < n; ++j) {
+      edges.push_back({j - 1, j});
+      if (j >= 2 && unit(rng) < 0.3) edges.push_back({j - 2, j});
+    }
+    const int producer = static_cast<int>(unit(rng) * n);
+    edges.push_back({producer, n});  // the sink, node n
+    ShardingProblem p =
+        MakeTestProblem(n + 1, edges, std::vector<int64_t>(n + 1, 0),
+                        std::vector<double>(n + 1, 0));
+    p.node_time_s.assign(n + 1, 1e-30);  // > 0: 0 would derive one
+    p.activation_bytes.assign(n + 1, 0);
+    p.host_time_s.assign(n + 1, -1);
+    for (int v = 0; v <= n; ++v) {
+      p.activation_bytes[v] = static_cast<int64_t>(unit(rng) * 4e8);
+      if (v == n) continue;
+      p.node_time_s[v] = 1 + std::floor(unit(rng) * 5);
+      if (unit(rng) < 0.6) p.host_time_s[v] = std::floor(unit(rng) * 60) * 0.1;
+    }
+    p.host_time_s[n] = 0;
+    p.largest_output_bytes = p.activation_bytes;
+    RefreshTensors(&p);
+    p.copies_through_host = true;
+    p.num_host_devices = 1;
+    const DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+    const double best = BestWithHost(p, model, k).second;
+    if (!(best < kInf)) continue;
+    ShardingProblem g = p;
+    g.colocate_group.assign(n + 1, -1);
+    g.colocate_names = {"sink"};
+    g.colocate_group[producer] = g.colocate_group[n] = 0;
+    const DeviceModel g_model(g, ToyChip(1000000000), Precision::kFp32);
+    const std::optional<Coarsened> merged = ContractGroups(g, g_model, k);
+    if (!merged) continue;
+    const DeviceModel m_model(merged->problem, ToyChip(1000000000),
+                              Precision::kFp32);
+    IdealDpOptions options;
+    options.allow_empty_ipus = true;
+    const IdealDpResult r =
+        IdealDpHostBound(merged->problem, m_model, k, best, options);
+    ASSERT_TRUE(r.complete && r.found) << trial;
+    EXPECT_LE(r.bottleneck_s, best * (1 + 1e-9)) << trial;
+    ++compared;
+  }
+  EXPECT_GT(compared, 20);
 }
 
 // Note [Host chain bound] by hand: a -> b -> c taking 6, 1, 5 s on the
