@@ -268,13 +268,18 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
   *used_groups = false;
   const ShardingProblem& problem = p.analysis->problem;
   const DeviceModel& model = p.analysis->device_model();
-  // A plan's exact DPs have half of the time left each, so that a lattice
-  // with too many pairs (collected until the limit, slowly) leaves some to
-  // the coarsened DP.
+  // Without colocate groups a plan's exact DPs have half of the time left
+  // each, so that a lattice with too many pairs (collected until the limit,
+  // slowly) leaves some to the coarsened DP; with them all of it (their
+  // fallback is the exact DP with the groups merged, and Coarsen keeps no
+  // group).
+  const bool groups =
+      std::any_of(problem.colocate_group.begin(), problem.colocate_group.end(),
+                  [](int32_t g) { return g >= 0; });
   auto run = [&](const ShardingProblem& q, const DeviceModel& m) {
     if (bound) return IdealDpHostBound(q, m, num_ipus, cap_s, options);
     IdealDpOptions exact = options;
-    exact.deadline = HalfOfTheRest(options);
+    if (!groups) exact.deadline = HalfOfTheRest(options);
     return IdealDpHostSplit(q, m, num_ipus, cap_s, exact);
   };
   IdealDpResult r = run(problem, model);
