@@ -270,6 +270,9 @@ TEST(HostChainBoundTest, SeesTheNodeBetweenTwoIpuStages) {
   ShardingProblem p =
       MakeTestProblem(3, {{0, 1}, {1, 2}}, {0, 0, 0}, {0, 0, 0});
   p.node_time_s = {6, 1, 5};
+  p.activation_bytes = {0, 0, 0};
+  p.largest_output_bytes = p.activation_bytes;
+  RefreshTensors(&p);
   p.copies_through_host = true;
   p.num_host_devices = 1;
   p.host_time_s = {100, 2, 100};
