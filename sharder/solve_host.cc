@@ -283,7 +283,15 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
     return IdealDpHostSplit(q, m, num_ipus, cap_s, exact);
   };
   IdealDpResult r = run(problem, model);
-  if (r.ran) return r;
+  // A plan's exact DP that ran out of time (pairs collected, the DP not
+  // finished) leaves the rest of the time to the grouped and coarsened DPs.
+  if (r.ran && (bound || r.complete)) return r;
+  IdealDpResult fallback = r;  // what a plan's DP returns when none finds one
+  // Its split (found within the fit budget, unfinished) stays when the
+  // fallbacks find none faster.
+  auto r_better = [&](const IdealDpResult& x) {
+    return r.found && (!x.found || r.bottleneck_s <= x.bottleneck_s);
+  };
   const ShardingProblem grouped = GroupFreeSinks(problem, model);
   std::optional<Coarsened> merged;
   if (!grouped.colocate_group.empty()) {
@@ -308,7 +316,8 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
       g = run(merged->problem, merged_model);
     }
     if (g.found && !bound) g.ipu = Refine(grouped, *merged, g.ipu);
-    if (g.ran || bound) {
+    if (!bound && g.ran && r_better(g)) return r;
+    if (bound || g.found || (g.ran && g.complete)) {
       *used_groups = sinks_grouped && !bound;
       if (how != nullptr) {
         *how = sinks_grouped ? " (free sinks and colocate groups merged)"
@@ -316,11 +325,12 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
       }
       return g;
     }
+    if (g.ran && !r.found) fallback = g;
   }
   if (bound) return r;
   IdealDpResult c = CoarseHostDp(merged ? merged->problem : problem, p,
                                  num_ipus, cap_s, options);
-  if (!c.ran) return r;
+  if (!c.ran || (!c.found && fallback.found) || r_better(c)) return fallback;
   if (c.found && merged) c.ipu = Refine(grouped, *merged, c.ipu);
   *used_groups = true;
   if (how != nullptr) {
