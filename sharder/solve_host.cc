@@ -213,12 +213,13 @@ std::chrono::steady_clock::time_point HalfOfTheRest(
 // [Coarsening], coarsen.h) into groups of at most Σ IPU time / (32 k), else
 // / (16 k), ... / (2 k) — the finest whose lattice is small enough, as
 // auto's coarsened DP (RunCoarseIdeal), and whose DP finishes in half of the
-// time left (the coarsest: in all of it). A group's host time is its members'
-// Σ, so every chain of the groups is a chain of the nodes with the same
-// stage times: a valid plan (memory judged again by HostPlan), never a
-// bound (a coarser lattice has fewer chains). Not run when a node is
-// restricted to some IPUs or in a colocate group left unmerged: Coarsen
-// keeps neither.
+// time left (the coarsest: in all of it). A group's members share their host
+// capability (Coarsen never merges a host_only node, one that may run on the
+// host and one that may not), and its host time is their Σ, so every chain of
+// the groups is a chain of the nodes with the same stage times: a valid plan
+// (memory judged again by HostPlan), never a bound (a coarser lattice has fewer
+// chains). Not run when a node is restricted to some IPUs or in a colocate
+// group left unmerged: Coarsen keeps neither.
 IdealDpResult CoarseHostDp(const ShardingProblem& problem,
                            const internal::Prepared& p, int num_ipus,
                            double cap_s, const IdealDpOptions& options) {
