@@ -200,6 +200,14 @@ ShardingProblem GroupFreeSinks(const ShardingProblem& problem,
   return q;
 }
 
+// `s` seconds in whole milliseconds, at most a year (Validate accepts an
+// infinite budget).
+std::chrono::milliseconds Milliseconds(double s) {
+  constexpr double kYearMs = 1000.0 * 365 * 24 * 3600;
+  const double ms = 1000 * s > 0 ? std::min(1000 * s, kYearMs) : 0.0;
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
 // Now plus half of the time to options.deadline.
 std::chrono::steady_clock::time_point HalfOfTheRest(
     const IdealDpOptions& options) {
@@ -418,9 +426,7 @@ void SetHostBound(Prepared& p, const Options& options,
     if (!split.found) bound.bottleneck_s = ipu_s;
   } else {
     IdealDpOptions bound_options = dp_options;
-    bound_options.deadline =
-        bound_start +
-        std::chrono::milliseconds(static_cast<int64_t>(1000 * options.bound_s));
+    bound_options.deadline = bound_start + Milliseconds(options.bound_s);
     bound = HostDp(p, num_ipus, bottleneck, bound_options, /*bound=*/true,
                    &bound_grouped);
   }
@@ -489,7 +495,8 @@ void SetHostBound(Prepared& p, const Options& options,
 // bounds once the host can take work, so without it the bound is the larger
 // of Note [Host work bound]'s and Note [Host chain bound]'s (the IPU-only
 // planner's bound is then not used). One budget, --max-search-seconds from
-// the run's start: the IPU planner has half, the host DP the rest.
+// the run's start: the IPU planner has half, the host DP the rest, and at
+// least half of the budget from when the IPU planner returned.
 absl::StatusOr<Plan> SolveWithHost(
     Prepared& p, const Options& options,
     std::chrono::steady_clock::time_point start) {
@@ -501,6 +508,7 @@ absl::StatusOr<Plan> SolveWithHost(
   std::vector<std::string> notes;
   std::optional<Plan> ipu_plan;
   int num_ipus = options.num_ipus;
+  auto ipu_done = std::chrono::steady_clock::now();
   if (host_only.empty()) {
     // One budget (--max-search-seconds from `start`): the IPU planner has
     // half of it, the host DP what is left.
@@ -508,6 +516,7 @@ absl::StatusOr<Plan> SolveWithHost(
     ipu_options.max_search_s = options.max_search_s / 2;
     absl::StatusOr<Plan> plan =
         PlanPreparedCount(p, ipu_options, nullptr, start);
+    ipu_done = std::chrono::steady_clock::now();
     if (plan.ok()) {
       num_ipus = plan->proto.num_ipus();
       ipu_plan = std::move(*plan);
@@ -538,9 +547,12 @@ absl::StatusOr<Plan> SolveWithHost(
   IdealDpOptions dp_options;
   dp_options.max_ideals = 200000;
   dp_options.max_pairs = 8000000;
-  // The rest of --max-search-seconds (the IPU planner's share spent).
-  dp_options.deadline = start + std::chrono::milliseconds(static_cast<int64_t>(
-                                    1000 * options.max_search_s));
+  // The rest of --max-search-seconds (the IPU planner's share spent), and
+  // at least half of it from when the IPU planner returned (with -n auto
+  // that planner's minimum per count may spend all of it).
+  dp_options.deadline =
+      std::max(start + Milliseconds(options.max_search_s),
+               ipu_done + Milliseconds(options.max_search_s / 2));
   bool split_grouped = false;
   std::string how;
   const IdealDpResult split = HostDp(p, num_ipus, ipu_s, dp_options,
@@ -551,9 +563,14 @@ absl::StatusOr<Plan> SolveWithHost(
   // planner on the IPUs alone, or find a split where that planner failed),
   // unless it does not fit where the IPU planner's does (a coarsened DP
   // judges memory by groups).
+  // The rebuilt plan's figures decide (Refine and PlaceConstants may move
+  // them from the DP's), and a plan that does not fit is kept over an IPU
+  // plan that does not fit either.
   if (split.found && split.bottleneck_s < ipu_s * (1 - 1e-9)) {
     Plan host_plan = HostPlan(p, options, num_ipus, split, start);
-    if (host_plan.proto.fits() || !ipu_plan) {
+    const bool ipu_fits = ipu_plan && ipu_plan->proto.fits();
+    if ((host_plan.proto.fits() || !ipu_fits) &&
+        host_plan.proto.performance().bottleneck_s() < ipu_s * (1 - 1e-9)) {
       plan = std::move(host_plan);
       if (ipu_plan) {
         notes.push_back(absl::StrCat(
