@@ -20,6 +20,7 @@
 #include "solver/strategies/coarsen.h"
 #include "solver/strategies/constraints.h"
 #include "solver/strategies/ideal_dp.h"
+#include "solver/strategies/revisit.h"
 
 namespace autoshard::internal {
 namespace {
@@ -350,66 +351,38 @@ IdealDpResult HostDp(const Prepared& p, int num_ipus, double cap_s,
   return c;
 }
 
-// Note [Host work bound]
-// Every split's bottleneck is at least each node's cheaper device time
-// (min of its IPU NodeTime and its host time), and at least max(Σ IPU
-// time / k, Σ host time / h) of its own nodes; the least such max over
-// fractional splits (a node's share x on the host) is a lower bound. For a
-// threshold T the host budget h x T goes to the nodes saving the most IPU
-// seconds per host second (fractional knapsack), and T holds when the IPU
-// work left is at most k x T; bisection to 1e-9 relative. O(n log n +
-// 100 n). Copies are left out (they only add).
-double HostWorkBound(const ShardingProblem& problem, const DeviceModel& model,
-                     int num_ipus) {
-  const int h = problem.num_host_devices;
-  double single = 0, ipu_work = 0, must_host = 0;
-  std::vector<std::pair<double, double>> movable;  // (ipu s, host s)
-  for (int32_t v = 0; v < problem.num_nodes(); ++v) {
-    if (problem.is_constant[v]) continue;
-    const double t = model.NodeTime(v), host = problem.host_time_s[v];
-    if (!problem.host_only.empty() && problem.host_only[v]) {
-      must_host += host;
-      single = std::max(single, host);
-      continue;
-    }
-    ipu_work += t;
-    single = std::max(single, host < 0 ? t : std::min(t, host));
-    if (host >= 0) movable.emplace_back(t, host);
-  }
-  std::sort(movable.begin(), movable.end(), [](auto x, auto y) {
-    return x.first * y.second > y.first * x.second;  // t/h descending
-  });
-  auto holds = [&](double T) {
-    double budget = h * T - must_host, left = ipu_work;
-    if (budget < 0) return false;
-    for (auto [t, host] : movable) {
-      if (left <= num_ipus * T) break;
-      const double share = host > 0 ? std::min(1.0, budget / host) : 1.0;
-      left -= share * t;
-      budget -= share * host;
-      if (budget <= 0) break;
-    }
-    return left <= num_ipus * T * (1 + 1e-12);
-  };
-  double lo = single, hi = std::max(single, (ipu_work + must_host) + 1e-30);
-  if (holds(lo)) return lo;
-  for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; ++i) {
-    const double mid = (lo + hi) / 2;
-    (holds(mid) ? hi : lo) = mid;
-  }
-  return lo;
-}
-
 // The certified bound of a plan with host devices (Note [Host devices in
 // solve]): the plan's DP `split` when it is its own bound, else the host
-// DP's relaxation within options.bound_s, else Note [Host work bound]'s.
+// DP's relaxation within options.bound_s, else the larger of Note [Host work
+// bound]'s and Note [Host chain bound]'s ("host chain bound" when that is
+// the larger). These hold over chains only; when a plan may return to IPU 0
+// (`revisit_possible`, as Certify decides it: Note [Last stage on IPU 0]),
+// only Note [Host work bound]'s, which holds for every placement.
 void SetHostBound(Prepared& p, const Options& options,
                   const IdealDpOptions& dp_options, int num_ipus,
                   const IdealDpResult& split, bool split_grouped, double ipu_s,
-                  proto::Performance* perf) {
+                  bool revisit_possible, proto::Performance* perf) {
   const ShardingProblem& problem = p.analysis->problem;
   const double bottleneck = perf->bottleneck_s();
   const auto bound_start = std::chrono::steady_clock::now();
+  auto set = [&](double bound_s, std::string method) {
+    perf->set_lower_bound_s(bound_s);
+    perf->set_certified_bound_s(bound_s);
+    const double gap = bound_s > 0 ? 100 * (bottleneck / bound_s - 1) : 0;
+    perf->set_gap_percent(gap);
+    perf->set_certified_gap_percent(gap);
+    perf->set_bound_method(std::move(method));
+    perf->set_bound_seconds(std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - bound_start)
+                                .count());
+  };
+  if (revisit_possible) {
+    set(std::min(bottleneck,
+                 HostWorkBound(problem, p.analysis->device_model(), num_ipus)),
+        "host work bound (a plan may return to IPU 0, which the host DP's "
+        "chains leave out)");
+    return;
+  }
   // The plan's DP is its own bound when memory passed over no value and no
   // folded constant could fill an IPU the relaxation leaves empty (Note
   // [Empty IPUs], ideal_dp.cc): the optimum over every chain, or none below
@@ -473,15 +446,7 @@ void SetHostBound(Prepared& p, const Options& options,
           "host chain bound (the ideal DP with host devices did not finish)";
     }
   }
-  perf->set_lower_bound_s(bound_s);
-  perf->set_certified_bound_s(bound_s);
-  const double gap = bound_s > 0 ? 100 * (bottleneck / bound_s - 1) : 0;
-  perf->set_gap_percent(gap);
-  perf->set_certified_gap_percent(gap);
-  perf->set_bound_method(method);
-  perf->set_bound_seconds(std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - bound_start)
-                              .count());
+  set(bound_s, std::move(method));
 }
 
 }  // namespace
@@ -602,8 +567,14 @@ absl::StatusOr<Plan> SolveWithHost(
                        : (split.ran ? "ran out of time" : "did not run"),
         " (", split.ideals, " ideals)"));
   }
+  // As Certify (plan_prepared.cc): auto may return a plan whose last stage
+  // is on IPU 0.
+  const bool revisit_possible =
+      plan->proto.has_stages() ||
+      (options.strategy == "auto" &&
+       (options.weights == "variable" || FarApartWeight(problem).has_value()));
   SetHostBound(p, options, dp_options, num_ipus, split, split_grouped, ipu_s,
-               plan->proto.mutable_performance());
+               revisit_possible, plan->proto.mutable_performance());
   for (std::string& note : notes) plan->proto.add_warnings(std::move(note));
   return std::move(*plan);
 }

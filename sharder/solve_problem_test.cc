@@ -212,6 +212,47 @@ TEST(SolveProblemTest, PutsANodeOnTheHostDevice) {
   EXPECT_NEAR(plan->proto.performance().bottleneck_s(), 0.0071, 1e-9);
 }
 
+// A review's counterexample: a -> b -> c taking 1, 2, 1 ms on an IPU, 100
+// ms on the host, no copy time, 2 IPUs and a host. Over chains the best is
+// 3 ms ({a, b} | {c}), but with variable weights auto may return to IPU 0:
+// {a, c} on IPU 0 and {b} on IPU 1 take 2 ms. So the certified bound is the
+// host work bound: max(largest node 2 ms, 4 ms of IPU work / 2) = 2 ms, not
+// the chain bound's 3 ms.
+TEST(SolveProblemTest, HostBoundHoldsForPlansThatReturnToIpuZero) {
+  proto::Problem in;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        num_ipus: 2
+        num_host_devices: 1
+        copy_model: COPY_MODEL_HOST
+        capacity_bytes: 1000000
+        nodes { name: "a" compute_s: 0.001 host_compute_s: 0.1 }
+        nodes { name: "b" compute_s: 0.002 host_compute_s: 0.1 }
+        nodes { name: "c" compute_s: 0.001 host_compute_s: 0.1 }
+        tensors { producer: 0 consumers: 1 copy_s: 0 }
+        tensors { producer: 1 consumers: 2 copy_s: 0 }
+      )pb",
+      &in));
+  *in.mutable_device_profile() = testing::ToyChip(1000000);
+  in.mutable_device_profile()->set_transfer_fixed_s(0);
+  auto loaded = FromProblemProto(in, "revisit.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  Options options;
+  options.num_ipus = 2;
+  options.weights = "variable";
+  auto plan = SolveProblem(*loaded, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const proto::Performance& perf = plan->proto.performance();
+  EXPECT_NEAR(perf.certified_bound_s(), 0.002, 1e-9);
+  EXPECT_THAT(perf.bound_method(), ::testing::HasSubstr("host work bound"));
+  // Constant weights: no plan returns to IPU 0, and the chains' 3 ms holds.
+  options.weights = "constant";
+  plan = SolveProblem(*loaded, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_NEAR(plan->proto.performance().bottleneck_s(), 0.003, 1e-9);
+  EXPECT_NEAR(plan->proto.performance().certified_bound_s(), 0.003, 1e-9);
+}
+
 TEST(SolveProblemTest, RefusesACompileCommandAndBadOptions) {
   LoadedProblem loaded;
   loaded.problem = testing::MakeTestProblem(2, {{0, 1}}, {0, 0}, {1e9, 1e9});

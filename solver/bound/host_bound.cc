@@ -34,7 +34,10 @@ double HostChainBound(const ShardingProblem& problem, const DeviceModel& model,
         problem.host_time_s[v] < 0) {
       continue;
     }
-    items.emplace_back(model.NodeTime(v), problem.host_time_s[v]);
+    // A node of no IPU time adds no reach (and (0, 0) would tie with every
+    // item in the sort, no strict weak ordering).
+    if (model.NodeTime(v) > 0)
+      items.emplace_back(model.NodeTime(v), problem.host_time_s[v]);
   }
   std::sort(items.begin(), items.end(), [](auto x, auto y) {
     return x.first * y.second > y.first * x.second;
@@ -80,6 +83,49 @@ double HostChainBound(const ShardingProblem& problem, const DeviceModel& model,
   for (int step = 0; step < 60 && hi - lo > 1e-12 * hi; ++step) {
     const double mid = (lo + hi) / 2;
     (feasible(mid) ? hi : lo) = mid;
+  }
+  return lo;
+}
+
+double HostWorkBound(const ShardingProblem& problem, const DeviceModel& model,
+                     int num_ipus) {
+  const int h = problem.num_host_devices;
+  double single = 0, ipu_work = 0, must_host = 0;
+  std::vector<std::pair<double, double>> movable;  // (ipu s, host s)
+  for (int32_t v = 0; v < problem.num_nodes(); ++v) {
+    if (problem.is_constant[v]) continue;
+    const double t = model.NodeTime(v), host = problem.host_time_s[v];
+    if (!problem.host_only.empty() && problem.host_only[v]) {
+      must_host += host;
+      single = std::max(single, host);
+      continue;
+    }
+    ipu_work += t;
+    single = std::max(single, host < 0 ? t : std::min(t, host));
+    // A node of no IPU time frees nothing (and (0, 0) would tie with
+    // every item in the sort).
+    if (host >= 0 && t > 0) movable.emplace_back(t, host);
+  }
+  std::sort(movable.begin(), movable.end(), [](auto x, auto y) {
+    return x.first * y.second > y.first * x.second;  // t/h descending
+  });
+  auto holds = [&](double T) {
+    double budget = h * T - must_host, left = ipu_work;
+    if (budget < 0) return false;
+    for (auto [t, host] : movable) {
+      if (left <= num_ipus * T) break;
+      const double share = host > 0 ? std::min(1.0, budget / host) : 1.0;
+      left -= share * t;
+      budget -= share * host;
+      if (budget <= 0) break;
+    }
+    return left <= num_ipus * T * (1 + 1e-12);
+  };
+  double lo = single, hi = std::max(single, (ipu_work + must_host) + 1e-30);
+  if (holds(lo)) return lo;
+  for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (holds(mid) ? hi : lo) = mid;
   }
   return lo;
 }

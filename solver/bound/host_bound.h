@@ -28,6 +28,16 @@
 // group whole, with the nodes between its members), and with each sink
 // of no IPU time and one producer merged with it (an ideal holding the
 // producer and not the sink has the value of the one holding both).
+//
+// Note [Host work bound]
+// Every split's bottleneck is at least each node's cheaper device time
+// (min of its IPU NodeTime and its host time), and at least max(Σ IPU
+// time / k, Σ host time / h) of its own nodes; the least such max over
+// fractional splits (a node's share x on the host) is a lower bound. For a
+// threshold T the host budget h x T goes to the nodes saving the most IPU
+// seconds per host second (fractional knapsack), and T holds when the IPU
+// work left is at most k x T; bisection to 1e-9 relative. O(n log n +
+// 100 n). Copies are left out (they only add).
 #ifndef AUTOSHARD_SOLVER_BOUND_HOST_BOUND_H_
 #define AUTOSHARD_SOLVER_BOUND_HOST_BOUND_H_
 
@@ -52,6 +62,12 @@ double HostChainBound(const ShardingProblem& problem, const DeviceModel& model,
                       const ShardingProblem* values_problem = nullptr,
                       const DeviceModel* values_model = nullptr,
                       bool* ran = nullptr);
+
+// Note [Host work bound] for `num_ipus` IPUs and problem.num_host_devices
+// hosts (host_only nodes on the hosts): a lower bound (seconds) on the
+// bottleneck of every node -> device map, chains or not. Never fails.
+double HostWorkBound(const ShardingProblem& problem, const DeviceModel& model,
+                     int num_ipus);
 
 }  // namespace autoshard
 
