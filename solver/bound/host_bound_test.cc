@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "gtest/gtest.h"
+#include "solver/strategies/constraints.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
 
@@ -78,6 +80,70 @@ TEST(HostChainBoundTest, NeverAboveBruteForce) {
   // IPUs, so mostly it is well below.
   EXPECT_GT(compared, 40);
   EXPECT_GE(tight, 5) << tight;
+}
+
+// The merged values (solve's path when the problem's lattice is too
+// large): random DAGs with a colocate group of two nodes and free sinks (no
+// consumer, one producer, no time on either device) joined to their
+// producers' groups, as solve's GroupFreeSinks does, then ContractGroups;
+// the chain bound on the merged problem's values never exceeds brute
+// force's best over the problem itself (its colocate group kept, the sinks
+// free).
+TEST(HostChainBoundTest, MergedValuesNeverAboveBruteForce) {
+  std::mt19937 rng(2031);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int compared = 0, with_sinks = 0, positive = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    const int n = 6 + trial % 2, k = 1 + (trial / 2) % 3;
+    ShardingProblem p = RandomDag(rng, n);
+    p.copies_through_host = true;
+    p.num_host_devices = 1 + trial % 3 / 2;
+    p.host_time_s.assign(n, -1);
+    for (int v = 0; v < n; ++v)
+      if (unit(rng) < 0.7) p.host_time_s[v] = std::floor(unit(rng) * 80) * 0.1;
+    const int32_t a = static_cast<int32_t>(unit(rng) * n);
+    const int32_t b = (a + 1 + static_cast<int32_t>(unit(rng) * (n - 1))) % n;
+    p.colocate_group.assign(n, -1);
+    p.colocate_group[a] = p.colocate_group[b] = 0;
+    p.colocate_names = {"g"};
+    p.node_time_s.assign(n, -1);
+    ShardingProblem grouped = p;
+    bool sinks = false;
+    for (int32_t v = 0; v < n; ++v) {
+      if (!p.consumers[v].empty() || p.producers[v].size() != 1 ||
+          p.colocate_group[v] >= 0 || unit(rng) < 0.3) {
+        continue;
+      }
+      p.node_time_s[v] = grouped.node_time_s[v] = 0;
+      p.host_time_s[v] = grouped.host_time_s[v] = 0;
+      const int32_t u = p.producers[v][0];
+      if (grouped.colocate_group[u] < 0) {
+        grouped.colocate_group[u] =
+            static_cast<int32_t>(grouped.colocate_names.size());
+        grouped.colocate_names.push_back(p.names[u]);
+      }
+      grouped.colocate_group[v] = grouped.colocate_group[u];
+      sinks = true;
+    }
+    DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+    DeviceModel grouped_model(grouped, ToyChip(1000000000), Precision::kFp32);
+    const std::optional<Coarsened> merged =
+        ContractGroups(grouped, grouped_model, k);
+    if (!merged) continue;
+    DeviceModel merged_model(merged->problem, ToyChip(1000000000),
+                             Precision::kFp32);
+    const double any = BestWithHost(p, model, k).second;
+    if (!(any < kInf)) continue;
+    ++compared;
+    with_sinks += sinks ? 1 : 0;
+    const double bound = HostChainBound(p, model, k, 0, any, 100000,
+                                        &merged->problem, &merged_model);
+    EXPECT_LE(bound, any * (1 + 1e-9)) << trial;
+    positive += bound > 0 ? 1 : 0;
+  }
+  EXPECT_GT(compared, 40);
+  EXPECT_GT(with_sinks, 10) << with_sinks;
+  EXPECT_GT(positive, 30) << positive;
 }
 
 }  // namespace
