@@ -44,7 +44,12 @@ void NameHostStages(const std::vector<int32_t>& host_positions, int num_ipus,
         std::binary_search(host_positions.begin(), host_positions.end(), pos);
     device[pos] = is_host ? -1 - host++ : ipu++;
   }
-  auto at = [&](int32_t pos) { return pos < stages ? device[pos] : pos; };
+  // A position past the chain (none should be) counts as an IPU after
+  // every host.
+  const int32_t hosts = static_cast<int32_t>(host_positions.size());
+  auto at = [&](int32_t pos) {
+    return pos < stages ? device[pos] : pos - hosts;
+  };
   for (proto::NodePlacement& node : *out->mutable_nodes()) {
     const int32_t d = at(node.ipu());
     node.set_pipeline_stage(node.ipu());

@@ -99,7 +99,8 @@ void AppendIpuTable(const proto::Plan& plan, bool all_ipus, std::string* out) {
     absl::StrAppendFormat(
         out, row,
         run.first == run.last ? RowLabel(plan, run.first)
-                              : absl::StrCat(run.first, "-", run.last),
+                              : absl::StrCat(plan.ipus(run.first).ipu(), "-",
+                                             plan.ipus(run.last).ipu()),
         absl::StrCat(ipu.num_nodes()), HumanBytesText(m.weight_bytes()),
         HumanBytesText(m.total_bytes()), TileBytes(m.max_tile_bytes()),
         run.first == run.last ? absl::StrCat(at.tile)
