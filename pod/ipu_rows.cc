@@ -50,6 +50,7 @@ std::vector<IpuRun> IpuRows(const proto::Plan& plan, bool all) {
     if (c.memory().max_tile_bytes() >
         plan.ipus(fullest).memory().max_tile_bytes())
       fullest = d;
+    if (c.host()) alone.insert(d);  // a host row never folds into IPUs
     if (!c.memory().fits() && overflowing < kOverflowRows) {
       alone.insert(d);
       ++overflowing;

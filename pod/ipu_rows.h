@@ -26,7 +26,8 @@ struct IpuRun {
 // Every IPU alone when `all` or the plan has at most kFoldAboveIpus IPUs.
 // Else alone: the first two and last two IPUs, the bottleneck (largest
 // stage time), the fullest tile, and the first kOverflowRows IPUs that do
-// not fit; the IPUs between them one run each. Runs are in IPU order and
+// not fit, and every host row (IpuCost.host); the IPUs between them one
+// run each. Runs are in IPU order and
 // cover every IPU once.
 std::vector<IpuRun> IpuRows(const proto::Plan& plan, bool all);
 

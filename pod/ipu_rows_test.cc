@@ -34,6 +34,19 @@ TEST(IpuRowsTest, SmallPlansAndVerboseKeepEveryRow) {
   EXPECT_EQ(IpuRows(EvenPlan(256), true).size(), 256u);
 }
 
+// A host row (issue 31: plan rows in chain order, the host's between IPUs
+// 9 and 10) never folds: alone are rows 0, 1, 18, 19 and the host's 10; row
+// 0 is also the slowest and the fullest (all equal).
+TEST(IpuRowsTest, AHostRowStaysAlone) {
+  proto::Plan plan = EvenPlan(20);
+  for (int d = 11; d < 20; ++d) plan.mutable_ipus(d)->set_ipu(d - 1);
+  plan.mutable_ipus(10)->set_ipu(-1);
+  plan.mutable_ipus(10)->set_host(true);
+  EXPECT_EQ(Pairs(IpuRows(plan, false)),
+            (std::vector<std::pair<int, int>>{
+                {0, 0}, {1, 1}, {2, 9}, {10, 10}, {11, 17}, {18, 18}, {19, 19}}));
+}
+
 TEST(IpuRowsTest, FoldsAroundTheIpusThatMatter) {
   proto::Plan plan = EvenPlan(256);
   plan.mutable_ipus(100)->set_stage_time_s(2e-3);  // the bottleneck

@@ -139,7 +139,9 @@ inline double BestRevisiting(const ShardingProblem& p, const DeviceModel& model,
 // host devices (devices k.., any empty) whose used devices can be ordered so
 // that every edge goes forward (a pipeline's chain of stages), with each
 // colocate group on one device, host_only nodes on a host and nodes without
-// a host time off it. An IPU's time is the model's (copies through host: the
+// a host time or restricted to some IPUs (allowed_ipus) off it. An IPU's
+// number is its place among the IPUs in the chain (IPU d before IPU d + 1:
+// allowed_ipus names those), its time the model's (copies through host: the
 // order of the devices does not change it), a host's Σ host_time_s.
 // {fitting, any}; infinity when there is none. Costs (k + h)^n evaluations.
 inline std::pair<double, double> BestWithHost(const ShardingProblem& p,
@@ -150,6 +152,10 @@ inline std::pair<double, double> BestWithHost(const ShardingProblem& p,
   auto ordered = [&] {  // Kahn over the devices' quotient graph
     std::vector<std::vector<int>> after(devices);
     std::vector<int> in(devices, 0);
+    for (int d = 0; d + 1 < k; ++d) {  // the IPUs in their numbers' order
+      after[d].push_back(d + 1);
+      ++in[d + 1];
+    }
     for (int32_t u = 0; u < n; ++u)
       for (int32_t v : p.consumers[u])
         if (dev[u] != dev[v]) {
@@ -200,6 +206,11 @@ inline std::pair<double, double> BestWithHost(const ShardingProblem& p,
     for (int32_t d = 0; d < devices; ++d) {
       const bool on_host = d >= k;
       if (on_host && p.host_time_s[node] < 0) continue;
+      if (on_host && !p.allowed_ipus.empty() &&
+          p.allowed_ipus[node] != ShardingProblem::kAnyIpu) {
+        continue;
+      }
+      if (!on_host && !p.IpuAllowed(node, d)) continue;
       if (!on_host && !p.host_only.empty() && p.host_only[node]) continue;
       dev[node] = d;
       assign(node + 1);

@@ -67,6 +67,16 @@ TileAt FullestTileAt(const proto::Plan& plan, int ipu,
           m.max_tile() % plan.tiles_per_ipu()};
 }
 
+// A row's label: its IPU number, or "host" (with its index when there are
+// several) for a problem file's host device (Note [Host stages in a plan],
+// sharder/solve_host.cc).
+std::string RowLabel(const proto::Plan& plan, int row) {
+  const proto::IpuCost& cost = plan.ipus(row);
+  if (!cost.host()) return absl::StrCat(cost.ipu());
+  return plan.num_host_devices() > 1 ? absl::StrCat("host ", cost.host_device())
+                                     : std::string("host");
+}
+
 // The per-IPU table: nodes, weights, total memory, the fullest tile (bytes,
 // index on the IPU, % of a tile used), fits, FLOPs, stage time and the
 // cut-tensor bytes sent to later IPUs. Rows fold at POD scale
@@ -88,10 +98,9 @@ void AppendIpuTable(const proto::Plan& plan, bool all_ipus, std::string* out) {
     const TileAt at = FullestTileAt(plan, run.first, m);
     absl::StrAppendFormat(
         out, row,
-        run.first == run.last
-            ? absl::StrCat(run.first,
-                           plan.ipus(run.first).host() ? " host" : "")
-            : absl::StrCat(run.first, "-", run.last),
+        run.first == run.last ? RowLabel(plan, run.first)
+                              : absl::StrCat(plan.ipus(run.first).ipu(), "-",
+                                             plan.ipus(run.last).ipu()),
         absl::StrCat(ipu.num_nodes()), HumanBytesText(m.weight_bytes()),
         HumanBytesText(m.total_bytes()), TileBytes(m.max_tile_bytes()),
         run.first == run.last ? absl::StrCat(at.tile)
@@ -126,10 +135,12 @@ void AppendMemoryByKind(const proto::Plan& plan, std::string* out) {
   absl::StrAppend(out, "memory by kind (tile-memory model):\n");
   absl::StrAppendFormat(out, row, "IPU", "weights", "code", "exchange",
                         "activations", "temporary", "total", "margin");
-  for (const auto& ipu : plan.ipus()) {
+  for (int i = 0; i < plan.ipus_size(); ++i) {
+    const proto::IpuCost& ipu = plan.ipus(i);
+    if (ipu.host()) continue;  // no tile memory
     const proto::IpuMemory& m = ipu.memory();
     absl::StrAppendFormat(
-        out, row, absl::StrCat(ipu.ipu()), HumanBytesText(m.weight_bytes()),
+        out, row, RowLabel(plan, i), HumanBytesText(m.weight_bytes()),
         HumanBytesText(m.code_bytes()), HumanBytesText(m.exchange_bytes()),
         HumanBytesText(m.activation_bytes()),
         HumanBytesText(m.temporary_bytes()), HumanBytesText(m.total_bytes()),
@@ -143,20 +154,22 @@ void AppendMemoryByKind(const proto::Plan& plan, std::string* out) {
 void AppendFitLines(const proto::Plan& plan, std::string* out) {
   const std::string over = pod::OverflowSummary(plan);
   if (over.empty()) {
-    absl::StrAppend(out, "fits: all ", plan.ipus_size(), " IPUs",
+    absl::StrAppend(out, "fits: all ",
+                    plan.ipus_size() - plan.num_host_devices(), " IPUs",
                     FitsCaveat(plan.shapes()), "\n");
   } else {
     absl::StrAppend(out, over);
   }
   int fullest = -1;
   for (int d = 0; d < plan.ipus_size(); ++d) {
+    if (plan.ipus(d).host()) continue;  // no tiles
     if (fullest < 0 || plan.ipus(d).memory().max_tile_bytes() >
                            plan.ipus(fullest).memory().max_tile_bytes())
       fullest = d;
   }
   if (fullest < 0) return;
   const proto::IpuMemory& m = plan.ipus(fullest).memory();
-  const TileAt at = FullestTileAt(plan, fullest, m);
+  const TileAt at = FullestTileAt(plan, plan.ipus(fullest).ipu(), m);
   absl::StrAppend(out, "fullest tile: IPU ", at.ipu, " tile ", at.tile, ", ",
                   TileBytes(m.max_tile_bytes()), " of ",
                   HumanBytesText(BytesPerTile(plan)), " (",
@@ -192,11 +205,28 @@ void AppendCutLine(const proto::Plan& plan, std::string* out) {
   int64_t bytes = 0;
   for (const auto& t : plan.cut_tensors())
     bytes = SaturatingAdd(bytes, t.bytes());
+  // A problem file's host device (Note [Host stages in a plan]): the
+  // tensors it sends or receives, counted apart.
+  int host = 0;
+  int64_t host_bytes = 0;
+  for (const auto& t : plan.cut_tensors()) {
+    if (!t.from_host() && !t.to_host()) continue;
+    ++host;
+    host_bytes = SaturatingAdd(host_bytes, t.bytes());
+  }
+  const std::string host_text =
+      host == 0
+          ? ""
+          : absl::StrCat("; ", host, " of them (", HumanBytesText(host_bytes),
+                         ") to or from the host");
   const proto::CutTensor& largest = plan.cut_tensors(0);
   absl::StrAppend(out, "cut tensors: ", plan.cut_tensors_size(), " (",
-                  HumanBytesText(bytes), ", one copy each); largest ",
-                  HumanBytesText(largest.bytes()), " from IPU ",
-                  largest.from_ipu(), ": ", largest.tensor(), "\n");
+                  HumanBytesText(bytes), ", one copy each", host_text,
+                  "); largest ", HumanBytesText(largest.bytes()),
+                  largest.from_host()
+                      ? " from the host"
+                      : absl::StrCat(" from IPU ", largest.from_ipu()),
+                  ": ", largest.tensor(), "\n");
 }
 
 // The strategy auto chose ("" when the plan is not auto's).
@@ -335,12 +365,13 @@ void AppendPipelineLines(const proto::Plan& plan, bool all, std::string* out) {
       HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
       HumanSeconds(perf.latency_s()));
   // Host devices (issue 31): a problem file's stages on the host.
-  for (const proto::IpuCost& cost : plan.ipus()) {
+  for (int stage = 0; stage < plan.ipus_size(); ++stage) {
+    const proto::IpuCost& cost = plan.ipus(stage);
     if (!cost.host()) continue;
     absl::StrAppendFormat(out,
-                          "host: stage %d runs on the host: %d nodes, %s "
+                          "host: stage %d runs on %s: %d nodes, %s "
                           "(copies to and from it are the IPUs')\n",
-                          cost.ipu(), cost.num_nodes(),
+                          stage, RowLabel(plan, stage), cost.num_nodes(),
                           HumanSeconds(cost.stage_time_s()));
   }
   absl::StrAppendFormat(
@@ -390,7 +421,11 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
       plan.stages().num_stages() > plan.num_ipus()
           ? absl::StrCat(plan.num_ipus(), " (", plan.stages().num_stages(),
                          " stages on ", plan.num_ipus(), " IPUs)")
-          : absl::StrCat(plan.num_ipus()),
+          : absl::StrCat(
+                plan.num_ipus(),
+                plan.num_host_devices() > 0
+                    ? absl::StrCat(" + ", plan.num_host_devices(), " host")
+                    : ""),
       plan.strategy(), plan.precision(), std::max(plan.batch_size(), 1),
       plan.device());
   absl::StrAppend(

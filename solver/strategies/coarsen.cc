@@ -14,9 +14,18 @@ std::vector<int32_t> Groups(const ShardingProblem& p, const DeviceModel& model,
                             const std::vector<uint8_t>& passive, double cap_s,
                             bool sources_always_join) {
   const int n = p.num_nodes();
+  // Host capability (issue 31): 2 runs only on the host, 1 may run there,
+  // 0 may not. Nodes of different kinds never share a group: a host_only
+  // node merged with one that has no host time could run nowhere, and a
+  // node with host time merged with one without loses the host.
+  auto kind = [&](int32_t v) {
+    if (!p.host_only.empty() && p.host_only[v]) return 2;
+    return !p.host_time_s.empty() && p.host_time_s[v] >= 0 ? 1 : 0;
+  };
   std::vector<int32_t> group(n, -1);
   std::vector<double> time;
   std::vector<int32_t> size;
+  std::vector<int> group_kind;
   std::vector<int32_t> groups_in, sources;
   for (int32_t v : p.topo_order) {
     groups_in.clear();
@@ -26,6 +35,7 @@ std::vector<int32_t> Groups(const ShardingProblem& p, const DeviceModel& model,
         if (passive[u]) continue;
         const bool lone_source =
             size[group[u]] == 1 && p.consumers[u].size() == 1 &&
+            kind(u) == kind(v) &&
             std::none_of(p.producers[u].begin(), p.producers[u].end(),
                          [&](int32_t w) { return !passive[w]; });
         (lone_source ? sources : groups_in).push_back(group[u]);
@@ -37,6 +47,7 @@ std::vector<int32_t> Groups(const ShardingProblem& p, const DeviceModel& model,
     double joined = model.NodeTime(v);
     for (int32_t s : sources) joined += time[s];
     if (!passive[v] && groups_in.size() == 1 &&
+        group_kind[groups_in[0]] == kind(v) &&
         time[groups_in[0]] + joined <= cap_s) {
       const int32_t g = groups_in[0];
       group[v] = g;
@@ -49,6 +60,7 @@ std::vector<int32_t> Groups(const ShardingProblem& p, const DeviceModel& model,
       group[v] = static_cast<int32_t>(time.size());
       time.push_back(0);
       size.push_back(0);
+      group_kind.push_back(kind(v));
       if (passive[v] || !sources_always_join) {
         sources.clear();
         joined = model.NodeTime(v);

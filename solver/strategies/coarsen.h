@@ -15,7 +15,8 @@
 // bytes, so any split of the groups has the stage times of the same split
 // of the nodes (node_time_s carries each group's Σ DeviceModel::NodeTime).
 // Folded constants stay single (and constant), as the lattice leaves them
-// out anyway.
+// out anyway. Nodes of different host capability (host_only, some host
+// time, none) never share a group (issue 31).
 #ifndef AUTOSHARD_SOLVER_STRATEGIES_COARSEN_H_
 #define AUTOSHARD_SOLVER_STRATEGIES_COARSEN_H_
 

@@ -49,6 +49,23 @@ TEST(CoarsenTest, ALoneSourceJoinsItsReader) {
             (std::vector<int32_t>{0, 0, 0, 0, 1}));
 }
 
+// Host capability splits groups (issue 31): n0 runs only on the host (1 s
+// there), n3 may (1 s), s, n1 and n2 may not. With 4 s n0 stays alone (a
+// group of it and n1 could run nowhere), s joins n1's group with n2 (1 + 1
+// + 1 s), and n3 stays alone (with them it would lose the host): {n0},
+// {s, n1, n2}, {n3}; each group's host time is its members'.
+TEST(CoarsenTest, NeverMergesNodesOfDifferentHostCapability) {
+  ShardingProblem p = SideInput();
+  p.num_host_devices = 1;
+  p.host_time_s = {1, -1, -1, -1, 1};
+  p.host_only = {1, 0, 0, 0, 0};
+  DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const Coarsened c = Coarsen(p, model, 4.0);
+  EXPECT_EQ(c.group_of, (std::vector<int32_t>{0, 1, 1, 1, 2}));
+  EXPECT_EQ(c.problem.host_only, (std::vector<uint8_t>{1, 0, 0}));
+  EXPECT_EQ(c.problem.host_time_s, (std::vector<double>{1, -1, 1}));
+}
+
 // With 2 s and sources_always_join, s joins the group n2 starts (n2 cannot
 // join n0's: 2 + 2 s): {n0, n1}, {s, n2}, {n3} (2 + 1 s would pass the cap),
 // numbered by the node that made each (n0, n2, n3): a topological order.

@@ -492,14 +492,18 @@ IdealDpResult Run(const ShardingProblem& problem, const DeviceModel& model,
   const std::vector<uint8_t> passive = PassiveConstants(problem);
   const int constants =
       static_cast<int>(std::count(passive.begin(), passive.end(), 1));
-  const bool allow_empty = !plan && constants > 0;
+  const bool allow_empty = !plan && (constants > 0 || options.allow_empty_ipus);
   const bool collected = dp.CollectPairs(cap, allow_empty);
   result.pairs = dp.pairs();
   if (!collected) return result;
   result.ran = true;
   double value = kInf;
-  result.complete = dp.Solve(
-      judge, EmptyLimit(allow_empty, constants, num_ipus, dp.pairs()), &value);
+  result.complete =
+      dp.Solve(judge,
+               allow_empty && options.allow_empty_ipus
+                   ? -1
+                   : EmptyLimit(allow_empty, constants, num_ipus, dp.pairs()),
+               &value);
   result.fit_evaluations = dp.fit_evaluations();
   result.memory_binding = dp.memory_binding();
   if (!result.complete || value == kInf) return result;

@@ -41,6 +41,10 @@ struct IdealDpOptions {
   int64_t max_pairs = 4000000;
   int64_t max_subset_tests = 200000000;
   int64_t max_fit_evaluations = 20000;  // IdealDpSplit only
+  // Bounds only: any IPU may be empty, a weaker relaxation for a problem
+  // changed in a way that only shortens stages but may empty an IPU (Note
+  // [Free sinks], sharder/solve_host.cc).
+  bool allow_empty_ipus = false;
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::time_point::max();
 };
