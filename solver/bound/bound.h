@@ -55,10 +55,11 @@ struct BoundBudget {
 };
 
 // The cascade's deadlines as shares of its one budget (BoundBudget::Until):
-// the block DP stops by 40% of it, the ideal DP (and the filler bound) by
-// 80%, CBC takes the rest; the deterministic bounds before them have work
-// limits, no clock. Chosen, not measured: each clocked bound has at least
-// 40% of the budget when the ones before it finish early.
+// the block DP stops by 40% of it, the ideal DP (and the filler bound) after
+// half of it from its own start and by 80% at the latest, CBC takes the rest;
+// the deterministic bounds before them have work limits, no clock. Chosen, not
+// measured: each clocked bound has at least 40% of the budget when the ones
+// before it finish early.
 inline constexpr double kBlockDpShare = 0.4;
 inline constexpr double kIdealDpShare = 0.8;
 

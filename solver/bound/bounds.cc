@@ -1,6 +1,7 @@
 // The Bound adapters of the certified bound's cascade (bound.h): each runs
 // one method with its share of the budget and says what it proved.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -53,7 +54,8 @@ class HeavyBound : public Bound {
   }
 };
 
-// The ideal DP's relaxation until kIdealDpShare of the budget, exact when
+// The ideal DP's relaxation for half the budget, until kIdealDpShare of it at
+// the latest, exact when
 // it completes; when the graph has too many ideals, the same DP on a
 // problem with fillers (Note [Filler bound]) by the same deadline.
 class IdealDpLowerBound : public Bound {
@@ -63,9 +65,14 @@ class IdealDpLowerBound : public Bound {
                  const BoundBudget& budget) const override {
     IdealDpOptions ideal;
     ideal.max_ideals = 20000;  // no fit evaluations here: a larger lattice
-    // Until 80% of the cascade's budget (the block DP before it stops at
-    // 40%, block_bound.h), CBC the rest.
-    ideal.deadline = budget.Until(kIdealDpShare);
+    // Half the budget from its own start, and no later than 80% of it (the
+    // block DP before it stops at 40%, block_bound.h): when the block DP
+    // did not run, CBC keeps the half it had before the block DP existed.
+    ideal.deadline = std::min(
+        budget.Until(kIdealDpShare),
+        std::chrono::steady_clock::now() +
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(budget.max_seconds / 2)));
     const IdealDpResult dp = IdealDpBound(*p.problem, *p.model, p.num_ipus,
                                           p.plan_bottleneck_s, ideal);
     BoundValue v;

@@ -399,14 +399,20 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   for (const Candidate& x : candidates)
     fastest_s =
         std::min(fastest_s, x.result.evaluation.performance.bottleneck_s);
+  // At most half the search budget (a review: with all that is left, and
+  // the time given back below, auto ran twice --max-search-seconds).
   std::optional<Assignment> blocks = BlockDpSplit(
-      c, std::max(c.max_search_s - SecondsSince(c.start), kBlocksMinSeconds),
+      c,
+      std::max(
+          std::min(c.max_search_s - SecondsSince(c.start), c.max_search_s / 2),
+          kBlocksMinSeconds),
       fastest_s);
   // The block DP's time is its own: every step after it (the min-cut order,
   // the moves, the revisit) gets the time it had before the block DP
   // existed, so a plan is never slower for it (on graphs with repeats the
   // moves once got nothing). The search may so take up to the block DP's
-  // time, at most max(--max-search-seconds left, kBlocksMinSeconds), longer.
+  // time, at most max(half of --max-search-seconds, kBlocksMinSeconds),
+  // longer.
   const double search_s = c.max_search_s + SecondsSince(t);
   if (blocks) {
     candidates.push_back(
