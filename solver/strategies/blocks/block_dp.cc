@@ -295,11 +295,13 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
   }
   result.complete = hi - lo <= options.relative_precision * hi;
   // The DP's stage times are sums in another order than the performance
-  // model's: each of at most `positions` terms of at most total_s may round
-  // by eps x total_s, so the bound is that much below the proven value.
+  // model's: each of at most chain.ideals terms of at most
+  // max(hi, total_s) (a stage time counts copies too, so it may exceed the
+  // compute total) may round by eps times that, so the bound is that much
+  // below the proven value.
   const double margin_s = static_cast<double>(chain.ideals) *
                           std::numeric_limits<double>::epsilon() *
-                          search.total_s();
+                          std::max(hi, search.total_s());
   result.bound_s = std::max(result.bound_s, lo - margin_s);
   search.Stages(hi);
   const std::vector<Position> ends = search.Chain();
