@@ -42,9 +42,10 @@ TEST(IpuRowsTest, AHostRowStaysAlone) {
   for (int d = 11; d < 20; ++d) plan.mutable_ipus(d)->set_ipu(d - 1);
   plan.mutable_ipus(10)->set_ipu(-1);
   plan.mutable_ipus(10)->set_host(true);
-  EXPECT_EQ(Pairs(IpuRows(plan, false)),
-            (std::vector<std::pair<int, int>>{
-                {0, 0}, {1, 1}, {2, 9}, {10, 10}, {11, 17}, {18, 18}, {19, 19}}));
+  EXPECT_EQ(
+      Pairs(IpuRows(plan, false)),
+      (std::vector<std::pair<int, int>>{
+          {0, 0}, {1, 1}, {2, 9}, {10, 10}, {11, 17}, {18, 18}, {19, 19}}));
 }
 
 TEST(IpuRowsTest, FoldsAroundTheIpusThatMatter) {
