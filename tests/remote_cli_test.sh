@@ -12,27 +12,7 @@ SRC=$2
 # A hand-made model: x[1,8192] -> 4 MatMuls, each with its own fp32 weight
 # [8192, 8192] = 268,435,456 bytes, external data in a sparse file. The
 # weights, 1,073,741,824 bytes, exceed one ipu2's 940,572,672 bytes.
-/usr/bin/python3 - "$TMP" <<'PY' || bad "the four-MatMul model was not made"
-import os, sys
-from onnx import TensorProto as T, helper as h, save
-out = sys.argv[1]
-inits, nodes, offset = [], [], 0
-n = 8192 * 8192 * 4
-for i in range(4):
-    t = T(); t.name = f"w{i}"; t.data_type = T.FLOAT; t.dims.extend([8192, 8192])
-    t.data_location = T.EXTERNAL
-    for k, v in (("location", "four.data"), ("offset", str(offset)), ("length", str(n))):
-        e = t.external_data.add(); e.key = k; e.value = v
-    offset += n
-    inits.append(t)
-    nodes.append(h.make_node("MatMul", ["x" if i == 0 else f"y{i-1}", f"w{i}"], [f"y{i}"], name=f"mm{i}"))
-g = h.make_graph(nodes, "four", [h.make_tensor_value_info("x", T.FLOAT, [1, 8192])],
-                 [h.make_tensor_value_info("y3", T.FLOAT, [1, 8192])], inits)
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
-with open(os.path.join(out, "four.data"), "wb") as f:
-    f.truncate(offset)
-save(m, os.path.join(out, "four.onnx"))
-PY
+/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/matmul_models.py" "$TMP" four chain 8192,8192,8192,8192 || bad "the four-MatMul model was not made"
 FOUR=$TMP/four.onnx
 
 # On-chip, one IPU does not fit.
@@ -89,27 +69,7 @@ stdout_has "on-chip: does not fit" "the on-chip plan compared"
 # runs: 3 resident + 1 live = 4 again); two do (2 resident + 1 live): w0 and
 # w1 (largest first, ties by order; smallest first gives the same bytes).
 # IPU 0 loads 2 x 268,435,456 B at 20 GB/s = 26.8435456 ms each step.
-/usr/bin/python3 - "$TMP" <<'PY' || bad "the seven-MatMul model was not made"
-import os, sys
-from onnx import TensorProto as T, helper as h, save
-out = sys.argv[1]
-inits, nodes, offset = [], [], 0
-n = 8192 * 8192 * 4
-for i in range(7):
-    t = T(); t.name = f"w{i}"; t.data_type = T.FLOAT; t.dims.extend([8192, 8192])
-    t.data_location = T.EXTERNAL
-    for k, v in (("location", "seven.data"), ("offset", str(offset)), ("length", str(n))):
-        e = t.external_data.add(); e.key = k; e.value = v
-    offset += n
-    inits.append(t)
-    nodes.append(h.make_node("MatMul", ["x" if i == 0 else f"y{i-1}", f"w{i}"], [f"y{i}"], name=f"mm{i}"))
-g = h.make_graph(nodes, "seven", [h.make_tensor_value_info("x", T.FLOAT, [1, 8192])],
-                 [h.make_tensor_value_info("y6", T.FLOAT, [1, 8192])], inits)
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
-with open(os.path.join(out, "seven.data"), "wb") as f:
-    f.truncate(offset)
-save(m, os.path.join(out, "seven.onnx"))
-PY
+/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/matmul_models.py" "$TMP" seven chain 8192,8192,8192,8192,8192,8192,8192 || bad "the seven-MatMul model was not made"
 expect 0 "seven MatMuls auto, 2 IPUs" -- "$BIN" shard "$TMP/seven.onnx" -n 2 --weights-location auto \
   --plan "$TMP/seven.json" --popart-options "$TMP/seven_popart.json"
 stdout_has "0.54 GB loaded each step; 1.34 GB stay on-chip" "only two weights off-chip"
@@ -200,27 +160,7 @@ stderr_has "is planned by shard" "apply refuses remote"
 # moves w0 and w3 (14u) and runs 27.664 ms; w3 and w4 (12u) would fit too,
 # and that split runs 23.732 ms, so a bound over the chosen set alone (its
 # 27.664 ms, "gap 0.0%") was wrong. The certificate must be at most that.
-/usr/bin/python3 - "$TMP" <<'PY' || bad "the five-MatMul model was not made"
-import os, sys
-from onnx import TensorProto as T, helper as h, save
-out = sys.argv[1]
-inits, nodes, outs, offset = [], [], [], 0
-for i, u in enumerate([8, 5, 4, 6, 6]):
-    n = 8192 * 1200 * u * 4
-    t = T(); t.name = f"w{i}"; t.data_type = T.FLOAT; t.dims.extend([8192, 1200 * u])
-    t.data_location = T.EXTERNAL
-    for k, v in (("location", "five.data"), ("offset", str(offset)), ("length", str(n))):
-        e = t.external_data.add(); e.key = k; e.value = v
-    offset += n
-    inits.append(t)
-    nodes.append(h.make_node("MatMul", ["x", f"w{i}"], [f"y{i}"], name=f"mm{i}"))
-    outs.append(h.make_tensor_value_info(f"y{i}", T.FLOAT, [1, 1200 * u]))
-g = h.make_graph(nodes, "five", [h.make_tensor_value_info("x", T.FLOAT, [1, 8192])], outs, inits)
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
-with open(os.path.join(out, "five.data"), "wb") as f:
-    f.truncate(offset)
-save(m, os.path.join(out, "five.onnx"))
-PY
+/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/matmul_models.py" "$TMP" five fan 9600,6000,4800,7200,7200 || bad "the five-MatMul model was not made"
 expect 0 "auto on the five-MatMul model" -- "$BIN" shard "$TMP/five.onnx" -n 1 --plan "$TMP/five.json" -o "$TMP/five.sharded.onnx"
 /usr/bin/python3 - "$TMP/five.json" <<'PY' && ok || bad "the certificate holds over every set of weights off-chip"
 import json, sys
