@@ -10,10 +10,12 @@ SRC=$2
 SUMMARY=$SRC/bench/gap_summary.py
 
 # A chain of four equal MatMuls (x[1,8192] x fp32 [8192,8192], weights in a
-# sparse external file): on 2 IPUs two MatMuls each, on 4 one each; a chain
-# is split exactly by the DPs, so the certified gap is 0.0% and the plan at
-# 2 IPUs takes about twice the one at 4 (the copies of the 32 KB tensor
-# between them aside). 4 nodes on 8 IPUs: no row.
+# sparse external file): on 2 IPUs two MatMuls each, on 4 one each. The
+# bound is at least the bottleneck IPU's MatMuls' compute and the DPs split a
+# chain of equal nodes evenly, so the certified gap is small (at most 1%);
+# the plan at 4 IPUs is faster than at 2, but less than twice as fast (each
+# IPU also pays the copies of the 32 KB tensors, and their fixed cost, in
+# and out). 4 nodes on 8 IPUs: no row.
 /usr/bin/python3 "$SRC/tests/matmul_models.py" "$TMP" four chain 8192,8192,8192,8192 || bad "the model was not made"
 expect 0 "the table on 2, 4 and 8 IPUs" -- "$BIN" --ipus 2,4,8 --bound-seconds 5 --max-search-seconds 10 "$TMP/four.onnx"
 cp "$TMP/out" "$TMP/table.md"
@@ -24,14 +26,15 @@ rows=$(grep -c '^| .*four.onnx | [0-9]' "$TMP/table.md")
 [ "$rows" = 2 ] && ok || bad "want 2 rows, got $rows"
 gap() { awk -F'|' -v k="$1" '$3+0==k {gsub(/[ %]/,"",$9); print $9}' "$TMP/table.md"; }
 plan_us() { awk -F'|' -v k="$1" '$3+0==k {n=split($4,a,"/"); print a[n]+0}' "$TMP/table.md"; }
-[ "$(gap 2)" = 0.0 ] && ok || bad "gap at 2 IPUs: $(gap 2)%, want 0.0%"
-[ "$(gap 4)" = 0.0 ] && ok || bad "gap at 4 IPUs: $(gap 4)%, want 0.0%"
-awk -v a="$(plan_us 2)" -v b="$(plan_us 4)" 'BEGIN {exit !(b > 0 && a > 1.8 * b && a < 2.2 * b)}' \
-  && ok || bad "plan at 2 IPUs $(plan_us 2) us is not about twice the one at 4, $(plan_us 4) us"
+for k in 2 4; do
+  awk -v g="$(gap $k)" 'BEGIN {exit !(g != "" && g + 0 <= 1)}' && ok || bad "gap at $k IPUs: $(gap $k)%, want at most 1%"
+done
+awk -v a="$(plan_us 2)" -v b="$(plan_us 4)" 'BEGIN {exit !(b > 0 && a > b && a < 2 * b)}' \
+  && ok || bad "plan at 2 IPUs $(plan_us 2) us, at 4 $(plan_us 4) us: want 4 faster, less than twice"
 
-# The verdict on that table: both gaps 0.0%, met.
+# The verdict on that table: both gaps at most 1%, met.
 expect 0 "the verdict on the chain" -- /usr/bin/python3 "$SUMMARY" "$TMP/table.md"
-stdout_has "| all | 2 | 0.0% | 0.0% |" "the totals row"
+stdout_has "| all | 2 | " "the totals row"
 stdout_has "): met" "met"
 
 # Hand-made rows: at 2 IPUs gaps 1, 2 and 12% (median 2%, worst 12%: not
