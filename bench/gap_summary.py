@@ -11,6 +11,9 @@ per IPU count; '-' reads stdin) and prints, as Markdown:
   slower than the same model's at the same IPU count in the before tables
   (by more than --slower-tolerance, default 0.05%: the table prints 0.1 us),
   and the gaps before beside after;
+- with --rows: every row as a compact Markdown table (model, IPUs, plan and
+  certified bound before / after in us, which bound held, gap before /
+  after, plan and bound seconds), for docs/bound_table.md;
 - the verdict against issue 28's target: at every IPU count a median of at
   most 3% and a worst of at most 10%, at most 10 s of plan + bound a row,
   and no plan slower than before.
@@ -19,7 +22,7 @@ The median of an even count is the mean of the two middle values.
 Exit code: 0 when the target is met, 1 when it is not, 2 on a usage error or
 a file with no rows.
 
-Usage: gap_summary.py [--before FILE...] [--max-row-seconds S] FILE...
+Usage: gap_summary.py [--before FILE... --] [--rows] [--max-row-seconds S] FILE...
 """
 import argparse
 import statistics
@@ -63,11 +66,34 @@ def median(values):
     return statistics.median(values) if values else 0.0
 
 
+def print_rows(rows, before):
+    """Every row, sorted by model then IPUs; '-' where before has none."""
+    def pair(key, field, fmt):
+        now = fmt.format(rows[key][field])
+        if not before:
+            return now
+        return (fmt.format(before[key][field]) if key in before else "-") + " / " + now
+    ba = " before / after" if before else ""
+    print(f"\n| model | IPUs | plan{ba} (us) | certified{ba} (us) | by | "
+          f"certified gap{ba} | plan s | bound s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key in sorted(rows):
+        r = rows[key]
+        name = key[0].rsplit("/", 1)[-1] if "llama" not in key[0] else \
+            "/".join(key[0].rsplit("/", 2)[-2:])
+        print(f"| {name} | {key[1]} | {pair(key, 'plan_us', '{:.1f}')} | "
+              f"{pair(key, 'certified_us', '{:.1f}')} | {r['by'].split(' (')[0]} | "
+              f"{pair(key, 'gap_percent', '{:.1f}%')} | {r['plan_s']:.2f} | "
+              f"{r['bound_s']:.2f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tables", nargs="+")
     parser.add_argument("--before", nargs="+", default=[])
     parser.add_argument("--max-row-seconds", type=float, default=10.0)
+    parser.add_argument("--rows", action="store_true",
+                        help="also print every row, before beside after")
     parser.add_argument("--slower-tolerance", type=float, default=0.05,
                         help="percent a plan may differ by before it counts "
                              "as slower (the table prints 0.1 us)")
@@ -139,6 +165,9 @@ def main():
                 print(f"- gap {before[key]['gap_percent']:.1f}% -> "
                       f"{rows[key]['gap_percent']:.1f}%: {key[0]} at {key[1]} IPUs")
         met = met and not slower
+
+    if args.rows:
+        print_rows(rows, before)
 
     print("\nVerdict (issue 28: median <= 3% and worst <= 10% at every IPU "
           f"count, <= {args.max_row_seconds:g} s a row"

@@ -56,6 +56,9 @@ stdout_has "): not met" "not met"
 expect 1 "the verdict with a before table" -- /usr/bin/python3 "$SUMMARY" --before "$TMP/before.md" -- "$TMP/hand.md"
 stdout_has "(2 rows in both): 1 plans slower, 1 faster" "slower and faster counted"
 stdout_has "- slower: b.onnx at 4 IPUs: 4.9 -> 5.0 us" "the slower row named"
+expect 1 "the rows, before beside after" -- /usr/bin/python3 "$SUMMARY" --rows --before "$TMP/before.md" -- "$TMP/hand.md"
+stdout_has "| b.onnx | 4 | 4.9 / 5.0 | 1.0 / 1.0 | min-cut | 5.0% / 5.0% | 0.50 | 0.50 |" "a row with a before"
+stdout_has "| c.onnx | 2 | - / 10.0 | - / 1.0 | min-cut | - / 12.0% | 6.00 | 5.00 |" "a row without"
 
 # A file with no rows is a usage error.
 echo "nothing here" > "$TMP/empty.md"
