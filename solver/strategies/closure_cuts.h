@@ -122,6 +122,32 @@ class ClosureCuts {
 
   void set_max_work(int64_t max_work) { max_work_ = max_work; }
 
+  // The nodes an ideal with compute in [lo, hi] must hold (`in`) and must
+  // not (`out`), from the ancestor and descendant times; false when some
+  // node must do both. Folded constants (PassiveConstants) are in neither.
+  bool ForcedNodes(double lo, double hi, std::vector<int32_t>* in,
+                   std::vector<int32_t>* out) const {
+    return Forced(lo, hi, in, out);
+  }
+  // Whether node `v` is a passive constant (left out of every cut).
+  bool passive(int32_t v) const { return passive_[v] != 0; }
+
+  // Note [Window cuts]'s Lagrangian for multiplier `nu` over the closures
+  // that hold every node of `in` and none of `out`: *value_bytes := min over
+  // them of C(I) + nu (P(I) - hi) (nu >= 0) or C(I) + |nu| (lo - P(I))
+  // (nu < 0), a lower bound on the bytes of each of them whose compute lies
+  // in [lo, hi]; *p_s := P of the smallest minimising closure, *side := its
+  // nodes (per node, 1 when in it). False when no closure satisfies `in`
+  // and `out`.
+  bool LagrangianCut(double nu, double lo, double hi,
+                     const std::vector<int32_t>& in,
+                     const std::vector<int32_t>& out, double* value_bytes,
+                     double* p_s, std::vector<uint8_t>* side) {
+    bool feasible = true;
+    *value_bytes = Lagrangian(nu, lo, hi, in, out, p_s, side, &feasible);
+    return feasible;
+  }
+
  private:
   static constexpr int kWidenSteps = 4, kBisectSteps = 5;
 
@@ -176,9 +202,13 @@ class ClosureCuts {
   // Note [Window cuts] for multiplier `nu` (bytes per second of compute):
   // min over ideals I of C(I) + nu (P(I) - hi) when nu >= 0, of C(I) + |nu|
   // (lo - P(I)) when nu < 0; *p_s := P of the smallest minimising ideal.
+  // `side` (optional): the minimising ideal's nodes; `feasible`
+  // (optional): false when no closure holds `in` and avoids `out`.
   double Lagrangian(double nu, double lo, double hi,
                     const std::vector<int32_t>& in,
-                    const std::vector<int32_t>& out, double* p_s) {
+                    const std::vector<int32_t>& out, double* p_s,
+                    std::vector<uint8_t>* side = nullptr,
+                    bool* feasible = nullptr) {
     // |nu| capped so that the weights, their sum and the flow's infinite
     // capacity stay below 2^61 (int64): any multiplier gives a valid bound,
     // a capped one a weaker one. Uncapped, a cut of more than ~5.7e8 bytes
@@ -205,8 +235,13 @@ class ClosureCuts {
     }
     const int64_t cut = flow.Solve(0, 1, infinite, &work_);
     *p_s = 0;
-    for (int32_t v : problem_.topo_order)
-      if (!passive_[v] && flow.SourceSide(2 + v)) *p_s += model_.NodeTime(v);
+    if (side != nullptr) side->assign(problem_.num_nodes(), 0);
+    for (int32_t v : problem_.topo_order) {
+      if (passive_[v] || !flow.SourceSide(2 + v)) continue;
+      *p_s += model_.NodeTime(v);
+      if (side != nullptr) (*side)[v] = 1;
+    }
+    if (feasible != nullptr) *feasible = cut < infinite;
     if (cut >= infinite) return 0;
     const double constant = nu >= 0 ? -nu * hi : scale * (lo - total_s_);
     return static_cast<double>(cut) + constant;
