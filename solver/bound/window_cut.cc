@@ -157,8 +157,7 @@ class Branching {
 
 }  // namespace
 
-BranchedCut BranchedWindowCut(ClosureCuts& cuts,
-                              const ShardingProblem& problem,
+BranchedCut BranchedWindowCut(ClosureCuts& cuts, const ShardingProblem& problem,
                               const DeviceModel& model, double lo, double hi,
                               const BranchedCutOptions& options) {
   BranchedCut result;

@@ -60,8 +60,7 @@ struct BranchedCut {
 // Note [Branched window cuts] over `cuts`' problem for the window [lo, hi]
 // (seconds of compute). Never fails; with no budget it is the root's
 // Note [Window cuts] value.
-BranchedCut BranchedWindowCut(ClosureCuts& cuts,
-                              const ShardingProblem& problem,
+BranchedCut BranchedWindowCut(ClosureCuts& cuts, const ShardingProblem& problem,
                               const DeviceModel& model, double lo, double hi,
                               const BranchedCutOptions& options);
 
