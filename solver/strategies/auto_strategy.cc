@@ -220,7 +220,8 @@ struct Candidate {
 // is faster than `best` (judged with memory by Evaluated), else nullopt.
 std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
                                            const Candidate& best,
-                                           double seconds_left) {
+                                           double seconds_left,
+                                           bool balanced = false) {
   const ShardingProblem& p = *c.problem;
   if (c.num_ipus < 2 || !best.result.evaluation.fits ||
       p.num_nodes() > kMaxNodeGranularity || seconds_left <= 0) {
@@ -228,8 +229,9 @@ std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
   }
   const auto t = std::chrono::steady_clock::now();
   const DeviceModel& model = c.Model();
-  SliceOrder order{"min-cut order", {}};
-  for (int32_t v : MinCutOrder(p, model, kMinCutOrderWindows))
+  const char* name = balanced ? "balanced min-cut order" : "min-cut order";
+  SliceOrder order{name, {}};
+  for (int32_t v : MinCutOrder(p, model, kMinCutOrderWindows, balanced))
     order.units.push_back({v});
   const SliceResult r = SliceOptimally(
       p, model, order, c.num_ipus, /*ignore_memory=*/false,
@@ -245,7 +247,7 @@ std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
   for (size_t d = 0; d + 1 < r.cuts.size(); ++d)
     for (int32_t u = r.cuts[d]; u < r.cuts[d + 1]; ++u)
       ipu[order.units[u][0]] = static_cast<int32_t>(d);
-  return Candidate{"min-cut order",
+  return Candidate{name,
                    Evaluated(c, Assignment{ipu, ipu},
                              c.device.available_memory_proportion()),
                    SecondsSince(t)};
@@ -472,6 +474,10 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   };
   consider(
       SlicedMinCutOrder(c, candidates[best], search_s - SecondsSince(c.start)));
+  // Note [Balanced min-cut order] (closure_cuts.h): kept only when faster.
+  consider(SlicedMinCutOrder(c, candidates[best],
+                             search_s - SecondsSince(c.start),
+                             /*balanced=*/true));
   consider(Moved(c, candidates[best], search_s - SecondsSince(c.start)));
   // A weight read far apart (or, with variable weights, no split yet that
   // keeps a weight's readers on one IPU): a last stage back on IPU 0
