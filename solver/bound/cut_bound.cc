@@ -151,10 +151,24 @@ double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
   std::vector<int> chain;
   double value = ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain);
   const double start = value;
+  // The boundaries of the chain's critical stages (within 0.1% of its
+  // value): only raising their copies can raise the DP's value.
+  auto critical = [&](int d) {
+    const int last = static_cast<int>(chain.size()) - 1;
+    auto stage = [&](int s) {  // IPU s of the chain (0..k-1)
+      if (s == 0) return b->lo[chain[0]] + b->copy_s[chain[0]];
+      if (s > last)
+        return cuts.total_s() - b->hi[chain[last]] + b->copy_s[chain[last]];
+      return std::max(0.0, b->lo[chain[s]] - b->hi[chain[s - 1]]) +
+             b->copy_s[chain[s - 1]] + b->copy_s[chain[s]];
+    };
+    return std::max(stage(d), stage(d + 1)) >= value * 0.999;
+  };
   while (value - cuts.tolerance_s() < upper_s * 0.99) {
     bool any = false;
-    for (int bucket : chain) {
-      const int g = bucket / per;
+    for (int d = 0; d < static_cast<int>(chain.size()); ++d) {
+      if (!critical(d)) continue;
+      const int g = chain[d] / per;
       if (refined[g]) continue;
       if (cuts.work() > options.max_work ||
           std::chrono::steady_clock::now() >= options.branched_deadline) {
@@ -165,18 +179,21 @@ double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
       any = true;
       ++result->branched_groups;
       const int first = g * per, last = std::min(nb, first + per) - 1;
-      const BranchedCut cut = BranchedWindowCut(cuts, problem, model,
-                                                b->lo[first], b->hi[last],
-                                                branched);
+      const BranchedCut cut = BranchedWindowCut(
+          cuts, problem, model, b->lo[first], b->hi[last], branched);
       const double copy_s = model.CopySeconds(cut.bytes);
       for (int x = first; x <= last; ++x)
         b->copy_s[x] = std::max(b->copy_s[x], copy_s);
     }
     if (!any) break;
     // Raised copy seconds only raise the DP's value (it is a min of maxes
-    // of sums of them): keep the largest anyway.
-    value = std::max(
-        value, ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain));
+    // of sums of them): keep the largest anyway. A round that raised it by
+    // less than 0.1% ends the search (the cheap early exit).
+    const double next =
+        ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain);
+    const bool stalled = next < value * 1.001;
+    value = std::max(value, next);
+    if (stalled) break;
   }
   result->branched = value > start;
   return value;

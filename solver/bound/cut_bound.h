@@ -63,12 +63,14 @@
 // Note [Chain-directed window cuts]
 // After Note [Window cuts], when the DP still leaves the plan more than 1%
 // above it, the groups of buckets the DP's best chain puts its boundaries
-// in get Note [Branched window cuts] (solver/bound/window_cut.h): a lower
-// bound on every ideal of the group's window, which raises the copy
+// in, at the boundaries of its critical stages (those within 0.1% of its
+// value), get Note [Branched window cuts] (solver/bound/window_cut.h): a
+// lower bound on every ideal of the group's window, which raises the copy
 // seconds of each bucket in it; the DP runs again and the groups of its new
-// chain are refined, until its chain lies in refined groups only, the DP
-// reaches 99% of the plan, or the clock (branched_deadline) or work runs
-// out. Every bucket's copy seconds stay a lower bound on each ideal in it,
+// chain are refined, until its critical boundaries lie in refined groups
+// only, a round raises the DP by less than 0.1% (the cheap early exit),
+// the DP reaches 99% of the plan, or the clock (branched_deadline) or work
+// runs out. Every bucket's copy seconds stay a lower bound on each ideal in it,
 // so each DP's value is a bound; the last (the largest) is kept. The groups
 // tried are only those some best chain passes through: the bound's cost
 // follows where the DP is short, not the graph's size.

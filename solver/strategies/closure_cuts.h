@@ -158,7 +158,7 @@ class ClosureCuts {
     };
     double low = 0, high = std::max(v0, 1.0) / off;
     bool found = false;
-    for (int step = 0; step < 2 * kWidenSteps && work_ <= max_work_; ++step) {
+    for (int step = 0; step < kWidenSteps && work_ <= max_work_; ++step) {
       if ((found = crosses(high))) break;
       low = high;
       high *= 2;
@@ -418,7 +418,7 @@ class ClosureCuts {
 // instead of the least cut of the forced sets, whose compute may lie far
 // outside (tv_fasterrcnn_resnet50_fpn: the window at 4,900-5,000 us of
 // 10,618 has least cut 54.4 MB at 4,033 us; the Lagrangian finds 54.45 MB
-// at 5,021 us). Cost: up to about 20 max-flows per window.
+// at 5,021 us). Cost: up to 10 max-flows per window.
 std::vector<int32_t> MinCutOrder(const ShardingProblem& problem,
                                  const DeviceModel& model, int windows,
                                  bool balanced = false);
