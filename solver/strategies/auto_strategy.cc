@@ -15,8 +15,8 @@
 #include "solver/strategies/closure_cuts.h"
 #include "solver/strategies/coarsen.h"
 #include "solver/strategies/constraints.h"
-#include "solver/strategies/ideal_dp.h"
 #include "solver/strategies/cut_moves.h"
+#include "solver/strategies/ideal_dp.h"
 #include "solver/strategies/ideal_moves.h"
 #include "solver/strategies/neighbour_moves.h"
 #include "solver/strategies/optimal_strategy.h"
@@ -274,17 +274,6 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
                   std::min(seconds_left, kIdealMovesSeconds)));
   IdealMovesResult r = ImproveByIdealMoves(p, model, c.num_ipus,
                                            from.result.assignment.ipu, options);
-  // Then Note [Cut moves] (solver/strategies/cut_moves.h): the balanced
-  // least cuts the ideal moves' enumeration misses on wide pairs; never
-  // slower than the ideal moves' split, and it keeps a fitting split
-  // fitting.
-  CutMovesOptions cut;
-  cut.deadline = options.deadline;
-  CutMovesResult cr = ImproveByCutMoves(p, model, c.num_ipus, r.ipu, cut);
-  if (cr.bottleneck_s < r.bottleneck_s) {
-    r.ipu = std::move(cr.ipu);
-    r.bottleneck_s = cr.bottleneck_s;
-  }
   // Then Note [Neighbour moves] (solver/strategies/neighbour_moves.h)
   // within the same time: never slower than the ideal moves' split. Both
   // ignore memory, so each split is judged with it and the better kept
@@ -303,6 +292,25 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
   if (nr.bottleneck_s < std::min(from_s, r.bottleneck_s * (1 - 1e-9))) {
     StrategyResult moved = Evaluated(c, Assignment{nr.ipu, nr.ipu}, prop);
     if (!best || BetterResult(moved, *best)) best = std::move(moved);
+  }
+  // Then Note [Cut moves] (solver/strategies/cut_moves.h) from the better
+  // of those: the balanced least cuts the ideal moves' enumeration misses on
+  // wide pairs; never slower than its start, which it keeps fitting, within
+  // its own kIdealMovesSeconds.
+  const StrategyResult& start = best ? *best : from.result;
+  CutMovesOptions cut;
+  cut.deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::max(
+              0.0,
+              std::min(seconds_left - SecondsSince(t), kIdealMovesSeconds))));
+  const CutMovesResult cr =
+      ImproveByCutMoves(p, model, c.num_ipus, start.assignment.ipu, cut);
+  if (cr.bottleneck_s <
+      start.evaluation.performance.bottleneck_s * (1 - 1e-9)) {
+    StrategyResult moved = Evaluated(c, Assignment{cr.ipu, cr.ipu}, prop);
+    if (BetterResult(moved, start)) best = std::move(moved);
   }
   if (!best) return std::nullopt;
   return Candidate{from.strategy + "+moves", *std::move(best), SecondsSince(t)};
@@ -474,11 +482,18 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   };
   consider(
       SlicedMinCutOrder(c, candidates[best], search_s - SecondsSince(c.start)));
-  // Note [Balanced min-cut order] (closure_cuts.h): kept only when faster.
+  consider(Moved(c, candidates[best], search_s - SecondsSince(c.start)));
+  // Note [Balanced min-cut order] (closure_cuts.h): kept only when faster,
+  // and then moved too. The moves above ran first, from the same start as
+  // without it: a balanced order that is faster before the moves may be
+  // slower after them.
+  const size_t before_balanced = best;
   consider(SlicedMinCutOrder(c, candidates[best],
                              search_s - SecondsSince(c.start),
                              /*balanced=*/true));
-  consider(Moved(c, candidates[best], search_s - SecondsSince(c.start)));
+  if (best != before_balanced) {
+    consider(Moved(c, candidates[best], search_s - SecondsSince(c.start)));
+  }
   // A weight read far apart (or, with variable weights, no split yet that
   // keeps a weight's readers on one IPU): a last stage back on IPU 0
   // (Note [Last stage on IPU 0]), kept when faster.
