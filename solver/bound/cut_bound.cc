@@ -173,6 +173,7 @@ double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
       if (cuts.work() > options.max_work ||
           std::chrono::steady_clock::now() >= options.branched_deadline) {
         result->out_of_work = true;
+        result->branched = value > start;
         return value;
       }
       refined[g] = 1;

@@ -67,6 +67,11 @@ CutMovesResult ImproveByCutMoves(const ShardingProblem& problem,
   for (int sweep = 0; sweep < options.max_sweeps && !late(); ++sweep) {
     bool improved = false;
     for (int j = 0; j + 1 < k && !late(); ++j) {
+      // Only a pair holding a bottleneck IPU can lower the bottleneck.
+      if (std::max(perf.stage_time_s[j], perf.stage_time_s[j + 1]) <
+          perf.bottleneck_s * (1 - 1e-9)) {
+        continue;
+      }
       std::vector<int32_t> in, out;
       for (int32_t v = 0; v < n; ++v) {
         if (passive[v]) continue;

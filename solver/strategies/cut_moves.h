@@ -22,7 +22,9 @@
 // folded constants with their earliest reader, PlaceConstants; when the
 // split fits, the two IPUs' memory must still fit) and the best kept when it
 // lowers (bottleneck, the pair's larger stage, the pair's sum): never slower
-// than the start. Sweeps over j = 0..k-2 repeat while one improves.
+// than the start. Only the pairs that hold a bottleneck IPU are tried (no
+// other move can lower the bottleneck; at 128 IPUs that is one or two pairs
+// of 127); sweeps over j = 0..k-2 repeat while one improves.
 #ifndef AUTOSHARD_SOLVER_STRATEGIES_CUT_MOVES_H_
 #define AUTOSHARD_SOLVER_STRATEGIES_CUT_MOVES_H_
 
@@ -36,7 +38,7 @@
 namespace autoshard {
 
 struct CutMovesOptions {
-  int max_sweeps = 4;
+  int max_sweeps = 16;
   // Bisection steps over the multiplier per pair (a max-flow each).
   int steps = 14;
   std::chrono::steady_clock::time_point deadline =
