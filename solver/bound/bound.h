@@ -61,6 +61,10 @@ struct BoundBudget {
 // measured: each clocked bound has at least 40% of the budget when the ones
 // before it finish early.
 inline constexpr double kBlockDpShare = 0.4;
+// The min-cut bound's branched window cuts (Note [Chain-directed window
+// cuts], cut_bound.h) stop by this share: the bounds after it keep most of
+// the budget.
+inline constexpr double kBranchedCutShare = 0.2;
 inline constexpr double kIdealDpShare = 0.8;
 
 // Why a bound stopped.

@@ -22,12 +22,18 @@ namespace {
 class MinCutBound : public Bound {
  public:
   absl::string_view name() const override { return "min-cut"; }
-  BoundValue Run(const BoundProblem& p, const BoundBudget&) const override {
+  BoundValue Run(const BoundProblem& p,
+                 const BoundBudget& budget) const override {
+    CutBoundOptions options;
+    // Note [Chain-directed window cuts]: the one clocked part, by
+    // kBranchedCutShare of the budget.
+    options.branched_sides = 16;
+    options.branched_deadline = budget.Until(kBranchedCutShare);
     const CutBoundResult r = CutBound(*p.problem, *p.model, p.num_ipus,
-                                      p.plan_bottleneck_s, CutBoundOptions());
+                                      p.plan_bottleneck_s, options);
     BoundValue v;
     if (r.improved) v.bound_s = r.bound_s;
-    v.method = "min-cut";
+    v.method = r.branched ? "min-cut, branched windows" : "min-cut";
     v.stop = r.out_of_work ? BoundStop::kOutOfBudget : BoundStop::kDone;
     return v;
   }

@@ -1,9 +1,12 @@
 #include "solver/bound/cut_bound.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "solver/bound/window_cut.h"
 #include "solver/strategies/closure_cuts.h"
 
 namespace autoshard {
@@ -41,13 +44,18 @@ double HostBound(ClosureCuts& cuts, const DeviceModel& model, int k,
 }
 
 // The DP of Note [Cut bound] over buckets [lo[b], hi[b]] whose boundaries
-// copy at least copy_s[b] seconds (infinity: no ideal there).
+// copy at least copy_s[b] seconds (infinity: no ideal there). `chain`
+// (optional): the buckets of a best chain's boundaries I_0..I_{k-2}.
 double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
-                  const std::vector<double>& copy_s, double total_s, int k) {
+                  const std::vector<double>& copy_s, double total_s, int k,
+                  std::vector<int>* chain = nullptr) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const int nb = static_cast<int>(lo.size());
-  // f[b]: the least bottleneck of IPUs 0..d with P(I_d) in bucket b.
+  // f[b]: the least bottleneck of IPUs 0..d with P(I_d) in bucket b;
+  // from[d][b]: the bucket of I_{d-1} it came from.
   std::vector<double> f(nb), next(nb);
+  std::vector<std::vector<int>> from;
+  if (chain != nullptr) from.assign(std::max(0, k - 1), std::vector<int>(nb));
   for (int b = 0; b < nb; ++b) f[b] = lo[b] + copy_s[b];
   for (int d = 1; d + 1 < k; ++d) {
     for (int b = 0; b < nb; ++b) {
@@ -56,14 +64,31 @@ double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
       for (int a = 0; a <= b; ++a) {
         const double stage =
             std::max(0.0, lo[b] - hi[a]) + copy_s[a] + copy_s[b];
-        next[b] = std::min(next[b], std::max(f[a], stage));
+        const double value = std::max(f[a], stage);
+        if (value < next[b]) {
+          next[b] = value;
+          if (chain != nullptr) from[d][b] = a;
+        }
       }
     }
     f.swap(next);
   }
   double best = kInf;
-  for (int a = 0; a < nb; ++a)
-    best = std::min(best, std::max(f[a], total_s - hi[a] + copy_s[a]));
+  int last = 0;
+  for (int a = 0; a < nb; ++a) {
+    const double value = std::max(f[a], total_s - hi[a] + copy_s[a]);
+    if (value < best) {
+      best = value;
+      last = a;
+    }
+  }
+  if (chain != nullptr && k >= 2 && best < kInf) {
+    chain->assign(k - 1, 0);
+    (*chain)[k - 2] = last;
+    for (int d = k - 2; d > 0; --d) (*chain)[d - 1] = from[d][(*chain)[d]];
+  } else if (chain != nullptr) {
+    chain->clear();
+  }
   return best;
 }
 
@@ -110,19 +135,91 @@ void WindowBuckets(ClosureCuts& cuts, const DeviceModel& model,
   result->out_of_work |= cuts.work() > options.max_work;
 }
 
+// Note [Chain-directed window cuts]: refines the groups of `per` buckets
+// that the DP's best chains pass through; returns the last DP's value.
+double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
+                       const DeviceModel& model, int k, double upper_s,
+                       const CutBoundOptions& options, CutBoundResult* result,
+                       Buckets* b) {
+  const int nb = static_cast<int>(b->lo.size());
+  const int per = std::max(1, nb / std::max(1, options.window_groups));
+  std::vector<uint8_t> refined((nb + per - 1) / per, 0);
+  BranchedCutOptions branched;
+  branched.max_sides = options.branched_sides;
+  branched.deadline = options.branched_deadline;
+  branched.max_work = options.max_work;
+  std::vector<int> chain;
+  double value = ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain);
+  const double start = value;
+  // The boundaries of the chain's critical stages (within 0.1% of its
+  // value): only raising their copies can raise the DP's value.
+  auto critical = [&](int d) {
+    const int last = static_cast<int>(chain.size()) - 1;
+    auto stage = [&](int s) {  // IPU s of the chain (0..k-1)
+      if (s == 0) return b->lo[chain[0]] + b->copy_s[chain[0]];
+      if (s > last)
+        return cuts.total_s() - b->hi[chain[last]] + b->copy_s[chain[last]];
+      return std::max(0.0, b->lo[chain[s]] - b->hi[chain[s - 1]]) +
+             b->copy_s[chain[s - 1]] + b->copy_s[chain[s]];
+    };
+    return std::max(stage(d), stage(d + 1)) >= value * 0.999;
+  };
+  while (value - cuts.tolerance_s() < upper_s * 0.99) {
+    bool any = false;
+    for (int d = 0; d < static_cast<int>(chain.size()); ++d) {
+      if (!critical(d)) continue;
+      const int g = chain[d] / per;
+      if (refined[g]) continue;
+      if (cuts.work() > options.max_work ||
+          std::chrono::steady_clock::now() >= options.branched_deadline) {
+        result->out_of_work = true;
+        result->branched = value > start;
+        return value;
+      }
+      refined[g] = 1;
+      any = true;
+      ++result->branched_groups;
+      const int first = g * per, last = std::min(nb, first + per) - 1;
+      const BranchedCut cut = BranchedWindowCut(
+          cuts, problem, model, b->lo[first], b->hi[last], branched);
+      const double copy_s = model.CopySeconds(cut.bytes);
+      for (int x = first; x <= last; ++x)
+        b->copy_s[x] = std::max(b->copy_s[x], copy_s);
+    }
+    if (!any) break;
+    // Raised copy seconds only raise the DP's value (it is a min of maxes
+    // of sums of them): keep the largest anyway. A round that raised it by
+    // less than 0.1% ends the search (the cheap early exit).
+    const double next =
+        ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain);
+    const bool stalled = next < value * 1.001;
+    value = std::max(value, next);
+    if (stalled) break;
+  }
+  result->branched = value > start;
+  return value;
+}
+
 // PopART's adjacent copies: the DP over compute buckets of Note [Cut bound];
 // when it leaves the plan (`upper_s`) more than 1% above, again with the
 // window cuts of Note [Window cuts] over groups of buckets.
-double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
-                     double upper_s, const CutBoundOptions& options,
-                     CutBoundResult* result) {
+double AdjacentBound(ClosureCuts& cuts, const ShardingProblem& problem,
+                     const DeviceModel& model, int k, double upper_s,
+                     const CutBoundOptions& options, CutBoundResult* result) {
   Buckets b = PlainBuckets(cuts, model, options, result);
   const double plain = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k);
   if (plain >= upper_s * 0.99 || options.window_groups <= 0) {
     return plain - cuts.tolerance_s();
   }
   WindowBuckets(cuts, model, options, result, &b);
-  return std::max(plain, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k)) -
+  const double windows =
+      std::max(plain, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k));
+  if (windows - cuts.tolerance_s() >= upper_s * 0.99 ||
+      options.branched_sides <= 0) {
+    return windows - cuts.tolerance_s();
+  }
+  return std::max(windows, BranchedBuckets(cuts, problem, model, k, upper_s,
+                                           options, result, &b)) -
          cuts.tolerance_s();
 }
 
@@ -186,7 +283,8 @@ CutBoundResult CutBound(const ShardingProblem& problem,
   const double bound =
       problem.copies_through_host
           ? HostBound(cuts, model, num_ipus, cheap, upper_s, options, &result)
-          : AdjacentBound(cuts, model, num_ipus, upper_s, options, &result);
+          : AdjacentBound(cuts, problem, model, num_ipus, upper_s, options,
+                          &result);
   result.work = cuts.work();
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);

@@ -59,9 +59,25 @@
 // per bucket, the least stage-0 time of the chains that reach it:
 // O(k x buckets^2) per t); the largest ruled out is found by bisection from
 // the cheap bound for k IPUs (which holds for every node -> IPU map).
+//
+// Note [Chain-directed window cuts]
+// After Note [Window cuts], when the DP still leaves the plan more than 1%
+// above it, the groups of buckets the DP's best chain puts its boundaries
+// in, at the boundaries of its critical stages (those within 0.1% of its
+// value), get Note [Branched window cuts] (solver/bound/window_cut.h): a
+// lower bound on every ideal of the group's window, which raises the copy
+// seconds of each bucket in it; the DP runs again and the groups of its new
+// chain are refined, until its critical boundaries lie in refined groups
+// only, a round raises the DP by less than 0.1% (the cheap early exit),
+// the DP reaches 99% of the plan, or the clock (branched_deadline) or work
+// runs out. Every bucket's copy seconds stay a lower bound on each ideal in it,
+// so each DP's value is a bound; the last (the largest) is kept. The groups
+// tried are only those some best chain passes through: the bound's cost
+// follows where the DP is short, not the graph's size.
 #ifndef AUTOSHARD_SOLVER_BOUND_CUT_BOUND_H_
 #define AUTOSHARD_SOLVER_BOUND_CUT_BOUND_H_
 
+#include <chrono>
 #include <cstdint>
 
 #include "costmodel/device_model.h"
@@ -79,6 +95,12 @@ struct CutBoundOptions {
   // Note [Window cuts]: groups of buckets whose window cut is found (0:
   // none), when the plain bound leaves the plan more than 1% above it.
   int window_groups = 64;
+  // Note [Chain-directed window cuts] (adjacent copies, after the window
+  // cuts): sides of each group's branching at most (0: not run), and the
+  // time by which it stops (the DP's value then is the bound).
+  int branched_sides = 0;
+  std::chrono::steady_clock::time_point branched_deadline =
+      std::chrono::steady_clock::time_point::max();
   int bisection_steps = 14;  // through host: halvings of [cheap, upper_s]
   // Problems with more lattice nodes are not tried (the result says so).
   int32_t max_nodes = 20000;
@@ -90,6 +112,10 @@ struct CutBoundResult {
   bool improved = false;  // above the cheap bound
   int64_t work = 0;       // arc scans spent
   bool out_of_work = false;
+  // Note [Chain-directed window cuts]: groups refined, and whether that
+  // raised the bound.
+  int branched_groups = 0;
+  bool branched = false;
 };
 
 // The bound of Note [Cut bound] for `num_ipus` IPUs; `upper_s`: the

@@ -15,6 +15,7 @@
 #include "solver/strategies/closure_cuts.h"
 #include "solver/strategies/coarsen.h"
 #include "solver/strategies/constraints.h"
+#include "solver/strategies/cut_moves.h"
 #include "solver/strategies/ideal_dp.h"
 #include "solver/strategies/ideal_moves.h"
 #include "solver/strategies/neighbour_moves.h"
@@ -219,7 +220,8 @@ struct Candidate {
 // is faster than `best` (judged with memory by Evaluated), else nullopt.
 std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
                                            const Candidate& best,
-                                           double seconds_left) {
+                                           double seconds_left,
+                                           bool balanced = false) {
   const ShardingProblem& p = *c.problem;
   if (c.num_ipus < 2 || !best.result.evaluation.fits ||
       p.num_nodes() > kMaxNodeGranularity || seconds_left <= 0) {
@@ -227,8 +229,9 @@ std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
   }
   const auto t = std::chrono::steady_clock::now();
   const DeviceModel& model = c.Model();
-  SliceOrder order{"min-cut order", {}};
-  for (int32_t v : MinCutOrder(p, model, kMinCutOrderWindows))
+  const char* name = balanced ? "balanced min-cut order" : "min-cut order";
+  SliceOrder order{name, {}};
+  for (int32_t v : MinCutOrder(p, model, kMinCutOrderWindows, balanced))
     order.units.push_back({v});
   const SliceResult r = SliceOptimally(
       p, model, order, c.num_ipus, /*ignore_memory=*/false,
@@ -244,7 +247,7 @@ std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
   for (size_t d = 0; d + 1 < r.cuts.size(); ++d)
     for (int32_t u = r.cuts[d]; u < r.cuts[d + 1]; ++u)
       ipu[order.units[u][0]] = static_cast<int32_t>(d);
-  return Candidate{"min-cut order",
+  return Candidate{name,
                    Evaluated(c, Assignment{ipu, ipu},
                              c.device.available_memory_proportion()),
                    SecondsSince(t)};
@@ -289,6 +292,25 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
   if (nr.bottleneck_s < std::min(from_s, r.bottleneck_s * (1 - 1e-9))) {
     StrategyResult moved = Evaluated(c, Assignment{nr.ipu, nr.ipu}, prop);
     if (!best || BetterResult(moved, *best)) best = std::move(moved);
+  }
+  // Then Note [Cut moves] (solver/strategies/cut_moves.h) from the better
+  // of those: the balanced least cuts the ideal moves' enumeration misses on
+  // wide pairs; never slower than its start, which it keeps fitting, within
+  // its own kIdealMovesSeconds.
+  const StrategyResult& start = best ? *best : from.result;
+  CutMovesOptions cut;
+  cut.deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::max(
+              0.0,
+              std::min(seconds_left - SecondsSince(t), kIdealMovesSeconds))));
+  const CutMovesResult cr =
+      ImproveByCutMoves(p, model, c.num_ipus, start.assignment.ipu, cut);
+  if (cr.bottleneck_s <
+      start.evaluation.performance.bottleneck_s * (1 - 1e-9)) {
+    StrategyResult moved = Evaluated(c, Assignment{cr.ipu, cr.ipu}, prop);
+    if (BetterResult(moved, start)) best = std::move(moved);
   }
   if (!best) return std::nullopt;
   return Candidate{from.strategy + "+moves", *std::move(best), SecondsSince(t)};
@@ -461,6 +483,17 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   consider(
       SlicedMinCutOrder(c, candidates[best], search_s - SecondsSince(c.start)));
   consider(Moved(c, candidates[best], search_s - SecondsSince(c.start)));
+  // Note [Balanced min-cut order] (closure_cuts.h): kept only when faster,
+  // and then moved too. The moves above ran first, from the same start as
+  // without it: a balanced order that is faster before the moves may be
+  // slower after them.
+  const size_t before_balanced = best;
+  consider(SlicedMinCutOrder(c, candidates[best],
+                             search_s - SecondsSince(c.start),
+                             /*balanced=*/true));
+  if (best != before_balanced) {
+    consider(Moved(c, candidates[best], search_s - SecondsSince(c.start)));
+  }
   // A weight read far apart (or, with variable weights, no split yet that
   // keeps a weight's readers on one IPU): a last stage back on IPU 0
   // (Note [Last stage on IPU 0]), kept when faster.

@@ -6,14 +6,16 @@
 namespace autoshard {
 
 std::vector<int32_t> MinCutOrder(const ShardingProblem& problem,
-                                 const DeviceModel& model, int windows) {
+                                 const DeviceModel& model, int windows,
+                                 bool balanced) {
   const int n = problem.num_nodes();
   std::vector<int32_t> rank(n, windows);
   ClosureCuts cuts(problem, model);
   const double width = cuts.total_s() / windows;
   for (int w = windows - 1; w >= 0; --w) {
     const std::vector<uint8_t> side =
-        cuts.MinCutIdeal(w * width, (w + 1) * width);
+        balanced ? cuts.BalancedIdeal(w * width, (w + 1) * width)
+                 : cuts.MinCutIdeal(w * width, (w + 1) * width);
     for (int32_t v = 0; v < static_cast<int32_t>(side.size()); ++v)
       if (side[v]) rank[v] = w;
   }

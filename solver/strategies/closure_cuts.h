@@ -122,6 +122,83 @@ class ClosureCuts {
 
   void set_max_work(int64_t max_work) { max_work_ = max_work; }
 
+  // Note [Balanced min-cut order]: the ideal of least cut among the
+  // minimisers of Note [Window cuts]' Lagrangian whose compute lies in
+  // [lo, hi]; when none does, the minimiser of the smallest multiplier that
+  // brings the compute to or across the window (else MinCutIdeal's). Per
+  // node, 1 when in it; empty when no ideal can have its compute there.
+  std::vector<uint8_t> BalancedIdeal(double lo, double hi) {
+    std::vector<int32_t> in, out;
+    if (!Forced(lo, hi, &in, &out)) return {};
+    std::vector<uint8_t> side, at;
+    double p0 = 0;
+    bool feasible = true;
+    const double v0 = Lagrangian(0, lo, hi, in, out, &p0, &side, &feasible);
+    if (!feasible) return {};
+    if (p0 >= lo - tolerance_s_ && p0 <= hi + tolerance_s_) return side;
+    const double sign = p0 > hi ? 1 : -1;
+    const double off = p0 > hi ? p0 - hi : lo - p0;
+    std::vector<uint8_t> across, inside;
+    double inside_bytes = std::numeric_limits<double>::infinity();
+    auto crosses = [&](double nu) {
+      double p = 0;
+      const double v = Lagrangian(sign * nu, lo, hi, in, out, &p, &at);
+      const bool outside =
+          sign > 0 ? p > hi + tolerance_s_ : p < lo - tolerance_s_;
+      if (outside) return false;
+      if (p >= lo - tolerance_s_ && p <= hi + tolerance_s_) {
+        const double bytes = v - nu * (sign > 0 ? p - hi : lo - p);
+        if (bytes < inside_bytes) {
+          inside_bytes = bytes;
+          inside = at;
+        }
+      }
+      across = at;
+      return true;
+    };
+    double low = 0, high = std::max(v0, 1.0) / off;
+    bool found = false;
+    for (int step = 0; step < kWidenSteps && work_ <= max_work_; ++step) {
+      if ((found = crosses(high))) break;
+      low = high;
+      high *= 2;
+    }
+    for (int step = 0; found && step < kBisectSteps && work_ <= max_work_;
+         ++step) {
+      const double mid = (low + high) / 2;
+      (crosses(mid) ? high : low) = mid;
+    }
+    if (!inside.empty()) return inside;
+    if (!across.empty()) return across;
+    return side;
+  }
+
+  // The nodes an ideal with compute in [lo, hi] must hold (`in`) and must
+  // not (`out`), from the ancestor and descendant times; false when some
+  // node must do both. Folded constants (PassiveConstants) are in neither.
+  bool ForcedNodes(double lo, double hi, std::vector<int32_t>* in,
+                   std::vector<int32_t>* out) const {
+    return Forced(lo, hi, in, out);
+  }
+  // Whether node `v` is a passive constant (left out of every cut).
+  bool passive(int32_t v) const { return passive_[v] != 0; }
+
+  // Note [Window cuts]'s Lagrangian for multiplier `nu` over the closures
+  // that hold every node of `in` and none of `out`: *value_bytes := min over
+  // them of C(I) + nu (P(I) - hi) (nu >= 0) or C(I) + |nu| (lo - P(I))
+  // (nu < 0), a lower bound on the bytes of each of them whose compute lies
+  // in [lo, hi]; *p_s := P of the smallest minimising closure, *side := its
+  // nodes (per node, 1 when in it). False when no closure satisfies `in`
+  // and `out`.
+  bool LagrangianCut(double nu, double lo, double hi,
+                     const std::vector<int32_t>& in,
+                     const std::vector<int32_t>& out, double* value_bytes,
+                     double* p_s, std::vector<uint8_t>* side) {
+    bool feasible = true;
+    *value_bytes = Lagrangian(nu, lo, hi, in, out, p_s, side, &feasible);
+    return feasible;
+  }
+
  private:
   static constexpr int kWidenSteps = 4, kBisectSteps = 5;
 
@@ -176,9 +253,13 @@ class ClosureCuts {
   // Note [Window cuts] for multiplier `nu` (bytes per second of compute):
   // min over ideals I of C(I) + nu (P(I) - hi) when nu >= 0, of C(I) + |nu|
   // (lo - P(I)) when nu < 0; *p_s := P of the smallest minimising ideal.
+  // `side` (optional): the minimising ideal's nodes; `feasible`
+  // (optional): false when no closure holds `in` and avoids `out`.
   double Lagrangian(double nu, double lo, double hi,
                     const std::vector<int32_t>& in,
-                    const std::vector<int32_t>& out, double* p_s) {
+                    const std::vector<int32_t>& out, double* p_s,
+                    std::vector<uint8_t>* side = nullptr,
+                    bool* feasible = nullptr) {
     // |nu| capped so that the weights, their sum and the flow's infinite
     // capacity stay below 2^61 (int64): any multiplier gives a valid bound,
     // a capped one a weaker one. Uncapped, a cut of more than ~5.7e8 bytes
@@ -205,8 +286,13 @@ class ClosureCuts {
     }
     const int64_t cut = flow.Solve(0, 1, infinite, &work_);
     *p_s = 0;
-    for (int32_t v : problem_.topo_order)
-      if (!passive_[v] && flow.SourceSide(2 + v)) *p_s += model_.NodeTime(v);
+    if (side != nullptr) side->assign(problem_.num_nodes(), 0);
+    for (int32_t v : problem_.topo_order) {
+      if (passive_[v] || !flow.SourceSide(2 + v)) continue;
+      *p_s += model_.NodeTime(v);
+      if (side != nullptr) (*side)[v] = 1;
+    }
+    if (feasible != nullptr) *feasible = cut < infinite;
     if (cut >= infinite) return 0;
     const double constant = nu >= 0 ? -nu * hi : scale * (lo - total_s_);
     return static_cast<double>(cut) + constant;
@@ -325,8 +411,17 @@ class ClosureCuts {
 // reader. Slicing it puts boundaries near small cuts the fixed orders miss
 // (tv_ssdlite320's 90 per-class branches each run up to their TopK before
 // the rest). Cost: `windows` max-flows.
+//
+// Note [Balanced min-cut order]
+// With `balanced`, each window's ideal is ClosureCuts::BalancedIdeal's, the
+// least cut whose compute lies in the window as the Lagrangian finds it,
+// instead of the least cut of the forced sets, whose compute may lie far
+// outside (tv_fasterrcnn_resnet50_fpn: the window at 4,900-5,000 us of
+// 10,618 has least cut 54.4 MB at 4,033 us; the Lagrangian finds 54.45 MB
+// at 5,021 us). Cost: up to 10 max-flows per window.
 std::vector<int32_t> MinCutOrder(const ShardingProblem& problem,
-                                 const DeviceModel& model, int windows);
+                                 const DeviceModel& model, int windows,
+                                 bool balanced = false);
 
 }  // namespace autoshard
 
