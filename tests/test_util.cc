@@ -121,9 +121,9 @@ std::map<std::string, Plan> ExpectAutoNoWorse(const onnx::ModelProto& model,
       // Note [Splits that do not fit] (solver/strategies/auto_strategy.h):
       // a fullest tile at most the profile's memory band above, and then a
       // bottleneck no larger.
-      const int64_t band = MemoryBandBytes(
-          options.device.tiles_per_ipu() == 0 ? *LoadDeviceProfile("ipu2")
-                                              : options.device);
+      const int64_t band = MemoryBandBytes(options.device.tiles_per_ipu() == 0
+                                               ? *LoadDeviceProfile("ipu2")
+                                               : options.device);
       EXPECT_LE(FullestTile(best), FullestTile(plan) + band);
       if (FullestTile(best) > FullestTile(plan)) {
         EXPECT_LE(best.proto.performance().bottleneck_s(),

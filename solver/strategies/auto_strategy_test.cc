@@ -213,8 +213,8 @@ TEST(AutoStrategyTest, TiedChoiceIsNeverSlowerThanRuleThreeAlone) {
       EXPECT_LE(w.max_tile_bytes, o.max_tile_bytes + band) << trial;
     }
     changed += now != old;
-    const PlanEvaluation& two = rs[choose(rs, TiedTileBytes(all, 2 * band))]
-                                    .evaluation;
+    const PlanEvaluation& two =
+        rs[choose(rs, TiedTileBytes(all, 2 * band))].evaluation;
     two_bands_fail += two.max_tile_bytes > o.max_tile_bytes + band;
     // Irreflexive, transitive, and "neither better" transitive.
     for (const StrategyResult& x : rs) {
