@@ -275,35 +275,26 @@ class PairDp {
               values.emplace_back(best_[Index(c - 1, j, empties, b)], -1,
                                   kHostEmpty);
             }
-            // The first in ascending order that fits (any, unjudged): the
-            // smallest first, and a sort only when it does not fit (most
-            // entries need no sort: a sort per entry was a third of auto's
-            // time on the Llama-2-70B shapes at 128 IPUs). take: 1 taken,
-            // 0 does not fit, -1 out of the fit budget.
-            auto take = [&](const std::tuple<double, int64_t, int8_t>& t) {
-              const auto [v, e, kind] = t;
+            // In ascending order, the first that fits: the smallest first,
+            // the rest sorted only when it does not (the same choice; a
+            // sort per entry was a third of auto's time on the Llama-2-70B
+            // shapes at 128 IPUs).
+            if (values.empty()) continue;
+            std::iter_swap(values.begin(),
+                           std::min_element(values.begin(), values.end()));
+            for (size_t i = 0; i < values.size(); ++i) {
+              const auto [v, e, kind] = values[i];
               if (judge && kind == kIpuStage && !Fits(e, b)) {
-                if (out_of_budget_) return -1;
+                if (out_of_budget_) return false;
                 memory_binding_ = true;
-                return 0;
+                if (i == 0) std::sort(values.begin() + 1, values.end());
+                continue;
               }
               const size_t at = Index(c, j, empties, b);
               best_[at] = v;
               arg_[at] = e >= 0 ? from_[e] : b;
               kind_[at] = kind;
-              return 1;
-            };
-            if (values.empty()) continue;
-            const auto smallest =
-                std::min_element(values.begin(), values.end());
-            int taken = take(*smallest);
-            if (taken < 0) return false;
-            if (taken > 0) continue;
-            std::sort(values.begin(), values.end());
-            for (const auto& t : values) {
-              taken = take(t);  // the smallest again: Fits remembers it
-              if (taken < 0) return false;
-              if (taken > 0) break;
+              break;
             }
           }
         }
