@@ -72,7 +72,9 @@ proto::DeviceProfile Ipu2WithTiles(int64_t bytes_per_tile);
 // Plans `model` with raw, search, optimal and auto under `options` (its
 // strategy is replaced) and expects auto to be no worse than each (DESIGN.md
 // §4.4): when another fits, auto fits with a bottleneck no larger; when none
-// fits, auto's fullest tile is no larger. Also expects exactly one of auto's
+// fits, auto's fullest tile is at most the profile's memory band larger, and
+// when larger its bottleneck is no larger (Note [Splits that do not fit],
+// solver/strategies/auto_strategy.h). Also expects exactly one of auto's
 // candidates to be marked chosen, with the plan's figures. Returns the plans
 // by strategy (empty when planning failed, which fails the test).
 std::map<std::string, Plan> ExpectAutoNoWorse(const onnx::ModelProto& model,

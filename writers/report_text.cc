@@ -304,8 +304,23 @@ void AppendStrategyLines(const proto::Plan& plan, bool all_ipus,
                    : absl::StrCat(" (does not fit: fullest tile ",
                                   TileBytes(c.max_tile_bytes()), ")")));
     }
+    // Note [Splits that do not fit] (solver/strategies/auto_strategy.h):
+    // say why a split that does not fit beat one with a smaller fullest
+    // tile.
+    std::string why;
+    for (const auto& c : plan.candidates()) {
+      if (!c.chosen() || c.fits()) continue;
+      for (const auto& other : plan.candidates()) {
+        if (!other.fits() && other.max_tile_bytes() < c.max_tile_bytes() &&
+            other.bottleneck_s() > c.bottleneck_s()) {
+          why =
+              " (the fastest of the splits whose fullest tile is within the "
+              "model's memory error band of the smallest)";
+        }
+      }
+    }
     absl::StrAppend(out, "auto: bottlenecks ", absl::StrJoin(parts, ", "),
-                    "; chose ", chosen, "\n");
+                    "; chose ", chosen, why, "\n");
   }
   for (const std::string& why : plan.gave_up())
     absl::StrAppend(out, "auto: ", why, "\n");

@@ -69,6 +69,26 @@ TEST(ReportTextTest, ShowsCapacityTileAsIpuAndLocalIndexAndCutBytes) {
   EXPECT_THAT(text, HasSubstr("400.000 ns"));
 }
 
+// Note [Splits that do not fit]: when auto chose a faster split over one
+// with a smaller fullest tile (neither fits), the line says why.
+TEST(ReportTextTest, AutoLineSaysWhyAFullerSplitWasChosen) {
+  proto::Plan plan = TwoIpuPlan();
+  proto::StrategyResult* optimal = plan.mutable_candidates(0);
+  optimal->set_bottleneck_s(2e-3);
+  optimal->set_max_tile_bytes(1200);
+  proto::StrategyResult* search = plan.mutable_candidates(1);
+  search->set_bottleneck_s(3e-3);
+  search->set_max_tile_bytes(1100);
+  std::string text = ReportText(plan);
+  EXPECT_THAT(text, HasSubstr("chose optimal (the fastest of the splits"));
+  EXPECT_THAT(text, HasSubstr("memory error band of the smallest)\n"));
+  // The search split faster: a smaller tile did not lose to speed.
+  search->set_bottleneck_s(1e-3);
+  text = ReportText(plan);
+  EXPECT_THAT(text, HasSubstr("chose optimal\n"));
+  EXPECT_THAT(text, Not(HasSubstr("memory error band")));
+}
+
 TEST(ReportTextTest, SearchLineSaysItsSplitIsNotTheOneShown) {
   const std::string text = ReportText(TwoIpuPlan());
   EXPECT_THAT(text, HasSubstr("search (not the split shown: auto chose "

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/saturating.h"
 #include "base/status_macros.h"
 #include "solver/strategies/blocks/block_split.h"
 #include "solver/strategies/builtin.h"
@@ -328,14 +329,15 @@ proto::StrategyResult CandidateProto(const Candidate& c, bool chosen) {
   return r;
 }
 
-// The candidates but `best`, best first by BetterResult, each split once
-// (and not `best`'s).
+// The candidates but `best`, best first by BetterResult (with auto's
+// `tied_tile_bytes`), each split once (and not `best`'s).
 std::vector<RunnerUp> RunnersUp(const std::vector<Candidate>& candidates,
-                                size_t best) {
+                                size_t best, int64_t tied_tile_bytes) {
   std::vector<size_t> order;
   for (size_t i = 0; i < candidates.size(); ++i) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return BetterResult(candidates[a].result, candidates[b].result);
+    return BetterResult(candidates[a].result, candidates[b].result,
+                        tied_tile_bytes);
   });
   std::vector<RunnerUp> out;
   std::vector<const std::vector<int32_t>*> seen = {
@@ -460,25 +462,45 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     return !c.variable_weights ||
            !WeightOnTwoIpus(*c.problem, candidates[i].result.assignment.ipu);
   };
-  auto better = [&](size_t i, size_t than) {
-    const bool kept_i = candidates[i].result.broken_constraint.empty();
-    if (kept_i != candidates[than].result.broken_constraint.empty())
-      return kept_i;
-    const bool a = allowed(i), b = allowed(than);
-    if (a != b) return a;
-    return BetterResult(candidates[i].result, candidates[than].result);
+  // Keeping the constraints first, then allowed.
+  auto standing = [&](size_t i) {
+    return 2 * static_cast<int>(
+                   candidates[i].result.broken_constraint.empty()) +
+           static_cast<int>(allowed(i));
   };
-  size_t best = 0;
-  for (size_t i = 1; i < candidates.size(); ++i) {
-    if (better(i, best)) best = i;
-  }
+  // Note [Splits that do not fit] (auto_strategy.h): the fullest tiles tied
+  // among the candidates of the best standing, set by choose().
+  const int64_t band_bytes = MemoryBandBytes(c.device);
+  int64_t tied_tile_bytes = 0;
+  auto better = [&](size_t i, size_t than) {
+    if (standing(i) != standing(than)) return standing(i) > standing(than);
+    return BetterResult(candidates[i].result, candidates[than].result,
+                        tied_tile_bytes);
+  };
+  // The best candidate (the first listed of equals), the tie recomputed
+  // over every candidate so far.
+  auto choose = [&] {
+    int top = 0;
+    for (size_t i = 0; i < candidates.size(); ++i)
+      top = std::max(top, standing(i));
+    std::vector<const StrategyResult*> tops;
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (standing(i) == top) tops.push_back(&candidates[i].result);
+    tied_tile_bytes = TiedTileBytes(tops, band_bytes);
+    size_t chosen = 0;
+    for (size_t i = 1; i < candidates.size(); ++i) {
+      if (better(i, chosen)) chosen = i;
+    }
+    return chosen;
+  };
+  size_t best = choose();
   // Each judged candidate is listed, and chosen when better.
   auto consider = [&](std::optional<Candidate> found) {
     if (!found ||
         !ValidateAssignment(*c.problem, found->result.assignment).ok())
       return;
     candidates.push_back(std::move(*found));
-    if (better(candidates.size() - 1, best)) best = candidates.size() - 1;
+    best = choose();
   };
   consider(
       SlicedMinCutOrder(c, candidates[best], search_s - SecondsSince(c.start)));
@@ -538,7 +560,7 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
     *out.summary.add_candidates() = CandidateProto(candidates[i], i == best);
   }
   if (!ideal_run.gave_up.empty()) out.summary.add_gave_up(ideal_run.gave_up);
-  out.runners_up = RunnersUp(candidates, best);
+  out.runners_up = RunnersUp(candidates, best, tied_tile_bytes);
   if (c.variable_weights) {
     out.runners_up.erase(
         std::remove_if(
@@ -553,18 +575,39 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
 
 }  // namespace
 
-bool BetterResult(const StrategyResult& a, const StrategyResult& b) {
+bool BetterResult(const StrategyResult& a, const StrategyResult& b,
+                  int64_t tied_tile_bytes) {
   const PlanEvaluation& x = a.evaluation;
   const PlanEvaluation& y = b.evaluation;
   if (a.broken_constraint.empty() != b.broken_constraint.empty())
     return a.broken_constraint.empty();
   if (x.fits != y.fits) return x.fits;
-  if (!x.fits && x.max_tile_bytes != y.max_tile_bytes)
-    return x.max_tile_bytes < y.max_tile_bytes;
+  if (!x.fits) {
+    const int64_t tx = std::max(x.max_tile_bytes, tied_tile_bytes);
+    const int64_t ty = std::max(y.max_tile_bytes, tied_tile_bytes);
+    if (tx != ty) return tx < ty;
+  }
   if (x.performance.bottleneck_s != y.performance.bottleneck_s) {
     return x.performance.bottleneck_s < y.performance.bottleneck_s;
   }
   return a.available_memory_proportion > b.available_memory_proportion;
+}
+
+int64_t TiedTileBytes(const std::vector<const StrategyResult*>& results,
+                      int64_t band_bytes) {
+  std::optional<int64_t> least;
+  for (const StrategyResult* r : results) {
+    if (r->evaluation.fits) continue;
+    least = std::min(least.value_or(r->evaluation.max_tile_bytes),
+                     r->evaluation.max_tile_bytes);
+  }
+  return least ? SaturatingAdd(*least, std::max<int64_t>(band_bytes, 0)) : 0;
+}
+
+int64_t MemoryBandBytes(const proto::DeviceProfile& device) {
+  const double band = device.calibration().memory_error_band() *
+                      static_cast<double>(device.bytes_per_tile());
+  return band > 0 ? static_cast<int64_t>(band) : 0;
 }
 
 const Strategy& AutoStrategyInstance() {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "costmodel/node_bound.h"
+#include "costmodel/weight_location.h"
 #include "graph/shapes.h"
 #include "solver/strategies/auto_strategy.h"
 #include "solver/strategies/builtin.h"
@@ -234,7 +235,18 @@ absl::StatusOr<StrategyResult> OptimalOrRaw(const StrategyContext& c,
   const DeviceModel& model = c.Model();
   OptimalOptions options;
   options.max_seconds = c.max_search_s;
-  options.nothing_fits = NodeThatNoIpuHolds(*c.problem, model).has_value();
+  // Known not to fit: a node no IPU holds (costmodel/node_bound.h), or
+  // weights that alone exceed the k IPUs' memory (every weight is stored on
+  // some IPU, as the search's WeightsExceedMemory and --num-ipus auto
+  // count): the DP with memory would find nothing, after rounds that each
+  // cost a full pass (the Llama-2-70B shapes on 128 IPUs: 15,628 tile-memory
+  // evaluations, 5-12 s), so only the fastest slicing is looked for.
+  const double all_memory_bytes =
+      static_cast<double>(c.num_ipus) * c.device.tiles_per_ipu() *
+      static_cast<double>(c.device.bytes_per_tile());
+  options.nothing_fits =
+      NodeThatNoIpuHolds(*c.problem, model).has_value() ||
+      static_cast<double>(ResidentWeightBytes(*c.problem)) > all_memory_bytes;
   absl::StatusOr<OptimalResult> r =
       OptimalStrategy(*c.problem, model, c.num_ipus, options);
   if (!r.ok()) {

@@ -91,7 +91,8 @@ struct OptimalOptions {
   int max_units = 6000;  // per order; longer orders are cut into blocks
   int64_t max_fit_evaluations = 50000;  // per order
   // Known beforehand that no slicing fits (a node no IPU holds,
-  // costmodel/node_bound.h): only the fastest slicing ignoring memory is
+  // costmodel/node_bound.h, or weights more than the IPUs' memory:
+  // OptimalOrRaw sets it): only the fastest slicing ignoring memory is
   // looked for.
   bool nothing_fits = false;
 };
