@@ -7,8 +7,6 @@
 #include <queue>
 #include <utility>
 #include <vector>
-#include <cstdio>
-#include <cstdlib>
 
 #include "absl/container/flat_hash_map.h"
 #include "solver/strategies/constraints.h"
@@ -28,6 +26,17 @@ struct Passing {
 
 // Prefixes of a branch Hoist compares at most.
 constexpr int kMaxPrefixes = 32;
+// Producers after q a node of a branch may bring along (a Reshape's shape
+// computed late, say).
+constexpr int kMaxAncestors = 16;
+// Readers a tensor needs for the insertion points among its readers.
+constexpr int kMinSplitReaders = 8;
+
+// Where Hoist inserts (Note [Reader hoisting]): after the producer, after
+// the last node of its IPU, or after the reader at fraction i / s of its
+// readers (in order of L) for i = at - 1 = 1 .. s - 1, s the options'
+// reader_splits.
+constexpr int kAfterProducer = 0, kAfterIpu = 1;
 
 class Hoister {
  public:
@@ -77,66 +86,91 @@ class Hoister {
     return out;
   }
 
-  // Note [Reader hoisting]: moves the prefix of the branch of `t`'s readers
-  // after q in `*order` that least transports (Transport), q being t's
-  // producer's position or with `to_ipu_end` the last of its IPU's (by
-  // `ipu`, which must then slice `*order`). False, leaving `*order`, when
-  // no prefix transports less than `*order`.
+  // Note [Reader hoisting]: in `*order`, moves the prefix of the branch of
+  // `t`'s readers after q that transports least (Transport) to right after
+  // q, q chosen by `at` (kAfterProducer, kAfterIpu: by `ipu`, which must
+  // then slice `*order`; or a reader's position). False, leaving `*order`,
+  // when no prefix transports less than `*order`, or q needs more readers.
   bool Hoist(std::vector<int32_t>* order, const std::vector<int32_t>& ipu,
-             const Passing& t, bool to_ipu_end) {
+             const Passing& t, int at) {
     std::vector<int32_t>& l = *order;
     std::vector<int32_t>& pos = pos_;
     pos.assign(p_.num_nodes(), -1);
     for (size_t i = 0; i < l.size(); ++i) pos[l[i]] = static_cast<int32_t>(i);
     int32_t q = pos[t.producer];
-    if (to_ipu_end) {
+    if (at == kAfterIpu) {
       while (q + 1 < static_cast<int32_t>(l.size()) &&
              ipu[l[q + 1]] == ipu[t.producer]) {
         ++q;
       }
     }
+    if (at > kAfterIpu) {
+      std::vector<int32_t> later;
+      for (int32_t c : p_.output_consumers[t.producer][t.slot])
+        if (!passive_[c] && pos[c] > q) later.push_back(pos[c]);
+      if (static_cast<int>(later.size()) < kMinSplitReaders) return false;
+      std::sort(later.begin(), later.end());
+      q = later[later.size() * (at - 1) / options_.reader_splits];
+    }
     auto after = [&](int32_t c) { return !passive_[c] && pos[c] > q; };
     // The branch: t's readers after q whose producers all lie at or before
     // q (or are such readers), in order of L; then, grown in order of L,
     // the nodes whose producers all lie at or before q or in it.
-    std::vector<uint8_t> queued(p_.num_nodes(), 0), in_branch(p_.num_nodes(), 0);
-    auto ready = [&](int32_t x) {
-      for (int32_t u : p_.producers[x])
-        if (!passive_[u] && !in_branch[u] && pos[u] > q) return false;
-      return true;
-    };
-    std::vector<int32_t> branch;
-    for (int32_t c : p_.output_consumers[t.producer][t.slot])
-      if (after(c)) branch.push_back(c);
-    std::sort(branch.begin(), branch.end(),
-              [&](int32_t a, int32_t b) { return pos[a] < pos[b]; });
-    size_t readers = 0;
-    for (int32_t c : branch) {
-      queued[c] = 1;
-      if (!ready(c)) continue;
-      in_branch[c] = 1;
-      branch[readers++] = c;
-    }
-    branch.resize(readers);
-    if (branch.empty()) return false;
+    const int32_t n = p_.num_nodes();
+    std::vector<uint8_t> queued(n, 0), in_branch(n, 0);
+    std::vector<int32_t> mark(n, -1), branch, closure, stack;
     using Entry = std::pair<int32_t, int32_t>;  // (position, node)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
     auto enqueue_readers = [&](int32_t x) {
       for (int32_t c : p_.consumers[x]) {
-        if (passive_[c] || queued[c]) continue;
+        if (passive_[c] || queued[c] || in_branch[c]) continue;
         queued[c] = 1;
         queue.emplace(pos[c], c);
       }
     };
-    for (int32_t c : branch) enqueue_readers(c);
+    // Appends x and its producers after q not in the branch yet (and
+    // theirs), at most kMaxAncestors of them, in order of L; false when
+    // there are more.
+    auto take = [&](int32_t x) {
+      closure.clear();
+      stack.assign(1, x);
+      mark[x] = x;
+      while (!stack.empty()) {
+        const int32_t v = stack.back();
+        stack.pop_back();
+        closure.push_back(v);
+        if (static_cast<int>(closure.size()) > kMaxAncestors + 1) return false;
+        for (int32_t u : p_.producers[v]) {
+          if (passive_[u] || in_branch[u] || pos[u] <= q || mark[u] == x)
+            continue;
+          mark[u] = x;
+          stack.push_back(u);
+        }
+      }
+      std::sort(closure.begin(), closure.end(),
+                [&](int32_t a, int32_t b) { return pos[a] < pos[b]; });
+      for (int32_t v : closure) {
+        in_branch[v] = 1;
+        branch.push_back(v);
+      }
+      for (int32_t v : closure) enqueue_readers(v);
+      return true;
+    };
+    std::vector<int32_t> readers_after;
+    for (int32_t c : p_.output_consumers[t.producer][t.slot])
+      if (after(c)) readers_after.push_back(c);
+    std::sort(readers_after.begin(), readers_after.end(),
+              [&](int32_t a, int32_t b) { return pos[a] < pos[b]; });
+    for (int32_t c : readers_after) queued[c] = 1;
+    for (int32_t c : readers_after)
+      if (!in_branch[c]) take(c);
+    const size_t readers = branch.size();
+    if (branch.empty()) return false;
     while (!queue.empty() &&
            static_cast<int32_t>(branch.size()) < options_.max_branch_nodes) {
       const int32_t x = queue.top().second;
       queue.pop();
-      if (!ready(x)) continue;
-      in_branch[x] = 1;
-      branch.push_back(x);
-      enqueue_readers(x);
+      if (!in_branch[x]) take(x);
     }
     // The prefixes tried: every reader, and each longer one whose last node
     // ends the carry of a tensor (carry(j): bytes of the tensors of t and
@@ -162,8 +196,6 @@ class Hoister {
       if (static_cast<int>(prefixes.size()) >= kMaxPrefixes) break;
     }
     double best = Transport(l) * (1 - 1e-9);
-    const double base_dbg = best;
-    size_t best_j_dbg = 0;
     std::vector<int32_t> out, best_order;
     std::vector<uint8_t> moved(p_.num_nodes(), 0);
     for (size_t j : prefixes) {
@@ -177,10 +209,8 @@ class Hoister {
       if (transport < best) {
         best = transport;
         best_order = out;
-        best_j_dbg = j;
       }
     }
-    if (std::getenv("HOIST_DEBUG")) std::fprintf(stderr, "hoist %s end=%d readers %zu branch %zu prefixes %zu chose %zu transport %.4g -> %.4g\n", p_.names[t.producer].c_str(), (int)to_ipu_end, readers, branch.size(), prefixes.size(), best_j_dbg, base_dbg, best);
     if (best_order.empty()) return false;
     l = std::move(best_order);
     return true;
@@ -231,12 +261,11 @@ class Hoister {
     ++orders_sliced_;
     internal::SliceDp dp(p_, model_, units, k_, options_.deadline,
                          options_.max_fit_evaluations);
-    SliceResult r = dp.Solve(/*ignore_memory=*/true);
-    if (std::getenv("HOIST_DEBUG")) std::fprintf(stderr, "  slice found %d fits %d %.2f us than %.2f\n", r.found, r.fits, r.bottleneck_s*1e6, than_s*1e6);
     const double limit = than_s * (1 - 1e-9);
+    SliceResult r = dp.Solve(/*ignore_memory=*/true, limit);
     if (!r.found || r.bottleneck_s >= limit) return {};
     if (!options_.ignore_memory && !r.fits) {
-      r = dp.Solve(/*ignore_memory=*/false);
+      r = dp.Solve(/*ignore_memory=*/false, limit);
       if (!r.found || r.bottleneck_s >= limit) return {};
     }
     std::vector<int32_t> split(p_.num_nodes(), 0);
@@ -290,8 +319,7 @@ ReaderHoistResult ImproveByReaderHoisting(const ShardingProblem& problem,
   Hoister h(problem, model, num_ipus, options);
   if (h.active() < num_ipus) return result;
   std::vector<int32_t> order = h.OrderOf(result.ipu);
-  const int max_rounds = std::getenv("HOIST_ROUNDS") ? std::atoi(std::getenv("HOIST_ROUNDS")) : options.max_rounds;
-  for (int round = 0; round < max_rounds; ++round) {
+  for (int round = 0; round < options.max_rounds; ++round) {
     if (std::chrono::steady_clock::now() > options.deadline) break;
     const std::vector<Passing> passing = h.PassingTensors(result.ipu);
     if (passing.empty()) break;
@@ -310,20 +338,23 @@ ReaderHoistResult ImproveByReaderHoisting(const ShardingProblem& problem,
         best_order = std::move(o);
       }
     };
-    // Every passing tensor's readers after its producer, then one tensor
-    // at a time (both insertion points).
-    std::vector<int32_t> all = order;
-    bool any = false;
-    for (const Passing& t : passing) any |= h.Hoist(&all, result.ipu, t, false);
-    if (any) consider(std::move(all));
-    const int tries =
-        std::min<int>(options.tensors_per_round, static_cast<int>(passing.size()));
+    // Every passing tensor's readers hoisted (one order per insertion point
+    // but the IPU's end), then one tensor at a time.
+    const int points = options.reader_splits + 1;
+    for (int at = 0; at < points; ++at) {
+      if (at == kAfterIpu) continue;
+      std::vector<int32_t> all = order;
+      bool any = false;
+      for (const Passing& t : passing) any |= h.Hoist(&all, result.ipu, t, at);
+      if (any) consider(std::move(all));
+    }
+    const int tries = std::min<int>(options.tensors_per_round,
+                                    static_cast<int>(passing.size()));
     for (int i = 0; i < tries; ++i) {
-      for (bool to_ipu_end : {false, true}) {
+      for (int at = 0; at < points; ++at) {
         if (std::chrono::steady_clock::now() > options.deadline) break;
         std::vector<int32_t> o = order;
-        if (h.Hoist(&o, result.ipu, passing[i], to_ipu_end))
-          consider(std::move(o));
+        if (h.Hoist(&o, result.ipu, passing[i], at)) consider(std::move(o));
       }
     }
     if (best_split.empty()) break;

@@ -22,13 +22,13 @@ using ::autoshard::testing::ToyChip;
 // j (nodes 0..6: p, a1, a2, a3, a4, h, j): p, h and j take 1 s, each a 2 s
 // (toy chip: 1e9 FLOP/s, 1 GB/s, no fixed costs; memory ample). p's output
 // is 1e9 B (1 s over a link), the others' 1e8 B (0.1 s).
-// The topological order p a1 a2 a3 a4 h j is best sliced {p, a1} {a2, a3}
-// {a4, h, j} (or {p, a1, a2} {a3, a4} {h, j}): p's output passes through
-// IPU 1, which takes 4 s + in (p's, a1's: 1.1 s) + out (p's, a3's: 1.1 s)
-// = 6.2 s. Hoisting h to right after p (p h a1 a2 a3 a4 j; what goes on
-// towards j is h's 1e8 B instead of p's 1e9) the DP slices {p, h, a1}
-// {a2, a3} {a4, j}: 4 + 0.2 = 4.2 s, 4 + 0.2 + 0.2 = 4.4 s (h's output
-// passes IPU 1) and 3 + 0.2 = 3.2 s; 4.4 s, the best monotone split.
+// The topological order p a1 a2 a3 a4 h j is best sliced {p, a1, a2} {a3}
+// {a4, h, j}, p's output passing through IPU 1: IPU 0 takes 5 s + out
+// (p's, a2's: 1.1 s) = 6.1 s, IPU 1 2 + 1.1 + 1.1 (p's, a3's) = 4.2 s,
+// IPU 2 4 + 1.1 = 5.1 s. Hoisting h to right after p (p h a1 a2 a3 a4 j;
+// what goes on towards j is h's 1e8 B instead of p's 1e9) the DP slices
+// {p, h, a1} {a2, a3} {a4, j}: 4 + 0.2 = 4.2 s, 4 + 0.2 + 0.2 = 4.4 s (h's
+// output passes IPU 1) and 3 + 0.2 = 3.2 s; 4.4 s, the best monotone split.
 TEST(ReaderHoistTest, TheHeadComesAfterItsProducer) {
   ShardingProblem p =
       MakeTestProblem(7, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {0, 5}, {4, 6}, {5, 6}},
@@ -42,9 +42,10 @@ TEST(ReaderHoistTest, TheHeadComesAfterItsProducer) {
       p, model, TopologicalNodeOrder(p, 100), 3, /*ignore_memory=*/false,
       std::chrono::steady_clock::time_point::max());
   ASSERT_TRUE(topological.found);
-  EXPECT_NEAR(topological.bottleneck_s, 6.2, 1e-9);
-  const std::vector<int32_t> start = {0, 0, 1, 1, 2, 2, 2};
-  EXPECT_NEAR(model.EvaluatePerformance(start, 3, 1).bottleneck_s, 6.2, 1e-9);
+  EXPECT_EQ(topological.cuts, (std::vector<int32_t>{0, 3, 4, 7}));
+  EXPECT_NEAR(topological.bottleneck_s, 6.1, 1e-9);
+  const std::vector<int32_t> start = {0, 0, 0, 1, 2, 2, 2};
+  EXPECT_NEAR(model.EvaluatePerformance(start, 3, 1).bottleneck_s, 6.1, 1e-9);
   const ReaderHoistResult r =
       ImproveByReaderHoisting(p, model, 3, start, ReaderHoistOptions{});
   EXPECT_EQ(r.ipu, (std::vector<int32_t>{0, 0, 1, 1, 2, 0, 2}));
@@ -68,7 +69,8 @@ TEST(ReaderHoistTest, TwoIpusAreLeftAlone) {
 // whose bottleneck is the one reported, and fitting whenever it is not the
 // start (memory judged), on random DAGs from random contiguous splits of
 // the topological order: half with memory judged on a slow link (800 B
-// tensors, 200 B/s), half with memory ample and tensors up to 4 GB.
+// tensors, 200 B/s), half with memory ample and tensors up to 4 GB. (71 of
+// the 300 start splits get faster.)
 TEST(ReaderHoistTest, NeverSlowerAndAlwaysValidOnRandomDags) {
   std::mt19937 rng(20261204);
   int improved = 0, trials = 0;
