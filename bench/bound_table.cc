@@ -100,7 +100,8 @@ struct Totals {
 };
 
 // Before: the best fitting candidate but issue 19's searches' (the ideal
-// DP, the min-cut order, the moves between ideals: "<name>+moves"; the
+// DP, the min-cut order, the moves between ideals: "<name>+moves", and
+// issue 28's reader hoisting from them, "<name>+hoist"; the
 // plan's bottleneck when none fits); `chose` gets the chosen strategy.
 double BottleneckBeforeIdeal(const autoshard::Plan& plan, std::string* chose) {
   double before = plan.proto.performance().bottleneck_s();
@@ -109,7 +110,8 @@ double BottleneckBeforeIdeal(const autoshard::Plan& plan, std::string* chose) {
     if (c.chosen()) *chose = c.strategy();
     const bool issue19 = c.strategy() == "ideal" ||
                          c.strategy() == "min-cut order" ||
-                         absl::EndsWith(c.strategy(), "+moves");
+                         absl::EndsWith(c.strategy(), "+moves") ||
+                         absl::EndsWith(c.strategy(), "+hoist");
     if (issue19 || !c.fits()) continue;
     if (!before_found || c.bottleneck_s() < before) before = c.bottleneck_s();
     before_found = true;

@@ -9,8 +9,9 @@
 // solver/strategies/closure_cuts.h) and moves between ideals from the best
 // ("<its name>+moves", solver/strategies/ideal_moves.h), then reader
 // hoisting from the best ("<its name>+hoist",
-// solver/strategies/reader_hoist.h), each kept when better. Never worse than raw. The plan lists every
-// candidate's figures (proto::StrategyResult) and which was chosen.
+// solver/strategies/reader_hoist.h), each kept when better. Never worse than
+// raw. The plan lists every candidate's figures (proto::StrategyResult) and
+// which was chosen.
 #ifndef AUTOSHARD_SOLVER_STRATEGIES_AUTO_STRATEGY_H_
 #define AUTOSHARD_SOLVER_STRATEGIES_AUTO_STRATEGY_H_
 

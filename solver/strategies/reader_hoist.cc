@@ -79,10 +79,9 @@ class Hoister {
                        static_cast<double>(bytes) * (last - ipu[v] - 1)});
       }
     }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const Passing& a, const Passing& b) {
-                       return a.score > b.score;
-                     });
+    std::stable_sort(
+        out.begin(), out.end(),
+        [](const Passing& a, const Passing& b) { return a.score > b.score; });
     return out;
   }
 
@@ -113,9 +112,9 @@ class Hoister {
       q = later[later.size() * (at - 1) / options_.reader_splits];
     }
     auto after = [&](int32_t c) { return !passive_[c] && pos[c] > q; };
-    // The branch: t's readers after q whose producers all lie at or before
-    // q (or are such readers), in order of L; then, grown in order of L,
-    // the nodes whose producers all lie at or before q or in it.
+    // The branch: t's readers after q in order of L, then, in order of L,
+    // the nodes reading a node of the branch, each with its producers after
+    // q that are not in it yet (a node with too many is left out).
     const int32_t n = p_.num_nodes();
     std::vector<uint8_t> queued(n, 0), in_branch(n, 0);
     std::vector<int32_t> mark(n, -1), branch, closure, stack;
@@ -177,9 +176,9 @@ class Hoister {
     // the first j nodes still read after q by a node not among them).
     absl::flat_hash_map<std::pair<int32_t, int32_t>, int32_t> left;
     auto produce = [&](int32_t v, int32_t slot) {
-      int32_t n = 0;
-      for (int32_t c : p_.output_consumers[v][slot]) n += after(c) ? 1 : 0;
-      if (n > 0 && p_.output_bytes[v][slot] > 0) left[{v, slot}] = n;
+      int32_t count = 0;
+      for (int32_t c : p_.output_consumers[v][slot]) count += after(c) ? 1 : 0;
+      if (count > 0 && p_.output_bytes[v][slot] > 0) left[{v, slot}] = count;
     };
     produce(t.producer, t.slot);
     std::vector<size_t> prefixes;
@@ -234,7 +233,8 @@ class Hoister {
         double last_s = end_s;
         for (int32_t c : p_.output_consumers[v][slot])
           if (!passive_[c]) last_s = std::max(last_s, start_s_[c]);
-        total += static_cast<double>(std::max<int64_t>(0, p_.output_bytes[v][slot])) *
+        total += static_cast<double>(
+                     std::max<int64_t>(0, p_.output_bytes[v][slot])) *
                  (last_s - end_s);
       }
     }

@@ -57,8 +57,8 @@
 namespace autoshard {
 
 struct ReaderHoistOptions {
-  int max_rounds = 32;         // hoists kept at most
-  int tensors_per_round = 8;   // passing tensors tried one by one per round
+  int max_rounds = 32;             // hoists kept at most
+  int tensors_per_round = 8;       // passing tensors tried one by one per round
   int32_t max_branch_nodes = 256;  // nodes of a branch B at most
   // s of the Note: insertion points after T's reader at fractions 1 / s ..
   // (s - 1) / s of its readers (>= 1; 1: none). On tv_ssdlite320 at 128

@@ -30,10 +30,9 @@ using ::autoshard::testing::ToyChip;
 // {p, h, a1} {a2, a3} {a4, j}: 4 + 0.2 = 4.2 s, 4 + 0.2 + 0.2 = 4.4 s (h's
 // output passes IPU 1) and 3 + 0.2 = 3.2 s; 4.4 s, the best monotone split.
 TEST(ReaderHoistTest, TheHeadComesAfterItsProducer) {
-  ShardingProblem p =
-      MakeTestProblem(7, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {0, 5}, {4, 6}, {5, 6}},
-                      {0, 0, 0, 0, 0, 0, 0},
-                      {1e9, 2e9, 2e9, 2e9, 2e9, 1e9, 1e9});
+  ShardingProblem p = MakeTestProblem(
+      7, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {0, 5}, {4, 6}, {5, 6}},
+      {0, 0, 0, 0, 0, 0, 0}, {1e9, 2e9, 2e9, 2e9, 2e9, 1e9, 1e9});
   p.activation_bytes = {1000000000, 100000000, 100000000, 100000000,
                         100000000,  100000000, 16};
   testing::RefreshTensors(&p);
@@ -56,8 +55,8 @@ TEST(ReaderHoistTest, TheHeadComesAfterItsProducer) {
 
 // Nothing passes through an IPU on 2 IPUs: the start comes back.
 TEST(ReaderHoistTest, TwoIpusAreLeftAlone) {
-  ShardingProblem p = MakeTestProblem(3, {{0, 1}, {1, 2}, {0, 2}}, {0, 0, 0},
-                                      {1e9, 1e9, 1e9});
+  ShardingProblem p =
+      MakeTestProblem(3, {{0, 1}, {1, 2}, {0, 2}}, {0, 0, 0}, {1e9, 1e9, 1e9});
   DeviceModel model(p, ToyChip(), Precision::kFp32);
   const ReaderHoistResult r =
       ImproveByReaderHoisting(p, model, 2, {0, 1, 1}, ReaderHoistOptions{});
