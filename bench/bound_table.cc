@@ -101,7 +101,8 @@ struct Totals {
 
 // Before: the best fitting candidate but issue 19's searches' (the ideal
 // DP, the min-cut orders (plain and balanced), the moves between ideals:
-// "<name>+moves"; the
+// "<name>+moves", and issue 28's reader hoisting from them, "<name>+hoist";
+// the
 // plan's bottleneck when none fits); `chose` gets the chosen strategy.
 double BottleneckBeforeIdeal(const autoshard::Plan& plan, std::string* chose) {
   double before = plan.proto.performance().bottleneck_s();
@@ -110,7 +111,8 @@ double BottleneckBeforeIdeal(const autoshard::Plan& plan, std::string* chose) {
     if (c.chosen()) *chose = c.strategy();
     const bool issue19 = c.strategy() == "ideal" ||
                          absl::EndsWith(c.strategy(), "min-cut order") ||
-                         absl::EndsWith(c.strategy(), "+moves");
+                         absl::EndsWith(c.strategy(), "+moves") ||
+                         absl::EndsWith(c.strategy(), "+hoist");
     if (issue19 || !c.fits()) continue;
     if (!before_found || c.bottleneck_s() < before) before = c.bottleneck_s();
     before_found = true;

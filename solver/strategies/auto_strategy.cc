@@ -21,6 +21,7 @@
 #include "solver/strategies/ideal_moves.h"
 #include "solver/strategies/neighbour_moves.h"
 #include "solver/strategies/optimal_strategy.h"
+#include "solver/strategies/reader_hoist.h"
 #include "solver/strategies/revisit.h"
 #include "solver/strategies/search_strategy.h"
 #include "solver/strategies/sharding_points.h"
@@ -317,6 +318,36 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
   return Candidate{from.strategy + "+moves", *std::move(best), SecondsSince(t)};
 }
 
+// Reader hoisting from the best candidate's split (Note [Reader hoisting],
+// solver/strategies/reader_hoist.h), within kReaderHoistSeconds: a
+// candidate "<its name>+hoist" when it lowers its bottleneck (judged with
+// memory by Evaluated), else nullopt.
+std::optional<Candidate> Hoisted(const StrategyContext& c,
+                                 const Candidate& from, double seconds_left) {
+  const ShardingProblem& p = *c.problem;
+  const PlanEvaluation& e = from.result.evaluation;
+  if (c.num_ipus < 3 || !e.fits || p.num_nodes() > kMaxNodeGranularity ||
+      seconds_left <= 0) {
+    return std::nullopt;
+  }
+  const auto t = std::chrono::steady_clock::now();
+  ReaderHoistOptions options;
+  options.deadline =
+      t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(
+                  std::min(seconds_left, kReaderHoistSeconds)));
+  const ReaderHoistResult r = ImproveByReaderHoisting(
+      p, c.Model(), c.num_ipus, from.result.assignment.ipu, options);
+  if (r.hoists == 0 ||
+      r.bottleneck_s >= e.performance.bottleneck_s * (1 - 1e-9)) {
+    return std::nullopt;
+  }
+  return Candidate{from.strategy + "+hoist",
+                   Evaluated(c, Assignment{r.ipu, r.ipu},
+                             from.result.available_memory_proportion),
+                   SecondsSince(t)};
+}
+
 proto::StrategyResult CandidateProto(const Candidate& c, bool chosen) {
   proto::StrategyResult r;
   r.set_strategy(c.strategy);
@@ -516,6 +547,9 @@ absl::StatusOr<StrategyResult> Auto::Run(const StrategyContext& c) const {
   if (best != before_balanced) {
     consider(Moved(c, candidates[best], search_s - SecondsSince(c.start)));
   }
+  // Note [Reader hoisting] (reader_hoist.h): from the best so far, kept
+  // only when faster.
+  consider(Hoisted(c, candidates[best], search_s - SecondsSince(c.start)));
   // A weight read far apart (or, with variable weights, no split yet that
   // keeps a weight's readers on one IPU): a last stage back on IPU 0
   // (Note [Last stage on IPU 0]), kept when faster.

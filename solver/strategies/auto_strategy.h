@@ -7,9 +7,11 @@
 // them by BetterResult, then
 // the slicing of the min-cut order ("min-cut order", MinCutOrder in
 // solver/strategies/closure_cuts.h) and moves between ideals from the best
-// ("<its name>+moves", solver/strategies/ideal_moves.h), each kept when
-// better. Never worse than raw. The plan lists every
-// candidate's figures (proto::StrategyResult) and which was chosen.
+// ("<its name>+moves", solver/strategies/ideal_moves.h), then reader
+// hoisting from the best ("<its name>+hoist",
+// solver/strategies/reader_hoist.h), each kept when better. Never worse than
+// raw. The plan lists every candidate's figures (proto::StrategyResult) and
+// which was chosen.
 #ifndef AUTOSHARD_SOLVER_STRATEGIES_AUTO_STRATEGY_H_
 #define AUTOSHARD_SOLVER_STRATEGIES_AUTO_STRATEGY_H_
 
@@ -25,6 +27,8 @@ inline constexpr int64_t kPolishCandidates = 2000;
 inline constexpr double kPolishSeconds = 3;
 // The budget of the moves between ideals from the best candidate.
 inline constexpr double kIdealMovesSeconds = 2;
+// The budget of reader hoisting from the best candidate (after the moves).
+inline constexpr double kReaderHoistSeconds = 1;
 // The least time the slicing with a last stage on IPU 0 gets when a weight
 // is read far apart, even past --max-search-seconds (the other candidates
 // may have spent it all): GPT-2 small's ~2,000 nodes need well under this.

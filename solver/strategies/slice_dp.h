@@ -151,10 +151,22 @@ class SliceDp {
     return memory.fits;
   }
 
-  // The whole DP: rounds with a growing cap on stage times.
-  SliceResult Solve(bool ignore_memory) {
+  // The whole DP: rounds with a growing cap on stage times. With
+  // `max_cap_s` finite, one round with that cap: the optimum when it is at
+  // most max_cap_s, else found = false (for a caller that only wants a
+  // slicing faster than one it has: the rounds below it are skipped).
+  SliceResult Solve(bool ignore_memory, double max_cap_s = kSliceInf) {
     SliceResult result;
     if (k_ < 1 || k_ > end_) return result;
+    if (max_cap_s < kSliceInf) {
+      double next_cap = kSliceInf;
+      const double value = Round(max_cap_s, ignore_memory, &next_cap);
+      if (value <= max_cap_s) {
+        result.found = true;
+        result.bottleneck_s = value;
+      }
+      return Finish(std::move(result), ignore_memory);
+    }
     double max_boundary = 0;
     for (double c : boundary_bytes_) max_boundary = std::max(max_boundary, c);
     // No stage time exceeds this, so a round with this cap skips nothing.
@@ -182,6 +194,13 @@ class SliceDp {
       cap = std::min(cap_all, std::max(cap * 1.25,
                                        next_cap == kSliceInf ? 0.0 : next_cap));
     }
+    return Finish(std::move(result), ignore_memory);
+  }
+
+ private:
+  // `result` with its completeness, cuts and fit filled in from the last
+  // round.
+  SliceResult Finish(SliceResult result, bool ignore_memory) {
     result.complete = complete_;
     if (result.found) {
       result.cuts.assign(k_ + 1, 0);
@@ -201,7 +220,6 @@ class SliceDp {
     return result;
   }
 
- private:
   size_t Index(int j, int32_t b) const {
     return static_cast<size_t>(j) * (m_ + 1) + b;
   }
