@@ -62,6 +62,7 @@ double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
       next[b] = kInf;
       if (copy_s[b] == kInf) continue;
       for (int a = 0; a <= b; ++a) {
+        if (f[a] >= next[b]) continue;  // max(f[a], ...) cannot be less
         const double stage =
             std::max(0.0, lo[b] - hi[a]) + copy_s[a] + copy_s[b];
         const double value = std::max(f[a], stage);
@@ -99,21 +100,28 @@ struct Buckets {
 };
 
 Buckets PlainBuckets(ClosureCuts& cuts, const DeviceModel& model,
-                     const CutBoundOptions& options, CutBoundResult* result) {
+                     const CutBoundOptions& options, int split,
+                     CutBoundResult* result) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  const int nb = options.buckets;
+  const int cut_buckets = options.buckets, nb = cut_buckets * split;
   const double width = cuts.total_s() / nb;
   Buckets k{std::vector<double>(nb), std::vector<double>(nb),
             std::vector<double>(nb, 0)};
   for (int b = 0; b < nb; ++b) {
     k.lo[b] = b * width;
     k.hi[b] = b + 1 == nb ? cuts.total_s() : (b + 1) * width;
+  }
+  // Note [Split buckets]: one smallest cut per `split` DP buckets.
+  for (int c = 0; c < cut_buckets; ++c) {
     if (cuts.work() > options.max_work) {
       result->out_of_work = true;  // the cuts left count 0: still valid
       continue;
     }
-    const int64_t cut = cuts.MinCut(k.lo[b], k.hi[b]);
-    k.copy_s[b] = cut < 0 ? kInf : model.CopySeconds(static_cast<double>(cut));
+    const int first = c * split, last = first + split - 1;
+    const int64_t cut = cuts.MinCut(k.lo[first], k.hi[last]);
+    const double copy_s =
+        cut < 0 ? kInf : model.CopySeconds(static_cast<double>(cut));
+    for (int b = first; b <= last; ++b) k.copy_s[b] = copy_s;
   }
   return k;
 }
@@ -135,22 +143,29 @@ void WindowBuckets(ClosureCuts& cuts, const DeviceModel& model,
   result->out_of_work |= cuts.work() > options.max_work;
 }
 
-// Note [Chain-directed window cuts]: refines the groups of `per` buckets
-// that the DP's best chains pass through; returns the last DP's value.
+// Note [Chain-directed window cuts]: refines the windows around the
+// buckets that the DP's best chains pass through, a group of `per` buckets
+// first, then ever narrower (Note [Narrowing window cuts]); returns the last
+// DP's value.
 double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
                        const DeviceModel& model, int k, double upper_s,
                        const CutBoundOptions& options, CutBoundResult* result,
                        Buckets* b) {
   const int nb = static_cast<int>(b->lo.size());
   const int per = std::max(1, nb / std::max(1, options.window_groups));
-  std::vector<uint8_t> refined((nb + per - 1) / per, 0);
+  // width[x]: the buckets of the narrowest window refined around bucket x
+  // (0: none yet); the next is a quarter of it, aligned to multiples.
+  std::vector<int> width(nb, 0);
   BranchedCutOptions branched;
   branched.max_sides = options.branched_sides;
   branched.deadline = options.branched_deadline;
-  branched.max_work = options.max_work;
+  // Its own work budget after the window cuts' (Note [Split buckets]).
+  const int64_t max_work = cuts.work() + options.branched_work;
+  branched.max_work = max_work;
   std::vector<int> chain;
   double value = ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain);
   const double start = value;
+  int stalls = 0;  // rounds in a row that raised the DP by less than 0.1%
   // The boundaries of the chain's critical stages (within 0.1% of its
   // value): only raising their copies can raise the DP's value.
   auto critical = [&](int d) {
@@ -168,33 +183,37 @@ double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
     bool any = false;
     for (int d = 0; d < static_cast<int>(chain.size()); ++d) {
       if (!critical(d)) continue;
-      const int g = chain[d] / per;
-      if (refined[g]) continue;
-      if (cuts.work() > options.max_work ||
+      const int x = chain[d];
+      if (width[x] == 1) continue;
+      if (cuts.work() > max_work ||
           std::chrono::steady_clock::now() >= options.branched_deadline) {
         result->out_of_work = true;
-        result->branched = value > start;
-        return value;
+        break;
       }
-      refined[g] = 1;
+      const int w = width[x] == 0 ? per : std::max(1, width[x] / 4);
       any = true;
       ++result->branched_groups;
-      const int first = g * per, last = std::min(nb, first + per) - 1;
+      const int first = x / w * w, last = std::min(nb, first + w) - 1;
       const BranchedCut cut = BranchedWindowCut(
           cuts, problem, model, b->lo[first], b->hi[last], branched);
       const double copy_s = model.CopySeconds(cut.bytes);
-      for (int x = first; x <= last; ++x)
-        b->copy_s[x] = std::max(b->copy_s[x], copy_s);
+      for (int y = first; y <= last; ++y) {
+        b->copy_s[y] = std::max(b->copy_s[y], copy_s);
+        width[y] = width[y] == 0 ? w : std::min(width[y], w);
+      }
     }
-    if (!any) break;
+    // A round the budget cut short still raised the copies it refined.
+    if (!any && !result->out_of_work) break;
     // Raised copy seconds only raise the DP's value (it is a min of maxes
-    // of sums of them): keep the largest anyway. A round that raised it by
-    // less than 0.1% ends the search (the cheap early exit).
+    // of sums of them): keep the largest anyway. Two rounds in a row that
+    // raised it by less than 0.1% end the search (the cheap early exit; one
+    // is not enough, as a group's proof often moves the chain to a
+    // neighbouring bucket that only a narrower window lifts).
     const double next =
         ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain);
-    const bool stalled = next < value * 1.001;
+    stalls = next < value * 1.001 ? stalls + 1 : 0;
     value = std::max(value, next);
-    if (stalled) break;
+    if (stalls >= 2 || result->out_of_work) break;
   }
   result->branched = value > start;
   return value;
@@ -206,7 +225,7 @@ double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
 double AdjacentBound(ClosureCuts& cuts, const ShardingProblem& problem,
                      const DeviceModel& model, int k, double upper_s,
                      const CutBoundOptions& options, CutBoundResult* result) {
-  Buckets b = PlainBuckets(cuts, model, options, result);
+  Buckets b = PlainBuckets(cuts, model, options, options.dp_split, result);
   const double plain = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k);
   if (plain >= upper_s * 0.99 || options.window_groups <= 0) {
     return plain - cuts.tolerance_s();
@@ -306,7 +325,7 @@ CutBoundResult RevisitCutBound(const ShardingProblem& problem,
     return result;
   }
   ClosureCuts cuts(problem, model);
-  Buckets b = PlainBuckets(cuts, model, options, &result);
+  Buckets b = PlainBuckets(cuts, model, options, 1, &result);
   double bound = RevisitBisection(b, cuts.total_s(), num_ipus, cheap, upper_s,
                                   options.bisection_steps, cuts.tolerance_s());
   if (bound < upper_s * 0.99 && options.window_groups > 0) {
