@@ -73,6 +73,53 @@ struct Buckets {
   std::vector<double> lo, hi, copy_s;
 };
 
+// Note [Reach DP]: whether some chain x_0 <= ... <= x_{k-2} with x_j in
+// bucket b_j has x_0 + copy_s[b_0] <= t, every middle stage
+// x_d - x_{d-1} + copy_s[b_{d-1}] + copy_s[b_d] <= t and the last
+// W - x_{k-2} + copy_s[b_{k-2}] <= t; per bucket the largest x_d reachable.
+bool ReachFeasible(const Buckets& b, double total_s, int k, double t) {
+  constexpr double kNone = -std::numeric_limits<double>::infinity();
+  const int nb = static_cast<int>(b.lo.size());
+  std::vector<double> reach(nb, kNone), next(nb);
+  for (int y = 0; y < nb; ++y) {
+    const double x = std::min(b.hi[y], t - b.copy_s[y]);
+    if (x >= b.lo[y]) reach[y] = x;
+  }
+  for (int d = 1; d + 1 < k; ++d) {
+    // A stage spans at most t of compute: only buckets from `first` on.
+    int first = 0;
+    for (int y = 0; y < nb; ++y) {
+      next[y] = kNone;
+      while (first < y && b.hi[first] < b.lo[y] - t) ++first;
+      if (!(b.copy_s[y] <= t)) continue;
+      double best = kNone;
+      for (int x = first; x <= y; ++x) {
+        if (reach[x] == kNone) continue;
+        best = std::max(best, std::min(b.hi[y], reach[x] + t - b.copy_s[x] -
+                                                    b.copy_s[y]));
+      }
+      if (best >= b.lo[y]) next[y] = best;
+    }
+    reach.swap(next);
+  }
+  for (int x = 0; x < nb; ++x)
+    if (reach[x] != kNone && total_s - reach[x] + b.copy_s[x] <= t) return true;
+  return false;
+}
+
+// The largest t in [lower_s, upper_s] ReachFeasible rules out (bisection to
+// `steps` halvings), lower_s when none is.
+double ReachBisection(const Buckets& b, double total_s, int k, double lower_s,
+                      double upper_s, int steps, double tolerance_s) {
+  double lo = lower_s, hi = upper_s;
+  if (ReachFeasible(b, total_s, k, lo + tolerance_s)) return lower_s;
+  for (int step = 0; step < steps; ++step) {
+    const double mid = (lo + hi) / 2;
+    (ReachFeasible(b, total_s, k, mid + tolerance_s) ? hi : lo) = mid;
+  }
+  return lo;
+}
+
 Buckets PlainBuckets(ClosureCuts& cuts, const DeviceModel& model,
                      const CutBoundOptions& options, CutBoundResult* result) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -117,13 +164,24 @@ double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
                      double upper_s, const CutBoundOptions& options,
                      CutBoundResult* result) {
   Buckets b = PlainBuckets(cuts, model, options, result);
-  const double plain = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k);
-  if (plain >= upper_s * 0.99 || options.window_groups <= 0) {
-    return plain - cuts.tolerance_s();
+  double bound = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k);
+  // Note [Reach DP]: from the chain bound (which it never proves less than)
+  // up to the plan.
+  auto reach = [&] {
+    if (bound < upper_s) {
+      bound = std::max(bound, ReachBisection(b, cuts.total_s(), k, bound,
+                                             upper_s, options.bisection_steps,
+                                             cuts.tolerance_s()));
+    }
+  };
+  reach();
+  if (bound >= upper_s * 0.99 || options.window_groups <= 0) {
+    return bound - cuts.tolerance_s();
   }
   WindowBuckets(cuts, model, options, result, &b);
-  return std::max(plain, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k)) -
-         cuts.tolerance_s();
+  bound = std::max(bound, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k));
+  reach();
+  return bound - cuts.tolerance_s();
 }
 
 // Note [Revisit cut bound]: whether a chain of buckets has every stage
@@ -170,7 +228,74 @@ double RevisitBisection(const Buckets& b, double total_s, int k, double lower_s,
   return lo;
 }
 
+// Note [Late branches]: AdjacentBound on the problem without its late
+// branches, with a window cut per bucket; 0 when nothing is dropped.
+double LateBound(const ShardingProblem& problem, const DeviceModel& model,
+                 int k, double upper_s, const CutBoundOptions& options,
+                 CutBoundResult* result) {
+  double dropped_s = 0;
+  const ShardingProblem late = DropLateBranches(
+      problem, model, options.late_share * upper_s, &dropped_s);
+  if (!(dropped_s > 0)) return 0;
+  // Its times are node_time_s, which the model takes over the precision's
+  // peak (as the filler bound's reduced problem).
+  const DeviceModel late_model(late, model.profile(), Precision::kFp32);
+  ClosureCuts cuts(late, late_model);
+  CutBoundOptions per_bucket = options;
+  per_bucket.window_groups = options.buckets;
+  per_bucket.max_work = options.late_max_work;
+  const double bound =
+      AdjacentBound(cuts, late_model, k, upper_s, per_bucket, result);
+  result->work += cuts.work();
+  return bound;
+}
+
 }  // namespace
+
+ShardingProblem DropLateBranches(const ShardingProblem& problem,
+                                 const DeviceModel& model, double max_s,
+                                 double* dropped_s) {
+  const int n = problem.num_nodes();
+  // The heaviest path out of each node, its own time included.
+  std::vector<double> desc_s(n, 0);
+  for (auto it = problem.topo_order.rbegin(); it != problem.topo_order.rend();
+       ++it) {
+    const int32_t v = *it;
+    for (int32_t c : problem.consumers[v])
+      desc_s[v] = std::max(desc_s[v], desc_s[c]);
+    desc_s[v] += model.NodeTime(v);
+  }
+  ShardingProblem r = problem;
+  r.node_time_s.assign(n, 0);
+  for (int32_t v = 0; v < n; ++v) r.node_time_s[v] = model.NodeTime(v);
+  // desc_s never rises along an edge, so the set is closed under readers.
+  std::vector<uint8_t> late(n, 0);
+  double total = 0;
+  for (int32_t v = 0; v < n; ++v) {
+    if (problem.is_constant[v] || desc_s[v] > max_s) continue;
+    late[v] = 1;
+    total += model.NodeTime(v);
+  }
+  for (int32_t v = 0; v < n; ++v) {
+    if (!late[v]) continue;
+    // A folded constant of no time that reads nothing: out of the lattice
+    // with its tensors, which only late nodes read.
+    r.is_constant[v] = 1;
+    r.node_time_s[v] = 0;
+    for (int32_t u : problem.producers[v]) {
+      auto& consumers = r.consumers[u];
+      consumers.erase(std::remove(consumers.begin(), consumers.end(), v),
+                      consumers.end());
+      for (auto& readers : r.output_consumers[u])
+        readers.erase(std::remove(readers.begin(), readers.end(), v),
+                      readers.end());
+    }
+    r.producers[v].clear();
+    r.input_tensors[v].clear();
+  }
+  if (dropped_s) *dropped_s = total;
+  return r;
+}
 
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,
@@ -183,11 +308,16 @@ CutBoundResult CutBound(const ShardingProblem& problem,
     return result;
   }
   ClosureCuts cuts(problem, model);
-  const double bound =
+  double bound =
       problem.copies_through_host
           ? HostBound(cuts, model, num_ipus, cheap, upper_s, options, &result)
           : AdjacentBound(cuts, model, num_ipus, upper_s, options, &result);
   result.work = cuts.work();
+  if (!problem.copies_through_host && options.late_share > 0 &&
+      bound < upper_s * 0.99) {
+    bound = std::max(
+        bound, LateBound(problem, model, num_ipus, upper_s, options, &result));
+  }
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);
   return result;

@@ -82,6 +82,12 @@ struct CutBoundOptions {
   int bisection_steps = 14;  // through host: halvings of [cheap, upper_s]
   // Problems with more lattice nodes are not tried (the result says so).
   int32_t max_nodes = 20000;
+  // Note [Late branches]: nodes whose heaviest path out (their own time
+  // included) is at most this share of upper_s are dropped, when the bounds
+  // above leave the plan more than 1% above; 0: never. Arc scans of that
+  // second bound at most.
+  double late_share = 0.1;
+  int64_t late_max_work = 400000000;
 };
 
 struct CutBoundResult {
@@ -98,6 +104,16 @@ struct CutBoundResult {
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,
                         const CutBoundOptions& options);
+
+// Note [Late branches]: `problem` without the nodes whose heaviest path out
+// (their own time included, seconds) is at most `max_s`: they become folded
+// constants of no time that read nothing (their reads dropped), and
+// node_time_s is set to `model`'s node times (so a DeviceModel of it over
+// model.profile() has the same times). `dropped_s`: their Σ time. O(nodes +
+// edges).
+ShardingProblem DropLateBranches(const ShardingProblem& problem,
+                                 const DeviceModel& model, double max_s,
+                                 double* dropped_s);
 
 // Note [Revisit cut bound] on `problem` (R_T) for plans onto `num_ipus`
 // IPUs whose last stage returns to IPU 0, with `upper_s` >= T (the search's
