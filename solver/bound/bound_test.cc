@@ -15,12 +15,12 @@ namespace {
 using ::autoshard::testing::MakeTestProblem;
 using ::autoshard::testing::ToyChip;
 
-TEST(BoundTest, TheCascadeIsCutHeavyNodeBlockDpIdealDpCbc) {
+TEST(BoundTest, TheCascadeIsCutHeavyNodeLateBranchesBlockDpIdealDpCbc) {
   std::vector<std::string> names;
   for (const Bound* b : CertifyBounds()) names.emplace_back(b->name());
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"min-cut", "heavy node", "block DP",
-                                      "ideal DP", "CBC MIP"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "min-cut", "heavy node", "min-cut, late branches",
+                       "block DP", "ideal DP", "CBC MIP"}));
 }
 
 // A chain n0 -> n1 -> n2 -> n3 of 1, 1, 1 and 3 s (1e9 FLOPs each at the toy

@@ -174,43 +174,66 @@ double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
                                              cuts.tolerance_s()));
     }
   };
-  reach();
+  if (options.reach_dp) reach();
   if (bound >= upper_s * 0.99 || options.window_groups <= 0) {
     return bound - cuts.tolerance_s();
   }
   WindowBuckets(cuts, model, options, result, &b);
   bound = std::max(bound, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k));
-  reach();
+  if (options.reach_dp) reach();
   return bound - cuts.tolerance_s();
 }
 
 // Note [Revisit cut bound]: whether a chain of buckets has every stage
-// 1..k-1 at most t and IPU 0's two stages together at most t.
-bool RevisitFeasible(const Buckets& b, double total_s, int k, double t) {
+// 1..k-1 at most t and IPU 0's two stages together at most t; with
+// `reach`, also Note [Reach DP]'s positions (per bucket the least stage-0
+// time and the largest position over the chains that reach it, perhaps two
+// different chains: a relaxation). A stage spans at most t of compute, so
+// only buckets less than t apart are paired.
+bool RevisitFeasible(const Buckets& b, double total_s, int k, double t,
+                     bool reach) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const int nb = static_cast<int>(b.lo.size());
-  // g[x]: the least time of stage 0 over chains I_0..I_d with I_d in x.
-  std::vector<double> g(nb, kInf), next(nb);
+  // g[x]: the least time of stage 0 over chains I_0..I_d with I_d in x;
+  // far[x]: the largest P(I_d) of such chains whose stages keep Note [Reach
+  // DP]'s constraints, -infinity when none.
+  std::vector<double> g(nb, kInf), next(nb), far(nb, -kInf), next_far(nb);
   for (int x = 0; x < nb; ++x) {
     const double head = b.lo[x] + b.copy_s[x];
-    if (head <= t) g[x] = head;
+    if (head <= t) {
+      g[x] = head;
+      far[x] = std::min(b.hi[x], t - b.copy_s[x]);
+    }
   }
   for (int d = 1; d < k; ++d) {
+    int first = 0;
     for (int y = 0; y < nb; ++y) {
       next[y] = kInf;
-      if (b.copy_s[y] == kInf) continue;
-      for (int x = 0; x <= y; ++x) {
-        if (g[x] >= next[y]) continue;
+      next_far[y] = -kInf;
+      while (first < y && b.hi[first] < b.lo[y] - t) ++first;
+      if (!(b.copy_s[y] <= t)) continue;
+      for (int x = first; x <= y; ++x) {
+        if (g[x] == kInf) continue;
         const double stage =
             std::max(0.0, b.lo[y] - b.hi[x]) + b.copy_s[x] + b.copy_s[y];
-        if (stage <= t) next[y] = g[x];
+        if (stage > t) continue;
+        double position = b.hi[y];
+        if (reach) {
+          position = std::min(b.hi[y],
+                              far[x] + t - b.copy_s[x] - b.copy_s[y]);
+          if (position < b.lo[y]) continue;
+        }
+        next[y] = std::min(next[y], g[x]);
+        next_far[y] = std::max(next_far[y], position);
       }
     }
     g.swap(next);
+    far.swap(next_far);
   }
   for (int x = 0; x < nb; ++x) {
     if (g[x] == kInf) continue;
-    if (g[x] + std::max(0.0, total_s - b.hi[x]) + b.copy_s[x] <= t) return true;
+    const double last = reach ? far[x] : b.hi[x];
+    if (g[x] + std::max(0.0, total_s - last) + b.copy_s[x] <= t) return true;
   }
   return false;
 }
@@ -218,34 +241,64 @@ bool RevisitFeasible(const Buckets& b, double total_s, int k, double t) {
 // The largest t in [lower_s, upper_s] RevisitFeasible rules out (bisection),
 // lower_s when none is.
 double RevisitBisection(const Buckets& b, double total_s, int k, double lower_s,
-                        double upper_s, int steps, double tolerance_s) {
+                        double upper_s, int steps, double tolerance_s,
+                        bool reach) {
   double lo = lower_s, hi = upper_s;
-  if (RevisitFeasible(b, total_s, k, lo + tolerance_s)) return lower_s;
+  if (RevisitFeasible(b, total_s, k, lo + tolerance_s, reach)) return lower_s;
   for (int step = 0; step < steps; ++step) {
     const double mid = (lo + hi) / 2;
-    (RevisitFeasible(b, total_s, k, mid + tolerance_s) ? hi : lo) = mid;
+    (RevisitFeasible(b, total_s, k, mid + tolerance_s, reach) ? hi : lo) = mid;
   }
   return lo;
 }
 
-// Note [Late branches]: AdjacentBound on the problem without its late
-// branches, with a window cut per bucket; 0 when nothing is dropped.
+// Note [Revisit cut bound] on `cuts`' problem: the bisection over plain
+// buckets and, when it leaves the plan more than 1% above, over window
+// cuts (`window_groups` groups).
+double RevisitAdjacent(ClosureCuts& cuts, const DeviceModel& model, int k,
+                       double lower_s, double upper_s,
+                       const CutBoundOptions& options,
+                       CutBoundResult* result) {
+  Buckets b = PlainBuckets(cuts, model, options, result);
+  double bound = RevisitBisection(b, cuts.total_s(), k, lower_s, upper_s,
+                                  options.bisection_steps, cuts.tolerance_s(),
+                                  options.reach_dp);
+  if (bound < upper_s * 0.99 && options.window_groups > 0) {
+    WindowBuckets(cuts, model, options, result, &b);
+    bound = std::max(
+        bound, RevisitBisection(b, cuts.total_s(), k, bound, upper_s,
+                                options.bisection_steps, cuts.tolerance_s(),
+                                options.reach_dp));
+  }
+  return bound;
+}
+
+// Note [Late branches]: `bound_on(cuts, model, options)` on the problem
+// without its late branches, first with `options`' window groups, then,
+// when that proved more than `lower_s` and still leaves the plan more than
+// 1% above, with a window cut per bucket (the costly part: only where the
+// relaxation helps); lower_s when nothing is dropped.
+template <typename BoundOn>
 double LateBound(const ShardingProblem& problem, const DeviceModel& model,
-                 int k, double upper_s, const CutBoundOptions& options,
-                 CutBoundResult* result) {
+                 double lower_s, double upper_s, const CutBoundOptions& options,
+                 CutBoundResult* result, const BoundOn& bound_on) {
   double dropped_s = 0;
   const ShardingProblem late = DropLateBranches(
       problem, model, options.late_share * upper_s, &dropped_s);
-  if (!(dropped_s > 0)) return 0;
+  if (!(dropped_s > 0)) return lower_s;
   // Its times are node_time_s, which the model takes over the precision's
   // peak (as the filler bound's reduced problem).
   const DeviceModel late_model(late, model.profile(), Precision::kFp32);
   ClosureCuts cuts(late, late_model);
-  CutBoundOptions per_bucket = options;
-  per_bucket.window_groups = options.buckets;
-  per_bucket.max_work = options.late_max_work;
-  const double bound =
-      AdjacentBound(cuts, late_model, k, upper_s, per_bucket, result);
+  CutBoundOptions o = options;
+  o.max_work = options.late_max_work;
+  double bound = std::max(lower_s, bound_on(cuts, late_model, o));
+  if (bound > std::max(lower_s, options.known_s) * (1 + 1e-9) &&
+      bound < upper_s * 0.99 &&
+      o.window_groups > 0 && o.window_groups < o.buckets) {
+    o.window_groups = o.buckets;
+    bound = std::max(bound, bound_on(cuts, late_model, o));
+  }
   result->work += cuts.work();
   return bound;
 }
@@ -307,16 +360,23 @@ CutBoundResult CutBound(const ShardingProblem& problem,
       problem.num_nodes() > options.max_nodes) {
     return result;
   }
-  ClosureCuts cuts(problem, model);
-  double bound =
-      problem.copies_through_host
-          ? HostBound(cuts, model, num_ipus, cheap, upper_s, options, &result)
-          : AdjacentBound(cuts, model, num_ipus, upper_s, options, &result);
-  result.work = cuts.work();
+  double bound = cheap;
+  if (!options.late_only) {
+    ClosureCuts cuts(problem, model);
+    bound =
+        problem.copies_through_host
+            ? HostBound(cuts, model, num_ipus, cheap, upper_s, options, &result)
+            : AdjacentBound(cuts, model, num_ipus, upper_s, options, &result);
+    result.work = cuts.work();
+  }
   if (!problem.copies_through_host && options.late_share > 0 &&
-      bound < upper_s * 0.99) {
-    bound = std::max(
-        bound, LateBound(problem, model, num_ipus, upper_s, options, &result));
+      std::max(bound, options.known_s) < upper_s * 0.99) {
+    bound = LateBound(problem, model, bound, upper_s, options, &result,
+                      [&](ClosureCuts& c, const DeviceModel& m,
+                          const CutBoundOptions& o) {
+                        return AdjacentBound(c, m, num_ipus, upper_s, o,
+                                             &result);
+                      });
   }
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);
@@ -338,16 +398,22 @@ CutBoundResult RevisitCutBound(const ShardingProblem& problem,
     return result;
   }
   ClosureCuts cuts(problem, model);
-  Buckets b = PlainBuckets(cuts, model, options, &result);
-  double bound = RevisitBisection(b, cuts.total_s(), num_ipus, cheap, upper_s,
-                                  options.bisection_steps, cuts.tolerance_s());
-  if (bound < upper_s * 0.99 && options.window_groups > 0) {
-    WindowBuckets(cuts, model, options, &result, &b);
-    bound = std::max(
-        bound, RevisitBisection(b, cuts.total_s(), num_ipus, bound, upper_s,
-                                options.bisection_steps, cuts.tolerance_s()));
-  }
+  double bound = RevisitAdjacent(cuts, model, num_ipus, cheap, upper_s,
+                                 options, &result);
   result.work = cuts.work();
+  // Note [Late branches]: a plan whose last stage returns to IPU 0,
+  // restricted to the rest, is one of the reduced problem whose every IPU is
+  // no slower.
+  if (options.late_share > 0 &&
+      std::max(bound, options.known_s) < upper_s * 0.99) {
+    const double before = bound;
+    bound = LateBound(problem, model, bound, upper_s, options, &result,
+                      [&](ClosureCuts& c, const DeviceModel& m,
+                          const CutBoundOptions& o) {
+                        return RevisitAdjacent(c, m, num_ipus, before, upper_s,
+                                               o, &result);
+                      });
+  }
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);
   return result;
