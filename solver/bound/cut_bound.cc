@@ -276,8 +276,8 @@ double RevisitAdjacent(ClosureCuts& cuts, const DeviceModel& model, int k,
 // Note [Late branches]: `bound_on(cuts, model, options)` on the problem
 // without its late branches, first with `options`' window groups, then,
 // when that proved more than `lower_s` and still leaves the plan more than
-// 1% above, with a window cut per bucket (the costly part: only where the
-// relaxation helps); lower_s when nothing is dropped.
+// 1% above, with late_window_groups window cuts (the costly part: only where
+// the relaxation helps); lower_s when nothing is dropped.
 template <typename BoundOn>
 double LateBound(const ShardingProblem& problem, const DeviceModel& model,
                  double lower_s, double upper_s, const CutBoundOptions& options,
@@ -294,9 +294,9 @@ double LateBound(const ShardingProblem& problem, const DeviceModel& model,
   o.max_work = options.late_max_work;
   double bound = std::max(lower_s, bound_on(cuts, late_model, o));
   if (bound > std::max(lower_s, options.known_s) * (1 + 1e-9) &&
-      bound < upper_s * 0.99 &&
-      o.window_groups > 0 && o.window_groups < o.buckets) {
-    o.window_groups = o.buckets;
+      bound < upper_s * 0.99 && o.window_groups > 0 &&
+      o.window_groups < options.late_window_groups) {
+    o.window_groups = options.late_window_groups;
     bound = std::max(bound, bound_on(cuts, late_model, o));
   }
   result->work += cuts.work();
