@@ -64,8 +64,7 @@ inline ShardingProblem RandomDag(std::mt19937& rng, int n,
 // reads it, with a small time (0 or 1e8 FLOP: 0.1 s on the toy chip), so an
 // ideal may leave it out for its input's bytes (Note [Late branches],
 // solver/bound/cut_bound.h).
-inline ShardingProblem DagWithSinkBranches(std::mt19937& rng, int n,
-                                           int sinks,
+inline ShardingProblem DagWithSinkBranches(std::mt19937& rng, int n, int sinks,
                                            int64_t max_activation_bytes) {
   std::uniform_real_distribution<double> unit(0, 1);
   std::vector<std::pair<int, int>> edges;

@@ -95,8 +95,8 @@ bool ReachFeasible(const Buckets& b, double total_s, int k, double t) {
       double best = kNone;
       for (int x = first; x <= y; ++x) {
         if (reach[x] == kNone) continue;
-        best = std::max(best, std::min(b.hi[y], reach[x] + t - b.copy_s[x] -
-                                                    b.copy_s[y]));
+        best = std::max(
+            best, std::min(b.hi[y], reach[x] + t - b.copy_s[x] - b.copy_s[y]));
       }
       if (best >= b.lo[y]) next[y] = best;
     }
@@ -169,9 +169,9 @@ double AdjacentBound(ClosureCuts& cuts, const DeviceModel& model, int k,
   // up to the plan.
   auto reach = [&] {
     if (bound < upper_s) {
-      bound = std::max(bound, ReachBisection(b, cuts.total_s(), k, bound,
-                                             upper_s, options.bisection_steps,
-                                             cuts.tolerance_s()));
+      bound = std::max(
+          bound, ReachBisection(b, cuts.total_s(), k, bound, upper_s,
+                                options.bisection_steps, cuts.tolerance_s()));
     }
   };
   if (options.reach_dp) reach();
@@ -219,8 +219,7 @@ bool RevisitFeasible(const Buckets& b, double total_s, int k, double t,
         if (stage > t) continue;
         double position = b.hi[y];
         if (reach) {
-          position = std::min(b.hi[y],
-                              far[x] + t - b.copy_s[x] - b.copy_s[y]);
+          position = std::min(b.hi[y], far[x] + t - b.copy_s[x] - b.copy_s[y]);
           if (position < b.lo[y]) continue;
         }
         next[y] = std::min(next[y], g[x]);
@@ -257,18 +256,17 @@ double RevisitBisection(const Buckets& b, double total_s, int k, double lower_s,
 // cuts (`window_groups` groups).
 double RevisitAdjacent(ClosureCuts& cuts, const DeviceModel& model, int k,
                        double lower_s, double upper_s,
-                       const CutBoundOptions& options,
-                       CutBoundResult* result) {
+                       const CutBoundOptions& options, CutBoundResult* result) {
   Buckets b = PlainBuckets(cuts, model, options, result);
   double bound = RevisitBisection(b, cuts.total_s(), k, lower_s, upper_s,
                                   options.bisection_steps, cuts.tolerance_s(),
                                   options.reach_dp);
   if (bound < upper_s * 0.99 && options.window_groups > 0) {
     WindowBuckets(cuts, model, options, result, &b);
-    bound = std::max(
-        bound, RevisitBisection(b, cuts.total_s(), k, bound, upper_s,
-                                options.bisection_steps, cuts.tolerance_s(),
-                                options.reach_dp));
+    bound =
+        std::max(bound, RevisitBisection(b, cuts.total_s(), k, bound, upper_s,
+                                         options.bisection_steps,
+                                         cuts.tolerance_s(), options.reach_dp));
   }
   return bound;
 }
@@ -371,12 +369,11 @@ CutBoundResult CutBound(const ShardingProblem& problem,
   }
   if (!problem.copies_through_host && options.late_share > 0 &&
       std::max(bound, options.known_s) < upper_s * 0.99) {
-    bound = LateBound(problem, model, bound, upper_s, options, &result,
-                      [&](ClosureCuts& c, const DeviceModel& m,
-                          const CutBoundOptions& o) {
-                        return AdjacentBound(c, m, num_ipus, upper_s, o,
-                                             &result);
-                      });
+    bound = LateBound(
+        problem, model, bound, upper_s, options, &result,
+        [&](ClosureCuts& c, const DeviceModel& m, const CutBoundOptions& o) {
+          return AdjacentBound(c, m, num_ipus, upper_s, o, &result);
+        });
   }
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);
@@ -398,8 +395,8 @@ CutBoundResult RevisitCutBound(const ShardingProblem& problem,
     return result;
   }
   ClosureCuts cuts(problem, model);
-  double bound = RevisitAdjacent(cuts, model, num_ipus, cheap, upper_s,
-                                 options, &result);
+  double bound =
+      RevisitAdjacent(cuts, model, num_ipus, cheap, upper_s, options, &result);
   result.work = cuts.work();
   // Note [Late branches]: a plan whose last stage returns to IPU 0,
   // restricted to the rest, is one of the reduced problem whose every IPU is
@@ -407,12 +404,11 @@ CutBoundResult RevisitCutBound(const ShardingProblem& problem,
   if (options.late_share > 0 &&
       std::max(bound, options.known_s) < upper_s * 0.99) {
     const double before = bound;
-    bound = LateBound(problem, model, bound, upper_s, options, &result,
-                      [&](ClosureCuts& c, const DeviceModel& m,
-                          const CutBoundOptions& o) {
-                        return RevisitAdjacent(c, m, num_ipus, before, upper_s,
-                                               o, &result);
-                      });
+    bound = LateBound(
+        problem, model, bound, upper_s, options, &result,
+        [&](ClosureCuts& c, const DeviceModel& m, const CutBoundOptions& o) {
+          return RevisitAdjacent(c, m, num_ipus, before, upper_s, o, &result);
+        });
   }
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);

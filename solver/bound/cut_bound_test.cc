@@ -187,7 +187,6 @@ TEST(CutBoundTest, NeverAboveBruteForceOnRandomDags) {
   EXPECT_GT(windowed, 3);
 }
 
-
 // Note [Late branches]: n0 -> n1 -> n2 and n0 -> n3, of 1, 4, 1 and 0.5 s
 // (toy chip: 1e9 FLOP/s). Heaviest paths out: n3 0.5 s, n2 1 s, n1 5 s, n0
 // 6 s. With 0.75 s only n3 goes (n0's tensor is then read by n1 alone); with

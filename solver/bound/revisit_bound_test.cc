@@ -175,8 +175,8 @@ TEST(RevisitBoundTest, PlansWithAnEmptyFirstStageAreRefused) {
   fixed.set_transfer_fixed_s(0.3);
   for (int trial = 0; trial < 200; ++trial) {
     const int k = 3;
-    ShardingProblem p = RandomDag(rng, 5 + trial % 2,
-                                  trial % 2 == 0 ? 8000000000 : 800000000);
+    ShardingProblem p =
+        RandomDag(rng, 5 + trial % 2, trial % 2 == 0 ? 8000000000 : 800000000);
     testing::ShareAWeightFarApart(&p, 800);
     const DeviceModel model(p, trial % 4 < 2 ? ToyChip() : fixed,
                             Precision::kFp32);
