@@ -59,6 +59,38 @@ inline ShardingProblem RandomDag(std::mt19937& rng, int n,
   return p;
 }
 
+// A random DAG of `n` nodes (RandomDag's edges and sizes) whose last
+// `sinks` nodes are output branches: each reads one earlier node and nothing
+// reads it, with a small time (0 or 1e8 FLOP: 0.1 s on the toy chip), so an
+// ideal may leave it out for its input's bytes (Note [Late branches],
+// solver/bound/cut_bound.h).
+inline ShardingProblem DagWithSinkBranches(std::mt19937& rng, int n, int sinks,
+                                           int64_t max_activation_bytes) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<std::pair<int, int>> edges;
+  const int main = n - sinks;
+  for (int j = 1; j < main; ++j) {
+    for (int i = 0; i < j; ++i) {
+      if (i == j - 1 ? unit(rng) < 0.7 : unit(rng) < 0.2)
+        edges.emplace_back(i, j);
+    }
+  }
+  for (int s = main; s < n; ++s)
+    edges.emplace_back(static_cast<int>(rng() % main), s);
+  std::vector<int64_t> weights(n, 0);
+  std::vector<double> flops(n);
+  for (int i = 0; i < n; ++i)
+    flops[i] = i < main ? std::floor(unit(rng) * 50) * 1e8
+                        : std::floor(unit(rng) * 2) * 1e8;
+  ShardingProblem p = MakeTestProblem(n, edges, weights, flops);
+  for (int i = 0; i < n; ++i)
+    p.activation_bytes[i] =
+        4 * (1 + static_cast<int64_t>(unit(rng) * max_activation_bytes / 4));
+  p.largest_output_bytes = p.activation_bytes;
+  RefreshTensors(&p);
+  return p;
+}
+
 // The smallest bottleneck over every monotone assignment of `p`'s nodes
 // (given in topological order 0..n-1) onto k IPUs with every IPU used, and
 // `keep` true of it when given: {fitting, any}; infinity when there is

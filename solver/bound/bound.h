@@ -102,7 +102,8 @@ class Bound {
 };
 
 // The certified bound's cascade, in order: the min-cut bound
-// (cut_bound.h), the heavy-node bound (heavy_bound.h), the block DP's
+// (cut_bound.h), the heavy-node bound (heavy_bound.h), the min-cut bound
+// without late branches (Note [Late branches], cut_bound.h), the block DP's
 // (block_bound.h: graphs of repeated segments), the ideal DP's
 // relaxation (strategies/ideal_dp.h; on a problem with fillers when the graph
 // has too many ideals, filler_bound.h), then COIN-OR CBC (lp_bound.h).

@@ -18,13 +18,16 @@
 namespace autoshard {
 namespace {
 
-// Note [Cut bound]: deterministic, a work budget and no clock.
+// Note [Cut bound]: a work budget, and a clock only for Note
+// [Chain-directed window cuts]. Note [Late branches] runs later, after the
+// heavy-node bound (LateBranchesBound).
 class MinCutBound : public Bound {
  public:
   absl::string_view name() const override { return "min-cut"; }
   BoundValue Run(const BoundProblem& p,
                  const BoundBudget& budget) const override {
     CutBoundOptions options;
+    options.late_share = 0;
     // Note [Chain-directed window cuts]: the one clocked part, by
     // kBranchedCutShare of the budget.
     options.branched_sides = 16;
@@ -34,6 +37,25 @@ class MinCutBound : public Bound {
     BoundValue v;
     if (r.improved) v.bound_s = r.bound_s;
     v.method = r.branched ? "min-cut, branched windows" : "min-cut";
+    v.stop = r.out_of_work ? BoundStop::kOutOfBudget : BoundStop::kDone;
+    return v;
+  }
+};
+
+// Note [Late branches]: the min-cut bound without the late branches, its
+// costly pass only when its first beats the bounds before it.
+class LateBranchesBound : public Bound {
+ public:
+  absl::string_view name() const override { return "min-cut, late branches"; }
+  BoundValue Run(const BoundProblem& p, const BoundBudget&) const override {
+    CutBoundOptions options;
+    options.late_only = true;
+    options.known_s = p.lower_s;
+    const CutBoundResult r = CutBound(*p.problem, *p.model, p.num_ipus,
+                                      p.plan_bottleneck_s, options);
+    BoundValue v;
+    if (r.improved) v.bound_s = r.bound_s;
+    v.method = "min-cut without late branches";
     v.stop = r.out_of_work ? BoundStop::kOutOfBudget : BoundStop::kDone;
     return v;
   }
@@ -167,11 +189,12 @@ class CbcMipBound : public Bound {
 const std::vector<const Bound*>& CertifyBounds() {
   static const MinCutBound* const cut = new MinCutBound;
   static const HeavyBound* const heavy = new HeavyBound;
+  static const LateBranchesBound* const late = new LateBranchesBound;
   static const IdealDpLowerBound* const ideal = new IdealDpLowerBound;
   static const CbcMipBound* const mip = new CbcMipBound;
   static const std::vector<const Bound*>* const bounds =
-      new std::vector<const Bound*>{cut, heavy, &BlockDpBoundInstance(), ideal,
-                                    mip};
+      new std::vector<const Bound*>{cut,   heavy, late, &BlockDpBoundInstance(),
+                                    ideal, mip};
   return *bounds;
 }
 

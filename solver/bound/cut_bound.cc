@@ -99,6 +99,53 @@ struct Buckets {
   std::vector<double> lo, hi, copy_s;
 };
 
+// Note [Reach DP]: whether some chain x_0 <= ... <= x_{k-2} with x_j in
+// bucket b_j has x_0 + copy_s[b_0] <= t, every middle stage
+// x_d - x_{d-1} + copy_s[b_{d-1}] + copy_s[b_d] <= t and the last
+// W - x_{k-2} + copy_s[b_{k-2}] <= t; per bucket the largest x_d reachable.
+bool ReachFeasible(const Buckets& b, double total_s, int k, double t) {
+  constexpr double kNone = -std::numeric_limits<double>::infinity();
+  const int nb = static_cast<int>(b.lo.size());
+  std::vector<double> reach(nb, kNone), next(nb);
+  for (int y = 0; y < nb; ++y) {
+    const double x = std::min(b.hi[y], t - b.copy_s[y]);
+    if (x >= b.lo[y]) reach[y] = x;
+  }
+  for (int d = 1; d + 1 < k; ++d) {
+    // A stage spans at most t of compute: only buckets from `first` on.
+    int first = 0;
+    for (int y = 0; y < nb; ++y) {
+      next[y] = kNone;
+      while (first < y && b.hi[first] < b.lo[y] - t) ++first;
+      if (!(b.copy_s[y] <= t)) continue;
+      double best = kNone;
+      for (int x = first; x <= y; ++x) {
+        if (reach[x] == kNone) continue;
+        best = std::max(
+            best, std::min(b.hi[y], reach[x] + t - b.copy_s[x] - b.copy_s[y]));
+      }
+      if (best >= b.lo[y]) next[y] = best;
+    }
+    reach.swap(next);
+  }
+  for (int x = 0; x < nb; ++x)
+    if (reach[x] != kNone && total_s - reach[x] + b.copy_s[x] <= t) return true;
+  return false;
+}
+
+// The largest t in [lower_s, upper_s] ReachFeasible rules out (bisection to
+// `steps` halvings), lower_s when none is.
+double ReachBisection(const Buckets& b, double total_s, int k, double lower_s,
+                      double upper_s, int steps, double tolerance_s) {
+  double lo = lower_s, hi = upper_s;
+  if (ReachFeasible(b, total_s, k, lo + tolerance_s)) return lower_s;
+  for (int step = 0; step < steps; ++step) {
+    const double mid = (lo + hi) / 2;
+    (ReachFeasible(b, total_s, k, mid + tolerance_s) ? hi : lo) = mid;
+  }
+  return lo;
+}
+
 Buckets PlainBuckets(ClosureCuts& cuts, const DeviceModel& model,
                      const CutBoundOptions& options, int split,
                      CutBoundResult* result) {
@@ -226,49 +273,84 @@ double AdjacentBound(ClosureCuts& cuts, const ShardingProblem& problem,
                      const DeviceModel& model, int k, double upper_s,
                      const CutBoundOptions& options, CutBoundResult* result) {
   Buckets b = PlainBuckets(cuts, model, options, options.dp_split, result);
-  const double plain = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k);
-  if (plain >= upper_s * 0.99 || options.window_groups <= 0) {
-    return plain - cuts.tolerance_s();
+  double bound = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k);
+  // Note [Reach DP]: from the chain bound (which it never proves less than)
+  // up to the plan.
+  auto reach = [&] {
+    if (bound < upper_s) {
+      bound = std::max(
+          bound, ReachBisection(b, cuts.total_s(), k, bound, upper_s,
+                                options.bisection_steps, cuts.tolerance_s()));
+    }
+  };
+  if (options.reach_dp) reach();
+  if (bound >= upper_s * 0.99 || options.window_groups <= 0) {
+    return bound - cuts.tolerance_s();
   }
   WindowBuckets(cuts, model, options, result, &b);
-  const double windows =
-      std::max(plain, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k));
-  if (windows - cuts.tolerance_s() >= upper_s * 0.99 ||
+  bound = std::max(bound, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k));
+  if (options.reach_dp) reach();
+  if (bound - cuts.tolerance_s() >= upper_s * 0.99 ||
       options.branched_sides <= 0) {
-    return windows - cuts.tolerance_s();
+    return bound - cuts.tolerance_s();
   }
-  return std::max(windows, BranchedBuckets(cuts, problem, model, k, upper_s,
-                                           options, result, &b)) -
-         cuts.tolerance_s();
+  bound = std::max(bound, BranchedBuckets(cuts, problem, model, k, upper_s,
+                                          options, result, &b));
+  // The refined buckets' copies are still lower bounds: Note [Reach DP]
+  // on them too.
+  if (options.reach_dp) reach();
+  return bound - cuts.tolerance_s();
 }
 
 // Note [Revisit cut bound]: whether a chain of buckets has every stage
-// 1..k-1 at most t and IPU 0's two stages together at most t.
-bool RevisitFeasible(const Buckets& b, double total_s, int k, double t) {
+// 1..k-1 at most t and IPU 0's two stages together at most t; with
+// `reach`, also Note [Reach DP]'s positions (per bucket the least stage-0
+// time and the largest position over the chains that reach it, perhaps two
+// different chains: a relaxation). A stage spans at most t of compute, so
+// only buckets less than t apart are paired.
+bool RevisitFeasible(const Buckets& b, double total_s, int k, double t,
+                     bool reach) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const int nb = static_cast<int>(b.lo.size());
-  // g[x]: the least time of stage 0 over chains I_0..I_d with I_d in x.
-  std::vector<double> g(nb, kInf), next(nb);
+  // g[x]: the least time of stage 0 over chains I_0..I_d with I_d in x;
+  // far[x]: the largest P(I_d) of such chains whose stages keep Note [Reach
+  // DP]'s constraints, -infinity when none.
+  std::vector<double> g(nb, kInf), next(nb), far(nb, -kInf), next_far(nb);
   for (int x = 0; x < nb; ++x) {
     const double head = b.lo[x] + b.copy_s[x];
-    if (head <= t) g[x] = head;
+    if (head <= t) {
+      g[x] = head;
+      far[x] = std::min(b.hi[x], t - b.copy_s[x]);
+    }
   }
   for (int d = 1; d < k; ++d) {
+    int first = 0;
     for (int y = 0; y < nb; ++y) {
       next[y] = kInf;
-      if (b.copy_s[y] == kInf) continue;
-      for (int x = 0; x <= y; ++x) {
-        if (g[x] >= next[y]) continue;
+      next_far[y] = -kInf;
+      while (first < y && b.hi[first] < b.lo[y] - t) ++first;
+      if (!(b.copy_s[y] <= t)) continue;
+      for (int x = first; x <= y; ++x) {
+        if (g[x] == kInf) continue;
         const double stage =
             std::max(0.0, b.lo[y] - b.hi[x]) + b.copy_s[x] + b.copy_s[y];
-        if (stage <= t) next[y] = g[x];
+        if (stage > t) continue;
+        double position = b.hi[y];
+        if (reach) {
+          position = std::min(b.hi[y], far[x] + t - b.copy_s[x] - b.copy_s[y]);
+          if (position < b.lo[y]) continue;
+        }
+        next[y] = std::min(next[y], g[x]);
+        next_far[y] = std::max(next_far[y], position);
       }
     }
     g.swap(next);
+    far.swap(next_far);
   }
   for (int x = 0; x < nb; ++x) {
     if (g[x] == kInf) continue;
-    if (g[x] + std::max(0.0, total_s - b.hi[x]) + b.copy_s[x] <= t) return true;
+    const double last = reach ? far[x] : b.hi[x];
+    if (g[x] + std::max(0.0, total_s - last) + b.copy_s[x] <= t) return true;
   }
   return false;
 }
@@ -276,17 +358,117 @@ bool RevisitFeasible(const Buckets& b, double total_s, int k, double t) {
 // The largest t in [lower_s, upper_s] RevisitFeasible rules out (bisection),
 // lower_s when none is.
 double RevisitBisection(const Buckets& b, double total_s, int k, double lower_s,
-                        double upper_s, int steps, double tolerance_s) {
+                        double upper_s, int steps, double tolerance_s,
+                        bool reach) {
   double lo = lower_s, hi = upper_s;
-  if (RevisitFeasible(b, total_s, k, lo + tolerance_s)) return lower_s;
+  if (RevisitFeasible(b, total_s, k, lo + tolerance_s, reach)) return lower_s;
   for (int step = 0; step < steps; ++step) {
     const double mid = (lo + hi) / 2;
-    (RevisitFeasible(b, total_s, k, mid + tolerance_s) ? hi : lo) = mid;
+    (RevisitFeasible(b, total_s, k, mid + tolerance_s, reach) ? hi : lo) = mid;
   }
   return lo;
 }
 
+// Note [Revisit cut bound] on `cuts`' problem: the bisection over plain
+// buckets and, when it leaves the plan more than 1% above, over window
+// cuts (`window_groups` groups).
+double RevisitAdjacent(ClosureCuts& cuts, const DeviceModel& model, int k,
+                       double lower_s, double upper_s,
+                       const CutBoundOptions& options, CutBoundResult* result) {
+  Buckets b = PlainBuckets(cuts, model, options, 1, result);
+  double bound = RevisitBisection(b, cuts.total_s(), k, lower_s, upper_s,
+                                  options.bisection_steps, cuts.tolerance_s(),
+                                  options.reach_dp);
+  if (bound < upper_s * 0.99 && options.window_groups > 0) {
+    WindowBuckets(cuts, model, options, result, &b);
+    bound =
+        std::max(bound, RevisitBisection(b, cuts.total_s(), k, bound, upper_s,
+                                         options.bisection_steps,
+                                         cuts.tolerance_s(), options.reach_dp));
+  }
+  return bound;
+}
+
+// Note [Late branches]: `bound_on(cuts, reduced problem, model, options)` on the problem
+// without its late branches, first with `options`' window groups, then,
+// when that proved more than `lower_s` and still leaves the plan more than
+// 1% above, with late_window_groups window cuts (the costly part: only where
+// the relaxation helps); lower_s when nothing is dropped.
+template <typename BoundOn>
+double LateBound(const ShardingProblem& problem, const DeviceModel& model,
+                 double lower_s, double upper_s, const CutBoundOptions& options,
+                 CutBoundResult* result, const BoundOn& bound_on) {
+  double dropped_s = 0;
+  const ShardingProblem late = DropLateBranches(
+      problem, model, options.late_share * upper_s, &dropped_s);
+  if (!(dropped_s > 0)) return lower_s;
+  // Its times are node_time_s, which the model takes over the precision's
+  // peak (as the filler bound's reduced problem).
+  const DeviceModel late_model(late, model.profile(), Precision::kFp32);
+  ClosureCuts cuts(late, late_model);
+  CutBoundOptions o = options;
+  o.max_work = options.late_max_work;
+  // Note [Chain-directed window cuts] runs on the whole graph only: its
+  // clock is the cascade's, spent there.
+  o.branched_sides = 0;
+  o.dp_split = 1;  // Note [Split buckets]: the whole graph's only
+  double bound = std::max(lower_s, bound_on(cuts, late, late_model, o));
+  if (bound > std::max(lower_s, options.known_s) * (1 + 1e-9) &&
+      bound < upper_s * 0.99 && o.window_groups > 0 &&
+      o.window_groups < options.late_window_groups) {
+    o.window_groups = options.late_window_groups;
+    bound = std::max(bound, bound_on(cuts, late, late_model, o));
+  }
+  result->work += cuts.work();
+  return bound;
+}
+
 }  // namespace
+
+ShardingProblem DropLateBranches(const ShardingProblem& problem,
+                                 const DeviceModel& model, double max_s,
+                                 double* dropped_s) {
+  const int n = problem.num_nodes();
+  // The heaviest path out of each node, its own time included.
+  std::vector<double> desc_s(n, 0);
+  for (auto it = problem.topo_order.rbegin(); it != problem.topo_order.rend();
+       ++it) {
+    const int32_t v = *it;
+    for (int32_t c : problem.consumers[v])
+      desc_s[v] = std::max(desc_s[v], desc_s[c]);
+    desc_s[v] += model.NodeTime(v);
+  }
+  ShardingProblem r = problem;
+  r.node_time_s.assign(n, 0);
+  for (int32_t v = 0; v < n; ++v) r.node_time_s[v] = model.NodeTime(v);
+  // desc_s never rises along an edge, so the set is closed under readers.
+  std::vector<uint8_t> late(n, 0);
+  double total = 0;
+  for (int32_t v = 0; v < n; ++v) {
+    if (problem.is_constant[v] || desc_s[v] > max_s) continue;
+    late[v] = 1;
+    total += model.NodeTime(v);
+  }
+  for (int32_t v = 0; v < n; ++v) {
+    if (!late[v]) continue;
+    // A folded constant of no time that reads nothing: out of the lattice
+    // with its tensors, which only late nodes read.
+    r.is_constant[v] = 1;
+    r.node_time_s[v] = 0;
+    for (int32_t u : problem.producers[v]) {
+      auto& consumers = r.consumers[u];
+      consumers.erase(std::remove(consumers.begin(), consumers.end(), v),
+                      consumers.end());
+      for (auto& readers : r.output_consumers[u])
+        readers.erase(std::remove(readers.begin(), readers.end(), v),
+                      readers.end());
+    }
+    r.producers[v].clear();
+    r.input_tensors[v].clear();
+  }
+  if (dropped_s) *dropped_s = total;
+  return r;
+}
 
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,
@@ -298,13 +480,25 @@ CutBoundResult CutBound(const ShardingProblem& problem,
       problem.num_nodes() > options.max_nodes) {
     return result;
   }
-  ClosureCuts cuts(problem, model);
-  const double bound =
-      problem.copies_through_host
-          ? HostBound(cuts, model, num_ipus, cheap, upper_s, options, &result)
-          : AdjacentBound(cuts, problem, model, num_ipus, upper_s, options,
-                          &result);
-  result.work = cuts.work();
+  double bound = cheap;
+  if (!options.late_only) {
+    ClosureCuts cuts(problem, model);
+    bound = problem.copies_through_host
+                ? HostBound(cuts, model, num_ipus, cheap, upper_s, options,
+                            &result)
+                : AdjacentBound(cuts, problem, model, num_ipus, upper_s,
+                                options, &result);
+    result.work = cuts.work();
+  }
+  if (!problem.copies_through_host && options.late_share > 0 &&
+      std::max(bound, options.known_s) < upper_s * 0.99) {
+    bound = LateBound(problem, model, bound, upper_s, options, &result,
+                      [&](ClosureCuts& c, const ShardingProblem& p,
+                          const DeviceModel& m, const CutBoundOptions& o) {
+                        return AdjacentBound(c, p, m, num_ipus, upper_s, o,
+                                             &result);
+                      });
+  }
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);
   return result;
@@ -325,16 +519,22 @@ CutBoundResult RevisitCutBound(const ShardingProblem& problem,
     return result;
   }
   ClosureCuts cuts(problem, model);
-  Buckets b = PlainBuckets(cuts, model, options, 1, &result);
-  double bound = RevisitBisection(b, cuts.total_s(), num_ipus, cheap, upper_s,
-                                  options.bisection_steps, cuts.tolerance_s());
-  if (bound < upper_s * 0.99 && options.window_groups > 0) {
-    WindowBuckets(cuts, model, options, &result, &b);
-    bound = std::max(
-        bound, RevisitBisection(b, cuts.total_s(), num_ipus, bound, upper_s,
-                                options.bisection_steps, cuts.tolerance_s()));
-  }
+  double bound =
+      RevisitAdjacent(cuts, model, num_ipus, cheap, upper_s, options, &result);
   result.work = cuts.work();
+  // Note [Late branches]: a plan whose last stage returns to IPU 0,
+  // restricted to the rest, is one of the reduced problem whose every IPU is
+  // no slower.
+  if (options.late_share > 0 &&
+      std::max(bound, options.known_s) < upper_s * 0.99) {
+    const double before = bound;
+    bound = LateBound(
+        problem, model, bound, upper_s, options, &result,
+        [&](ClosureCuts& c, const ShardingProblem&, const DeviceModel& m,
+            const CutBoundOptions& o) {
+          return RevisitAdjacent(c, m, num_ipus, before, upper_s, o, &result);
+        });
+  }
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);
   return result;

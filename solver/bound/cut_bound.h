@@ -56,9 +56,54 @@
 // in turn, their sum. A threshold t is ruled out when no chain of buckets
 // b_0 <= ... <= b_{k-1} has every middle stage's least time <= t and
 // lo_{b_0} + m_{b_0} + (W - hi_{b_{k-1}}) + m_{b_{k-1}} <= t (a DP keeping,
-// per bucket, the least stage-0 time of the chains that reach it:
-// O(k x buckets^2) per t); the largest ruled out is found by bisection from
-// the cheap bound for k IPUs (which holds for every node -> IPU map).
+// per bucket, the least stage-0 time of the chains that reach it); the
+// largest ruled out is found by bisection from the cheap bound for k IPUs
+// (which holds for every node -> IPU map). With Note [Reach DP] the DP also
+// keeps per bucket the largest position the chains reaching it reach, and
+// the tail is W - that position: the least stage-0 time and the largest
+// position may come from two chains (a relaxation: still valid). Only
+// buckets less than t apart are paired: O(k x buckets x t / width) per t,
+// so it runs at every k (it stopped at 32 IPUs when it paired all,
+// O(k x buckets^2)). Note [Late branches] applies as to the monotone bound:
+// a plan restricted to the kept nodes is one of the reduced problem.
+//
+// Note [Reach DP]
+// The chain DP above loses up to a bucket's compute at each end of a stage:
+// it knows only P(I_{d-1}) <= hi and P(I_d) >= lo. For a threshold t the
+// boundaries' positions x_d = P(I_d) can be followed instead: a split whose
+// every stage time is at most t has, with x_d in bucket b_d and c(b) the
+// bucket's least copy seconds,
+//   x_0 + c(b_0) <= t,  x_d - x_{d-1} + c(b_{d-1}) + c(b_d) <= t,
+//   W - x_{k-2} + c(b_{k-2}) <= t.
+// Per stage and bucket the DP keeps the largest x_d such a chain of
+// positions reaches (a larger x_d only loosens the next stage's constraint;
+// x_d = min(hi_{b_d}, x_{d-1} + t - c - c), kept when >= lo_{b_d}); when none
+// passes the last stage, no split has a bottleneck <= t. A chain this DP
+// accepts is one the chain DP accepts, so bisection runs from the chain
+// bound up to the plan. A stage spans at most t of compute, so a bucket is
+// paired only with buckets less than t before it: O(k x buckets x t / width)
+// per step. tv_raft_small at 64 IPUs: 43.5 -> 44.5 us.
+//
+// Note [Late branches]
+// Nodes whose heaviest path out is short (an output's own branch, as RAFT's
+// upsampling of each iteration's flow, and the graph's last nodes) let an
+// ideal leave them out for the bytes of their small inputs: the least cut of
+// a window in the middle of an iteration is then that of an iteration's end
+// with a few such branches left out (tv_raft_small: 12 branches of about
+// 5 us). L = {v : heaviest path out of v, its own time included, <=
+// late_share x T} is closed under readers (the path only shortens along an
+// edge). Drop L's nodes, their compute and their reads: a monotone split of
+// the graph, restricted to the rest, is a monotone split of the reduced
+// problem (empty IPUs allowed) whose every stage is no slower (less
+// compute; a tensor crosses a boundary only when a kept node reads it
+// beyond, so no more bytes, and a fixed copy cost only where the split paid
+// one). So a bound on the reduced problem bounds the graph; it gives up at
+// most L's compute. It runs when the bound on the whole graph leaves the
+// plan more than 1% above it, the larger kept: first with the window groups
+// above, then, only when that proved more than every bound before it (in
+// the cascade it runs after the heavy-node bound), with late_window_groups
+// (its own work budget). tv_raft_small at 64 IPUs: 44.5 -> 46.7 us with a
+// window per bucket, at 2-3 times the seconds of late_window_groups' value.
 //
 // Note [Chain-directed window cuts]
 // After Note [Window cuts], when the DP still leaves the plan more than 1%
@@ -71,10 +116,12 @@
 // boundaries lie in single refined buckets only, two rounds in a row raise
 // the DP by less than 0.1% (the cheap early exit), the DP reaches 99% of
 // the plan, or the clock (branched_deadline) or its own work
-// (branched_work) runs out; a round cut short still counts what it proved. Every bucket's copy seconds stay a lower bound on each ideal in it,
-// so each DP's value is a bound; the last (the largest) is kept. The groups
+// (branched_work) runs out; a round cut short still counts what it proved.
+// Every bucket's copy seconds stay a lower bound on each ideal in it, so
+// each DP's value is a bound; the last (the largest) is kept. The groups
 // tried are only those some best chain passes through: the bound's cost
-// follows where the DP is short, not the graph's size.
+// follows where the DP is short, not the graph's size. It runs on the whole
+// graph only, not on Note [Late branches]' reduced problem.
 //
 // Note [Narrowing window cuts]
 // A group's window is wide (1/64 of W: 164 us on tv_fcos_resnet50_fpn on 8
@@ -131,6 +178,23 @@ struct CutBoundOptions {
   int bisection_steps = 14;  // through host: halvings of [cheap, upper_s]
   // Problems with more lattice nodes are not tried (the result says so).
   int32_t max_nodes = 20000;
+  // Note [Late branches]: nodes whose heaviest path out (their own time
+  // included) is at most this share of upper_s are dropped, when the bounds
+  // above leave the plan more than 1% above; 0: never. Arc scans of that
+  // second bound at most, and the window groups of its second pass.
+  double late_share = 0.1;
+  int64_t late_max_work = 200000000;
+  int late_window_groups = 256;
+  // Note [Reach DP] after the chain DP (tests turn it off to compare).
+  bool reach_dp = true;
+  // A bound already proven (seconds; the cascade's, or the heavy-node
+  // bound's): Note [Late branches]'s window cut per bucket runs only when
+  // the late branches' first pass proves more than it, and not at all when
+  // it leaves the plan within 1%.
+  double known_s = 0;
+  // Only Note [Late branches]'s bound (the cascade ran the whole graph's
+  // before): the result is at least the cheap bound.
+  bool late_only = false;
 };
 
 struct CutBoundResult {
@@ -151,6 +215,16 @@ struct CutBoundResult {
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,
                         const CutBoundOptions& options);
+
+// Note [Late branches]: `problem` without the nodes whose heaviest path out
+// (their own time included, seconds) is at most `max_s`: they become folded
+// constants of no time that read nothing (their reads dropped), and
+// node_time_s is set to `model`'s node times (so a DeviceModel of it over
+// model.profile() has the same times). `dropped_s`: their Σ time. O(nodes +
+// edges).
+ShardingProblem DropLateBranches(const ShardingProblem& problem,
+                                 const DeviceModel& model, double max_s,
+                                 double* dropped_s);
 
 // Note [Revisit cut bound] on `problem` (R_T) for plans onto `num_ipus`
 // IPUs whose last stage returns to IPU 0, with `upper_s` >= T (the search's

@@ -52,7 +52,7 @@ struct MipBoundOptions {
   // Problems with more columns than this are not solved (the result says
   // so). On the development corpus, after the min-cut bound, CBC proved
   // more on no row, and from about 2,000 columns its clock, not its node
-  // limit, stopped it (docs/bound_table.md): so it runs only where it is
+  // limit, stopped it (docs/bound_table_history.md): so it runs only where it is
   // quick and reproducible.
   int64_t max_columns = 2000;
 };

@@ -8,13 +8,6 @@
 #include "solver/bound/heavy_bound.h"
 
 namespace autoshard {
-namespace {
-
-// Note [Revisit cut bound] runs up to this many IPUs (its DP's cost).
-constexpr int kRevisitChainIpus = 32;
-
-}  // namespace
-
 ShardingProblem DropHeadTailReads(const ShardingProblem& problem,
                                   const DeviceModel& model, double upper_s,
                                   int64_t* dropped) {
@@ -96,35 +89,40 @@ RevisitBoundResult RevisitBound(const ShardingProblem& problem,
   // peak (as the filler bound's reduced problem).
   const DeviceModel relaxed_model(relaxed, model.profile(), Precision::kFp32);
   const int stages = num_ipus + 1;
+  // Note [Late branches] only on the sharper bound below (it costs the
+  // most, and a chain it accepts is one this DP accepts too).
+  CutBoundOptions whole;
+  whole.late_share = 0;
   const CutBoundResult cut =
-      CutBound(relaxed, relaxed_model, stages, upper_s, CutBoundOptions());
+      CutBound(relaxed, relaxed_model, stages, upper_s, whole);
   result.out_of_work = cut.out_of_work;
   result.bound_s = cut.bound_s;  // at least the cheap bound for k + 1
   result.method = "min-cut on k + 1 stages";
-  // Note [Revisit cut bound]: IPU 0's two stages summed; O(k x buckets^2)
-  // per bisection step, so only up to kRevisitChainIpus IPUs.
-  if (num_ipus <= kRevisitChainIpus) {
-    const CutBoundResult chain = RevisitCutBound(
-        relaxed, relaxed_model, num_ipus, upper_s, CutBoundOptions());
-    result.out_of_work |= chain.out_of_work;
-    if (chain.bound_s > result.bound_s) {
-      result.bound_s = chain.bound_s;
-      // Not improved: RevisitCutBound returned the cheap bound for k IPUs
-      // (above the cheap bound for k + 1 the first DP starts from).
-      result.method = chain.improved ? "min-cut, IPU 0's two stages summed"
-                                     : "cheap (k IPUs)";
-    }
-  }
   // Note [Heavy-node bound] on R_T: the IPU holding v is a stage of Q
   // (costing at most its IPU's time in the plan), and the other k - 1 IPUs
   // hold the rest of the compute (for v in S_0 or S_k IPU 0 holds S_k or
   // S_0 too, which only adds to its time: Note [Heavy node and the rest]'s
-  // lambda >= 1/k weighs it at least as much as the rest loses).
-  HeavyBoundOptions options;
-  options.enough_s = upper_s / (1 + kCertifiedEnoughPercent / 100);
-  const HeavyBoundResult heavy =
-      HeavyNodeBound(relaxed, relaxed_model, num_ipus, result.bound_s, options);
+  // lambda >= 1/k weighs it at least as much as the rest loses). Before the
+  // revisit cut bound, so Note [Late branches]'s costly pass there runs only
+  // where it may prove more.
+  HeavyBoundOptions heavy_options;
+  heavy_options.enough_s = upper_s / (1 + kCertifiedEnoughPercent / 100);
+  const HeavyBoundResult heavy = HeavyNodeBound(
+      relaxed, relaxed_model, num_ipus, result.bound_s, heavy_options);
   result.out_of_work |= heavy.out_of_work;
+  // Note [Revisit cut bound]: IPU 0's two stages summed.
+  CutBoundOptions options;
+  if (heavy.node >= 0) options.known_s = heavy.bound_s;
+  const CutBoundResult chain =
+      RevisitCutBound(relaxed, relaxed_model, num_ipus, upper_s, options);
+  result.out_of_work |= chain.out_of_work;
+  if (chain.bound_s > result.bound_s) {
+    result.bound_s = chain.bound_s;
+    // Not improved: RevisitCutBound returned the cheap bound for k IPUs
+    // (above the cheap bound for k + 1 the first DP starts from).
+    result.method = chain.improved ? "min-cut, IPU 0's two stages summed"
+                                   : "cheap (k IPUs)";
+  }
   if (heavy.node >= 0 && heavy.bound_s > result.bound_s) {
     result.bound_s = heavy.bound_s;
     result.method = "heavy node";

@@ -23,12 +23,16 @@
 // stage j costs at most P's stage j part: stage j < k and 0 < j the IPU's
 // whole time, stages 0 and k each at most IPU 0's time. So
 //   bottleneck(P) >= min(T, B(R_T, k + 1))
-// for any bound B on every monotone split of R_T onto k + 1 IPUs (empty
-// stages allowed: S_0 may be empty): the min-cut bound (cut_bound.h) here.
-// Sharper, with IPU 0's two stages summed: Note [Revisit cut bound]
-// (cut_bound.h, up to 32 IPUs) and the heavy-node bound (heavy_bound.h) on
-// R_T with k IPUs. With T the plan's bottleneck this bounds every such plan
-// that could beat it. Memory is not counted.
+// for any bound B on every monotone split of R_T onto k + 1 IPUs: the
+// min-cut bound (cut_bound.h) here. Sharper, with IPU 0's two stages summed:
+// Note [Revisit cut bound] (cut_bound.h) and the heavy-node bound
+// (heavy_bound.h) on R_T with k IPUs. With T the plan's bottleneck this
+// bounds every such plan that could beat it. Memory is not counted.
+// S_0 must hold a node: a placement whose stage 0 is empty runs one stage on
+// IPU 0 and is costed as an IPU map that is not monotone (a tensor read on
+// IPU 0 is copied there directly, not stage by stage, so Q's copies may
+// exceed P's). auto never returns one: ValidateAssignment refuses a stage
+// without a node (revisit_bound_test.cc).
 #ifndef AUTOSHARD_SOLVER_BOUND_REVISIT_BOUND_H_
 #define AUTOSHARD_SOLVER_BOUND_REVISIT_BOUND_H_
 

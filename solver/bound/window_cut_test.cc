@@ -202,8 +202,8 @@ TEST(WindowCutTest, ChainDirectedBoundNeverAboveBruteForce) {
 // (so the chain-directed windows narrow down to single buckets on these
 // small graphs), DP buckets split 1 to 3 ways, and groups of 8 or 4
 // buckets, the bound never exceeds the best monotone split (brute force);
-// split buckets never lower the plain DP (a split chain's stages are at
-// least its cut buckets' chain's); 3% more than the bound fails some
+// split buckets never lower the plain chain DP (a split chain's stages are
+// at least its cut buckets' chain's); 3% more than the bound fails some
 // checks, so the check can fail.
 TEST(WindowCutTest, NarrowedAndSplitBoundsNeverAboveBruteForce) {
   std::mt19937 rng(28082026);
@@ -222,12 +222,14 @@ TEST(WindowCutTest, NarrowedAndSplitBoundsNeverAboveBruteForce) {
     plain.buckets = 16;
     plain.window_groups = 0;
     plain.dp_split = 1;
+    plain.reach_dp = false;  // its bisection's grid starts at the chain DP
     const double unsplit = CutBound(p, model, k, best, plain).bound_s;
     CutBoundOptions with = plain;
     with.dp_split = 1 + trial % 3;
     const double split = CutBound(p, model, k, best, with).bound_s;
     EXPECT_GE(split, unsplit * (1 - 1e-12)) << "trial " << trial;
     split_raised += split > unsplit * (1 + 1e-9) ? 1 : 0;
+    with.reach_dp = true;
     with.window_groups = trial % 4 < 2 ? 2 : 4;  // groups of 8 or 4 buckets
     with.branched_sides = 16;
     const CutBoundResult r = CutBound(p, model, k, best, with);

@@ -228,7 +228,13 @@ std::optional<StrategyResult> RevisitCandidate(const StrategyContext& c,
   Assignment sliced = RevisitAssignment(*best_order, best.cuts, p.num_nodes());
   Assignment sunk = SinkConstants(p, sliced);
   StrategyResult before = Evaluated(c, std::move(sliced), amp);
-  if (sunk.ipu == before.assignment.ipu) return before;
+  // Sinking may empty stage 0 (its only nodes constants read later): a plan
+  // with no stage 0 is no plan (ValidateAssignment), and the certificate of
+  // Note [Revisit bound] does not cover it.
+  const bool stage0_kept =
+      std::find(sunk.pipeline_stage.begin(), sunk.pipeline_stage.end(), 0) !=
+      sunk.pipeline_stage.end();
+  if (sunk.ipu == before.assignment.ipu || !stage0_kept) return before;
   StrategyResult after = Evaluated(c, std::move(sunk), amp);
   return BetterResult(before, after) ? before : after;
 }

@@ -84,8 +84,8 @@ Assignment RevisitAssignment(const SliceOrder& order,
 
 // auto's candidate: the best RevisitSlicing over the optimal strategy's
 // orders within `seconds`, evaluated (constants sunk to their readers when
-// no worse), faster than `beat_s` when it fits; none when num_ipus < 2,
-// nothing was found or time ran out.
+// no worse and stage 0 keeps a node), faster than `beat_s` when it fits; none
+// when num_ipus < 2, nothing was found or time ran out.
 std::optional<StrategyResult> RevisitCandidate(const StrategyContext& c,
                                                double beat_s, double seconds);
 
