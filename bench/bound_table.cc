@@ -102,8 +102,7 @@ struct Totals {
 // Before: the best fitting candidate but issue 19's searches' (the ideal
 // DP, the min-cut orders (plain and balanced), the moves between ideals:
 // "<name>+moves", and issue 28's reader hoisting from them, "<name>+hoist";
-// the
-// plan's bottleneck when none fits); `chose` gets the chosen strategy.
+// the plan's bottleneck when none fits); `chose` gets the chosen strategy.
 double BottleneckBeforeIdeal(const autoshard::Plan& plan, std::string* chose) {
   double before = plan.proto.performance().bottleneck_s();
   bool before_found = false;
@@ -140,7 +139,8 @@ void PrintRow(const autoshard::LoadedModel& loaded, const std::string& name,
   if (!plan.ok() || !prepared.ok()) {
     std::printf(
         "| %s | %d | %s |\n", name.c_str(), k,
-        std::string((prepared.ok() ? plan.status() : prepared.status()).message())
+        std::string(
+            (prepared.ok() ? plan.status() : prepared.status()).message())
             .c_str());
     ++totals->failures;
     return;
@@ -203,7 +203,6 @@ int main(int argc, char** argv) {
       "%.1f%%, worst %.1f%%; %d rows above 10%%; %d rows left out (fewer "
       "nodes than IPUs)\n",
       totals.gaps.size(), Median(totals.old_gaps), Worst(totals.old_gaps),
-      Median(totals.gaps), Worst(totals.gaps), totals.above10,
-      totals.skipped);
+      Median(totals.gaps), Worst(totals.gaps), totals.above10, totals.skipped);
   return totals.failures == 0 ? 0 : 1;
 }

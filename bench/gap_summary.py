@@ -14,9 +14,12 @@ per IPU count; '-' reads stdin) and prints, as Markdown:
 - with --rows: every row as a compact Markdown table (model, IPUs, plan and
   certified bound before / after in us, which bound held, gap before /
   after, plan and bound seconds), for docs/bound_table.md;
+- the rows the table could not plan (its error text), and with --before the
+  rows the before tables have and these lack;
 - the verdict against issue 28's target: at every IPU count a median of at
   most 3% and a worst of at most 10%, at most 10 s of plan + bound a row,
-  and no plan slower than before.
+  no row the table could not plan, and no plan slower than before (nor
+  missing).
 The median of an even count is the mean of the two middle values.
 
 Exit code: 0 when the target is met, 1 when it is not, 2 on a usage error or
@@ -29,8 +32,11 @@ import statistics
 import sys
 
 
-def parse_rows(path):
-    """{(model, ipus): row} of a table file; a row is a dict of floats."""
+def parse_rows(path, failures=None):
+    """{(model, ipus): row} of a table file; a row is a dict of floats. A
+    row whose cells are not numbers (the table tool's row for a model it
+    could not plan: its error message) goes to `failures`, keyed alike,
+    with its text."""
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
     rows = {}
     with stream:
@@ -38,7 +44,7 @@ def parse_rows(path):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             # | model | IPUs | before / after | old | certified | by | old gap
             # | certified gap | plan s | bound s | chose | reason |
-            if len(cells) < 10 or not cells[1].isdigit():
+            if len(cells) < 3 or not cells[1].isdigit():
                 continue
             try:
                 after = float(cells[2].split("/")[-1])
@@ -50,15 +56,16 @@ def parse_rows(path):
                     "plan_s": float(cells[8]),
                     "bound_s": float(cells[9]),
                 }
-            except ValueError:
-                continue  # a failure row: the model's error message
+            except (ValueError, IndexError):
+                if failures is not None:
+                    failures[(cells[0], int(cells[1]))] = " ".join(cells[2:])
     return rows
 
 
-def read_all(paths):
+def read_all(paths, failures=None):
     rows = {}
     for path in paths:
-        rows.update(parse_rows(path))
+        rows.update(parse_rows(path, failures))
     return rows
 
 
@@ -98,8 +105,9 @@ def main():
                         help="percent a plan may differ by before it counts "
                              "as slower (the table prints 0.1 us)")
     args = parser.parse_args()
-    rows = read_all(args.tables)
-    if not rows:
+    failures = {}
+    rows = read_all(args.tables, failures)
+    if not rows and not failures:
         print("no table rows in " + " ".join(args.tables), file=sys.stderr)
         return 2
     before = read_all(args.before)
@@ -111,6 +119,8 @@ def main():
     counts = sorted({k for _, k in rows})
     for k in counts + [None]:
         part = {key: r for key, r in rows.items() if k is None or key[1] == k}
+        if not part:
+            continue
         gaps = [r["gap_percent"] for r in part.values()]
         worst_key = max(part, key=lambda key: part[key]["gap_percent"])
         longest = max(r["plan_s"] + r["bound_s"] for r in part.values())
@@ -131,6 +141,11 @@ def main():
         print(f"- {key[0]} at {key[1]} IPUs: {r['plan_s']:.2f} + "
               f"{r['bound_s']:.2f} s")
     met = met and not slow
+
+    print(f"\nRows the table could not plan: {len(failures)}")
+    for key in sorted(failures):
+        print(f"- {key[0]} at {key[1]} IPUs: {failures[key]}")
+    met = met and not failures
 
     print("\nRows above 10%:")
     for key in sorted(rows, key=lambda key: -rows[key]["gap_percent"]):
@@ -164,7 +179,11 @@ def main():
             if abs(change) >= 1:
                 print(f"- gap {before[key]['gap_percent']:.1f}% -> "
                       f"{rows[key]['gap_percent']:.1f}%: {key[0]} at {key[1]} IPUs")
-        met = met and not slower
+        missing = sorted(key for key in before
+                         if key not in rows and key not in failures)
+        for key in missing:
+            print(f"- missing now: {key[0]} at {key[1]} IPUs")
+        met = met and not slower and not missing
 
     if args.rows:
         print_rows(rows, before)

@@ -60,6 +60,18 @@ expect 1 "the rows, before beside after" -- /usr/bin/python3 "$SUMMARY" --rows -
 stdout_has "| b.onnx | 4 | 4.9 / 5.0 | 1.0 / 1.0 | min-cut | 5.0% / 5.0% | 0.50 | 0.50 |" "a row with a before"
 stdout_has "| c.onnx | 2 | - / 10.0 | - / 1.0 | min-cut | - / 12.0% | 6.00 | 5.00 |" "a row without"
 
+# A row the table could not plan (its error text) fails the verdict, and so
+# does a before row these tables lack.
+{ row a.onnx 2 10.0 10.0 1.0 0.5 0.5; echo "| d.onnx | 2 | no split fits |"; } > "$TMP/failed.md"
+expect 1 "the verdict with a failed row" -- /usr/bin/python3 "$SUMMARY" "$TMP/failed.md"
+stdout_has "Rows the table could not plan: 1" "the failed row counted"
+stdout_has "- d.onnx at 2 IPUs: no split fits" "and named with its error"
+{ row a.onnx 2 10.0 10.0 1.0 0.5 0.5; row e.onnx 8 10.0 10.0 1.0 0.5 0.5; } > "$TMP/before2.md"
+{ row a.onnx 2 10.0 10.0 1.0 0.5 0.5; } > "$TMP/after2.md"
+expect 1 "the verdict with a row missing now" -- /usr/bin/python3 "$SUMMARY" --before "$TMP/before2.md" -- "$TMP/after2.md"
+stdout_has "- missing now: e.onnx at 8 IPUs" "the missing row named"
+expect 0 "the same without the before" -- /usr/bin/python3 "$SUMMARY" "$TMP/after2.md"
+
 # A file with no rows is a usage error.
 echo "nothing here" > "$TMP/empty.md"
 expect 2 "a file with no rows" -- /usr/bin/python3 "$SUMMARY" "$TMP/empty.md"

@@ -19,7 +19,7 @@ TEST(BoundTest, TheCascadeIsCutHeavyNodeLateBranchesBlockDpIdealDpCbc) {
   std::vector<std::string> names;
   for (const Bound* b : CertifyBounds()) names.emplace_back(b->name());
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "min-cut", "heavy node", "min-cut, late branches",
+                       "min-cut", "heavy node", "min-cut without late branches",
                        "block DP", "ideal DP", "CBC MIP"}));
 }
 

@@ -46,7 +46,9 @@ class MinCutBound : public Bound {
 // costly pass only when its first beats the bounds before it.
 class LateBranchesBound : public Bound {
  public:
-  absl::string_view name() const override { return "min-cut, late branches"; }
+  absl::string_view name() const override {
+    return "min-cut without late branches";
+  }
   BoundValue Run(const BoundProblem& p, const BoundBudget&) const override {
     CutBoundOptions options;
     options.late_only = true;

@@ -389,11 +389,11 @@ double RevisitAdjacent(ClosureCuts& cuts, const DeviceModel& model, int k,
   return bound;
 }
 
-// Note [Late branches]: `bound_on(cuts, reduced problem, model, options)` on the problem
-// without its late branches, first with `options`' window groups, then,
-// when that proved more than `lower_s` and still leaves the plan more than
-// 1% above, with late_window_groups window cuts (the costly part: only where
-// the relaxation helps); lower_s when nothing is dropped.
+// Note [Late branches]: `bound_on(cuts, reduced problem, model, options)`
+// on the problem without its late branches, first with `options`' window
+// groups, then, when that proved more than `lower_s` and still leaves the plan
+// more than 1% above, with late_window_groups window cuts (the costly part:
+// only where the relaxation helps); lower_s when nothing is dropped.
 template <typename BoundOn>
 double LateBound(const ShardingProblem& problem, const DeviceModel& model,
                  double lower_s, double upper_s, const CutBoundOptions& options,
@@ -483,11 +483,11 @@ CutBoundResult CutBound(const ShardingProblem& problem,
   double bound = cheap;
   if (!options.late_only) {
     ClosureCuts cuts(problem, model);
-    bound = problem.copies_through_host
-                ? HostBound(cuts, model, num_ipus, cheap, upper_s, options,
-                            &result)
-                : AdjacentBound(cuts, problem, model, num_ipus, upper_s,
-                                options, &result);
+    bound =
+        problem.copies_through_host
+            ? HostBound(cuts, model, num_ipus, cheap, upper_s, options, &result)
+            : AdjacentBound(cuts, problem, model, num_ipus, upper_s, options,
+                            &result);
     result.work = cuts.work();
   }
   if (!problem.copies_through_host && options.late_share > 0 &&
@@ -528,12 +528,12 @@ CutBoundResult RevisitCutBound(const ShardingProblem& problem,
   if (options.late_share > 0 &&
       std::max(bound, options.known_s) < upper_s * 0.99) {
     const double before = bound;
-    bound = LateBound(
-        problem, model, bound, upper_s, options, &result,
-        [&](ClosureCuts& c, const ShardingProblem&, const DeviceModel& m,
-            const CutBoundOptions& o) {
-          return RevisitAdjacent(c, m, num_ipus, before, upper_s, o, &result);
-        });
+    bound = LateBound(problem, model, bound, upper_s, options, &result,
+                      [&](ClosureCuts& c, const ShardingProblem&,
+                          const DeviceModel& m, const CutBoundOptions& o) {
+                        return RevisitAdjacent(c, m, num_ipus, before, upper_s,
+                                               o, &result);
+                      });
   }
   result.improved = bound > cheap;
   result.bound_s = std::max(cheap, bound);

@@ -102,8 +102,9 @@
 // plan more than 1% above it, the larger kept: first with the window groups
 // above, then, only when that proved more than every bound before it (in
 // the cascade it runs after the heavy-node bound), with late_window_groups
-// (its own work budget). tv_raft_small at 64 IPUs: 44.5 -> 46.7 us with a
-// window per bucket, at 2-3 times the seconds of late_window_groups' value.
+// (late_max_work, a work budget of both passes' own). tv_raft_small at 64
+// IPUs: 44.5 -> 46.7 us with a window per bucket, at 2-3 times the seconds of
+// late_window_groups' value.
 //
 // Note [Chain-directed window cuts]
 // After Note [Window cuts], when the DP still leaves the plan more than 1%
@@ -175,7 +176,9 @@ struct CutBoundOptions {
   int64_t branched_work = 400000000;
   std::chrono::steady_clock::time_point branched_deadline =
       std::chrono::steady_clock::time_point::max();
-  int bisection_steps = 14;  // through host: halvings of [cheap, upper_s]
+  // Halvings of the bisections (through host; Note [Reach DP]; Note
+  // [Revisit cut bound]) between their start and upper_s.
+  int bisection_steps = 14;
   // Problems with more lattice nodes are not tried (the result says so).
   int32_t max_nodes = 20000;
   // Note [Late branches]: nodes whose heaviest path out (their own time

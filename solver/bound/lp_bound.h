@@ -52,8 +52,8 @@ struct MipBoundOptions {
   // Problems with more columns than this are not solved (the result says
   // so). On the development corpus, after the min-cut bound, CBC proved
   // more on no row, and from about 2,000 columns its clock, not its node
-  // limit, stopped it (docs/bound_table_history.md): so it runs only where it is
-  // quick and reproducible.
+  // limit, stopped it (docs/bound_table_history.md): so it runs only where
+  // it is quick and reproducible.
   int64_t max_columns = 2000;
 };
 

@@ -295,7 +295,14 @@ class ClosureCuts {
     if (feasible != nullptr) *feasible = cut < infinite;
     if (cut >= infinite) return 0;
     const double constant = nu >= 0 ? -nu * hi : scale * (lo - total_s_);
-    return static_cast<double>(cut) + constant;
+    // Rounded down: near the cap the cut is ~2^61, where a double's step is
+    // 512 (bytes), and the cast, the product and the sum each round to
+    // nearest; 4 epsilons of the larger term cover the three, so the value
+    // stays at most the exact one (a review's finding).
+    const double magnitude =
+        std::max(std::abs(static_cast<double>(cut)), std::abs(constant));
+    return static_cast<double>(cut) + constant -
+           4 * std::numeric_limits<double>::epsilon() * magnitude;
   }
 
   // Σ times of each node's ancestors and descendants (itself included), by

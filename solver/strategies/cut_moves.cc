@@ -118,7 +118,7 @@ CutMovesResult ImproveByCutMoves(const ShardingProblem& problem,
             candidate[v] = side[v] ? j : j + 1;
             ++(side[v] ? first : second);
           }
-          if (first == 0) {  // all on j + 1: less compute wanted, lower nu
+          if (first == 0) {  // all on j + 1: IPU j needs more compute, lower nu
             high = nu;
             continue;
           }
