@@ -97,7 +97,22 @@ double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
 // their smallest cut (infinity: no ideal there).
 struct Buckets {
   std::vector<double> lo, hi, copy_s;
+  double pooled_s = 0;  // Note [Pooled late branches]
 };
+
+// Note [Pooled late branches]: the late branches of Note [Late branches]
+// are dropped, but every plan still runs their compute D on some IPU; a
+// plan restricted to the rest keeps each IPU's time at least its stage's
+// time there plus the dropped compute it holds. Summed over the k IPUs, a
+// plan of bottleneck t has k t >= sum of its stages' times + D = W + D +
+// sum over stages of its copies, each boundary's copy counted on both its
+// sides (the revisit chain's k boundaries too, IPU 0's two stages summed).
+// So a chain of buckets b_j whose copies sum_j 2 copy_s[b_j] exceed
+// k t - W - D admits no such plan. The DPs keep, beside the reach (or the
+// least stage-0 time), per bucket the least copies sum over the chains
+// whose steps the kept reach allows: each a best over perhaps different
+// chains, so a real chain's values are never better (a relaxation, as Note
+// [Reach DP]'s). Off (no sum kept) when D is 0.
 
 // Note [Reach DP]: whether some chain x_0 <= ... <= x_{k-2} with x_j in
 // bucket b_j has x_0 + copy_s[b_0] <= t, every middle stage
@@ -106,30 +121,47 @@ struct Buckets {
 bool ReachFeasible(const Buckets& b, double total_s, int k, double t) {
   constexpr double kNone = -std::numeric_limits<double>::infinity();
   const int nb = static_cast<int>(b.lo.size());
+  constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<double> reach(nb, kNone), next(nb);
+  // Note [Pooled late branches]: the least copies sum per bucket.
+  const bool pooled = b.pooled_s > 0;
+  std::vector<double> sum(pooled ? nb : 0, kInf), next_sum(sum.size());
   for (int y = 0; y < nb; ++y) {
     const double x = std::min(b.hi[y], t - b.copy_s[y]);
-    if (x >= b.lo[y]) reach[y] = x;
+    if (x >= b.lo[y]) {
+      reach[y] = x;
+      if (pooled) sum[y] = 2 * b.copy_s[y];
+    }
   }
   for (int d = 1; d + 1 < k; ++d) {
     // A stage spans at most t of compute: only buckets from `first` on.
     int first = 0;
     for (int y = 0; y < nb; ++y) {
       next[y] = kNone;
+      if (pooled) next_sum[y] = kInf;
       while (first < y && b.hi[first] < b.lo[y] - t) ++first;
       if (!(b.copy_s[y] <= t)) continue;
-      double best = kNone;
+      double best = kNone, least = kInf;
       for (int x = first; x <= y; ++x) {
         if (reach[x] == kNone) continue;
-        best = std::max(
-            best, std::min(b.hi[y], reach[x] + t - b.copy_s[x] - b.copy_s[y]));
+        const double position =
+            std::min(b.hi[y], reach[x] + t - b.copy_s[x] - b.copy_s[y]);
+        best = std::max(best, position);
+        if (pooled && position >= b.lo[y]) least = std::min(least, sum[x]);
       }
-      if (best >= b.lo[y]) next[y] = best;
+      if (best >= b.lo[y]) {
+        next[y] = best;
+        if (pooled) next_sum[y] = least + 2 * b.copy_s[y];
+      }
     }
     reach.swap(next);
+    sum.swap(next_sum);
   }
-  for (int x = 0; x < nb; ++x)
-    if (reach[x] != kNone && total_s - reach[x] + b.copy_s[x] <= t) return true;
+  for (int x = 0; x < nb; ++x) {
+    if (reach[x] == kNone || total_s - reach[x] + b.copy_s[x] > t) continue;
+    if (pooled && total_s + b.pooled_s + sum[x] > k * t) continue;
+    return true;
+  }
   return false;
 }
 
@@ -154,6 +186,7 @@ Buckets PlainBuckets(ClosureCuts& cuts, const DeviceModel& model,
   const double width = cuts.total_s() / nb;
   Buckets k{std::vector<double>(nb), std::vector<double>(nb),
             std::vector<double>(nb, 0)};
+  k.pooled_s = options.pooled_s;
   for (int b = 0; b < nb; ++b) {
     k.lo[b] = b * width;
     k.hi[b] = b + 1 == nb ? cuts.total_s() : (b + 1) * width;
@@ -316,11 +349,15 @@ bool RevisitFeasible(const Buckets& b, double total_s, int k, double t,
   // far[x]: the largest P(I_d) of such chains whose stages keep Note [Reach
   // DP]'s constraints, -infinity when none.
   std::vector<double> g(nb, kInf), next(nb), far(nb, -kInf), next_far(nb);
+  // Note [Pooled late branches]: the least copies sum per bucket.
+  const bool pooled = b.pooled_s > 0;
+  std::vector<double> sum(pooled ? nb : 0, kInf), next_sum(sum.size());
   for (int x = 0; x < nb; ++x) {
     const double head = b.lo[x] + b.copy_s[x];
     if (head <= t) {
       g[x] = head;
       far[x] = std::min(b.hi[x], t - b.copy_s[x]);
+      if (pooled) sum[x] = 2 * b.copy_s[x];
     }
   }
   for (int d = 1; d < k; ++d) {
@@ -328,6 +365,7 @@ bool RevisitFeasible(const Buckets& b, double total_s, int k, double t,
     for (int y = 0; y < nb; ++y) {
       next[y] = kInf;
       next_far[y] = -kInf;
+      if (pooled) next_sum[y] = kInf;
       while (first < y && b.hi[first] < b.lo[y] - t) ++first;
       if (!(b.copy_s[y] <= t)) continue;
       for (int x = first; x <= y; ++x) {
@@ -342,13 +380,17 @@ bool RevisitFeasible(const Buckets& b, double total_s, int k, double t,
         }
         next[y] = std::min(next[y], g[x]);
         next_far[y] = std::max(next_far[y], position);
+        if (pooled)
+          next_sum[y] = std::min(next_sum[y], sum[x] + 2 * b.copy_s[y]);
       }
     }
     g.swap(next);
     far.swap(next_far);
+    sum.swap(next_sum);
   }
   for (int x = 0; x < nb; ++x) {
     if (g[x] == kInf) continue;
+    if (pooled && total_s + b.pooled_s + sum[x] > k * t) continue;
     const double last = reach ? far[x] : b.hi[x];
     if (g[x] + std::max(0.0, total_s - last) + b.copy_s[x] <= t) return true;
   }
@@ -408,6 +450,8 @@ double LateBound(const ShardingProblem& problem, const DeviceModel& model,
   ClosureCuts cuts(late, late_model);
   CutBoundOptions o = options;
   o.max_work = options.late_max_work;
+  // Note [Pooled late branches]: D still runs on some IPU.
+  o.pooled_s = options.pool_late ? dropped_s : 0;
   // Note [Chain-directed window cuts] runs on the whole graph only: its
   // clock is the cascade's, spent there.
   o.branched_sides = 0;

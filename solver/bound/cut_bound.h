@@ -198,6 +198,13 @@ struct CutBoundOptions {
   // Only Note [Late branches]'s bound (the cascade ran the whole graph's
   // before): the result is at least the cheap bound.
   bool late_only = false;
+  // Note [Pooled late branches]: compute seconds outside the problem that
+  // some IPU of every plan still runs (>= 0; LateBound sets it to the
+  // dropped late branches' compute). Only Note [Reach DP] and Note [Revisit
+  // cut bound]'s reach pass use it.
+  double pooled_s = 0;
+  // Whether LateBound sets pooled_s (tests turn it off to compare).
+  bool pool_late = true;
 };
 
 struct CutBoundResult {
