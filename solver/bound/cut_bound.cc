@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <vector>
 
@@ -133,21 +134,46 @@ bool ReachFeasible(const Buckets& b, double total_s, int k, double t) {
       if (pooled) sum[y] = 2 * b.copy_s[y];
     }
   }
+  // Without the pooled sums the best x for y is the largest
+  // reach[x] - copy_s[x] over the window [first, y], both ends only rising
+  // with y: a sliding-window maximum (a deque of candidates, decreasing),
+  // O(buckets) a stage instead of O(buckets x window) (at 256 IPUs a stage
+  // may span a sixth of the graph's buckets).
+  std::deque<int> window;
   for (int d = 1; d + 1 < k; ++d) {
     // A stage spans at most t of compute: only buckets from `first` on.
-    int first = 0;
+    int first = 0, pushed = 0;
+    window.clear();
     for (int y = 0; y < nb; ++y) {
       next[y] = kNone;
       if (pooled) next_sum[y] = kInf;
       while (first < y && b.hi[first] < b.lo[y] - t) ++first;
+      if (!pooled) {
+        for (; pushed <= y; ++pushed) {
+          if (reach[pushed] == kNone) continue;
+          const double value = reach[pushed] - b.copy_s[pushed];
+          while (!window.empty() &&
+                 reach[window.back()] - b.copy_s[window.back()] <= value)
+            window.pop_back();
+          window.push_back(pushed);
+        }
+        while (!window.empty() && window.front() < first) window.pop_front();
+      }
       if (!(b.copy_s[y] <= t)) continue;
       double best = kNone, least = kInf;
-      for (int x = first; x <= y; ++x) {
-        if (reach[x] == kNone) continue;
-        const double position =
-            std::min(b.hi[y], reach[x] + t - b.copy_s[x] - b.copy_s[y]);
-        best = std::max(best, position);
-        if (pooled && position >= b.lo[y]) least = std::min(least, sum[x]);
+      if (!pooled) {
+        if (!window.empty()) {
+          const int x = window.front();
+          best = std::min(b.hi[y], reach[x] + t - b.copy_s[x] - b.copy_s[y]);
+        }
+      } else {
+        for (int x = first; x <= y; ++x) {
+          if (reach[x] == kNone) continue;
+          const double position =
+              std::min(b.hi[y], reach[x] + t - b.copy_s[x] - b.copy_s[y]);
+          best = std::max(best, position);
+          if (position >= b.lo[y]) least = std::min(least, sum[x]);
+        }
       }
       if (best >= b.lo[y]) {
         next[y] = best;
