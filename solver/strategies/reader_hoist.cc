@@ -341,7 +341,7 @@ ReaderHoistResult ImproveByReaderHoisting(const ShardingProblem& problem,
     // Every passing tensor's readers hoisted (one order per insertion point
     // but the IPU's end), then one tensor at a time.
     const int points = options.reader_splits + 1;
-    for (int at = 0; at < points; ++at) {
+    for (int at = kAfterProducer; at < points; ++at) {
       if (at == kAfterIpu) continue;
       std::vector<int32_t> all = order;
       bool any = false;
@@ -351,7 +351,7 @@ ReaderHoistResult ImproveByReaderHoisting(const ShardingProblem& problem,
     const int tries = std::min<int>(options.tensors_per_round,
                                     static_cast<int>(passing.size()));
     for (int i = 0; i < tries; ++i) {
-      for (int at = 0; at < points; ++at) {
+      for (int at = kAfterProducer; at < points; ++at) {
         if (std::chrono::steady_clock::now() > options.deadline) break;
         std::vector<int32_t> o = order;
         if (h.Hoist(&o, result.ipu, passing[i], at)) consider(std::move(o));
