@@ -36,7 +36,9 @@ scripts/build.sh autoshard_bound_table >/dev/null
 table() { build/autoshard_bound_table --bound-seconds "$BOUND" --max-search-seconds "$SEARCH" "$@"; }
 # The CLI's outputs (*.sharded.onnx) are not models of the corpus.
 mapfile -t models < <(find "$DIR" -name '*.onnx' ! -name '*.sharded.onnx' | sort)
-table --ipus "$IPUS" "${models[@]}" | tee "$OUT/corpus.md"
+# A model the table cannot load or plan gets failure rows (the tool then
+# exits 1): the verdict below counts them, so go on.
+table --ipus "$IPUS" "${models[@]}" | tee "$OUT/corpus.md" || true
 if [ "$EXPORT" = 1 ]; then
   GAP=${GAP_MODELS:-}
   if [ -z "$GAP" ]; then
@@ -48,10 +50,10 @@ if [ "$EXPORT" = 1 ]; then
       80 8192 28672 64 8 32000 512 >/dev/null
   fi
   mapfile -t exported < <(find "$GAP" -name '*.onnx' ! -path '*llama*' | sort)
-  table --ipus "$EXPORT_IPUS" "${exported[@]}" | tee "$OUT/exported.md"
+  table --ipus "$EXPORT_IPUS" "${exported[@]}" | tee "$OUT/exported.md" || true
   # In fp16 as bench/pod_bench.sh plans it (in fp32 its 276 GB of weights
   # fit on no count up to 256 IPUs).
-  table --ipus "$EXPORT_IPUS" --precision fp16 "$GAP/llama70b_s512/model.onnx" | tee "$OUT/llama.md"
+  table --ipus "$EXPORT_IPUS" --precision fp16 "$GAP/llama70b_s512/model.onnx" | tee "$OUT/llama.md" || true
 fi
 echo
 before=()

@@ -190,12 +190,18 @@ int main(int argc, char** argv) {
       "---|---|---|\n");
   Totals totals;
   for (const std::string& path : args.models) {
+    const std::string name = autoshard::bench::ModelLabel(path);
     auto loaded = autoshard::LoadModel(path);
     if (!loaded.ok()) {
-      ++totals.failures;
+      // A failure row per count, as for a model that loads but does not
+      // plan: bench/gap_summary.py counts them.
+      for (int k : args.ipus) {
+        std::printf("| %s | %d | %s |\n", name.c_str(), k,
+                    std::string(loaded.status().message()).c_str());
+        ++totals.failures;
+      }
       continue;
     }
-    const std::string name = autoshard::bench::ModelLabel(path);
     for (int k : args.ipus) PrintRow(*loaded, name, k, args, &totals);
   }
   std::printf(

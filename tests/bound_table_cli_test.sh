@@ -32,6 +32,15 @@ done
 awk -v a="$(plan_us 2)" -v b="$(plan_us 4)" 'BEGIN {exit !(b > 0 && a > b && a < 2 * b)}' \
   && ok || bad "plan at 2 IPUs $(plan_us 2) us, at 4 $(plan_us 4) us: want 4 faster, less than twice"
 
+# A file that is not a model: a failure row per count, exit 1, and the
+# verdict counts them.
+echo "not a model" > "$TMP/bad.onnx"
+expect 1 "the table on a file that is not a model" -- "$BIN" --ipus 2,4 "$TMP/bad.onnx"
+[ "$(grep -c '^| .*bad.onnx | [24] | ' "$TMP/out")" = 2 ] && ok || bad "want 2 failure rows: $(cat "$TMP/out")"
+cp "$TMP/out" "$TMP/bad.md"
+expect 1 "the verdict on failure rows" -- /usr/bin/python3 "$SUMMARY" "$TMP/table.md" "$TMP/bad.md"
+stdout_has "Rows the table could not plan: 2" "both counted"
+
 # The verdict on that table: both gaps at most 1%, met.
 expect 0 "the verdict on the chain" -- /usr/bin/python3 "$SUMMARY" "$TMP/table.md"
 stdout_has "| all | 2 | " "the totals row"
