@@ -495,12 +495,9 @@ double LateBound(const ShardingProblem& problem, const DeviceModel& model,
 
 }  // namespace
 
-ShardingProblem DropLateBranches(const ShardingProblem& problem,
-                                 const DeviceModel& model, double max_s,
-                                 double* dropped_s) {
-  const int n = problem.num_nodes();
-  // The heaviest path out of each node, its own time included.
-  std::vector<double> desc_s(n, 0);
+std::vector<double> HeaviestPathsOutS(const ShardingProblem& problem,
+                                      const DeviceModel& model) {
+  std::vector<double> desc_s(problem.num_nodes(), 0);
   for (auto it = problem.topo_order.rbegin(); it != problem.topo_order.rend();
        ++it) {
     const int32_t v = *it;
@@ -508,6 +505,14 @@ ShardingProblem DropLateBranches(const ShardingProblem& problem,
       desc_s[v] = std::max(desc_s[v], desc_s[c]);
     desc_s[v] += model.NodeTime(v);
   }
+  return desc_s;
+}
+
+ShardingProblem DropLateBranches(const ShardingProblem& problem,
+                                 const DeviceModel& model, double max_s,
+                                 double* dropped_s) {
+  const int n = problem.num_nodes();
+  const std::vector<double> desc_s = HeaviestPathsOutS(problem, model);
   ShardingProblem r = problem;
   r.node_time_s.assign(n, 0);
   for (int32_t v = 0; v < n; ++v) r.node_time_s[v] = model.NodeTime(v);

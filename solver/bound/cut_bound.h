@@ -149,6 +149,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
@@ -225,6 +226,12 @@ struct CutBoundResult {
 CutBoundResult CutBound(const ShardingProblem& problem,
                         const DeviceModel& model, int num_ipus, double upper_s,
                         const CutBoundOptions& options);
+
+// Per node, the heaviest path out of it (seconds of `model`'s node times, its
+// own included): at most the compute of it and its descendants. Never rises
+// along an edge. O(nodes + edges).
+std::vector<double> HeaviestPathsOutS(const ShardingProblem& problem,
+                                      const DeviceModel& model);
 
 // Note [Late branches]: `problem` without the nodes whose heaviest path out
 // (their own time included, seconds) is at most `max_s`: they become folded

@@ -14,19 +14,13 @@ ShardingProblem DropHeadTailReads(const ShardingProblem& problem,
   const int n = problem.num_nodes();
   // The heaviest path into (out of) each node, its own time included: at
   // most the compute of it and its ancestors (descendants).
-  std::vector<double> anc_s(n, 0), desc_s(n, 0);
+  std::vector<double> anc_s(n, 0);
   for (int32_t v : problem.topo_order) {
     for (int32_t u : problem.producers[v])
       anc_s[v] = std::max(anc_s[v], anc_s[u]);
     anc_s[v] += model.NodeTime(v);
   }
-  for (auto it = problem.topo_order.rbegin(); it != problem.topo_order.rend();
-       ++it) {
-    const int32_t v = *it;
-    for (int32_t c : problem.consumers[v])
-      desc_s[v] = std::max(desc_s[v], desc_s[c]);
-    desc_s[v] += model.NodeTime(v);
-  }
+  const std::vector<double> desc_s = HeaviestPathsOutS(problem, model);
   ShardingProblem r = problem;
   r.node_time_s.assign(n, 0);
   for (int32_t v = 0; v < n; ++v) r.node_time_s[v] = model.NodeTime(v);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <utility>
 #include <vector>

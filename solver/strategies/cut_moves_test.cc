@@ -27,9 +27,9 @@ using ::autoshard::testing::ToyChip;
 // ideals {s, a1, a2}, 4.1 s each side, lie above the hull of the points
 // (P, C): no multiplier finds them; Note [Ideal moves] enumerates them.)
 TEST(CutMovesTest, MovesTheBoundaryToALeastCut) {
-  ShardingProblem p = MakeTestProblem(
-      6, {{0, 1}, {1, 2}, {0, 3}, {3, 4}, {2, 5}, {4, 5}},
-      std::vector<int64_t>(6, 0), std::vector<double>(6, 1e9));
+  ShardingProblem p =
+      MakeTestProblem(6, {{0, 1}, {1, 2}, {0, 3}, {3, 4}, {2, 5}, {4, 5}},
+                      std::vector<int64_t>(6, 0), std::vector<double>(6, 1e9));
   p.activation_bytes = {1000000000, 1000000000, 100000000,
                         1000000000, 100000000,  16};
   p.largest_output_bytes = p.activation_bytes;
