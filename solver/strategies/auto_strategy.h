@@ -3,7 +3,9 @@
 // ("optimal+search": one node per subgraph, --optimal-perf style, at most
 // kPolishCandidates splits in kPolishSeconds), the ideal DP ("ideal",
 // solver/strategies/ideal_dp.h), the block DP on a graph of repeated
-// segments ("blocks", solver/strategies/blocks/block_dp.h); the best of
+// segments ("blocks", solver/strategies/blocks/block_dp.h) or else over a
+// segment chain ("segments", Note [Segment chain] in
+// solver/strategies/blocks/block_chain.h); the best of
 // them by BetterResult, then
 // the slicing of the min-cut order ("min-cut order", MinCutOrder in
 // solver/strategies/closure_cuts.h) and moves between ideals from the best

@@ -1,6 +1,7 @@
 #include "solver/strategies/blocks/block_chain.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -12,7 +13,11 @@ namespace {
 
 // The cut positions of Note [Block chain] over `order` (the lattice nodes in
 // topological order; `pos` node -> index in it, -1 off the lattice).
-std::vector<int32_t> CutPositions(const ShardingProblem& problem,
+// The single-node cuts of Note [Block chain] over `order` (the lattice
+// nodes in topological order; `pos` node -> index in it, -1 off the
+// lattice): every edge crossing p leaves v_p, no node before v_p is a sink
+// and none after it a source.
+std::vector<int32_t> SingleNodeCuts(const ShardingProblem& problem,
                                   const std::vector<int32_t>& order,
                                   const std::vector<int32_t>& pos) {
   const int32_t m = static_cast<int32_t>(order.size());
@@ -45,72 +50,70 @@ std::vector<int32_t> CutPositions(const ShardingProblem& problem,
 }
 
 // What makes two segments the same kind: their local DAG, node times and
-// tensor bytes, and which of their nodes read the cut node before them.
-std::vector<double> Signature(const ShardingProblem& problem,
-                              const DeviceModel& model,
-                              const std::vector<int32_t>& segment,
-                              int32_t cut_before,
-                              const std::vector<int32_t>& local,
-                              const std::vector<int32_t>& segment_of,
-                              int32_t s) {
-  std::vector<double> sig{static_cast<double>(segment.size())};
-  auto readers = [&](int32_t node, size_t slot) {
-    bool outside = false;
-    std::vector<double> in;
-    for (int32_t r : problem.output_consumers[node][slot]) {
-      if (local[r] < 0) continue;  // off the lattice
-      if (segment_of[r] == s) {
-        in.push_back(local[r]);
-      } else {
-        outside = true;
-      }
-    }
-    std::sort(in.begin(), in.end());
-    in.erase(std::unique(in.begin(), in.end()), in.end());
-    sig.push_back(static_cast<double>(in.size()));
-    sig.insert(sig.end(), in.begin(), in.end());
-    sig.push_back(outside ? 1 : 0);
-  };
-  if (cut_before >= 0) {
-    for (size_t slot = 0; slot < problem.output_bytes[cut_before].size();
-         ++slot) {
-      sig.push_back(
-          static_cast<double>(problem.output_bytes[cut_before][slot]));
-      readers(cut_before, slot);
-    }
+
+// Every cut position of Note [Block chain] (a superset of SingleNodeCuts').
+std::vector<int32_t> CutPositions(const ShardingProblem& problem,
+                                  const std::vector<int32_t>& order,
+                                  const std::vector<int32_t>& pos) {
+  const int32_t m = static_cast<int32_t>(order.size());
+  // Every node after p descends from v_p iff each node at q > p has a
+  // lattice producer at a position in [p, q) (induction on q); every node
+  // before p is an ancestor of v_p iff each node at q < p has a lattice
+  // reader in (q, p]. So with max_producer[q] and min_reader[q]:
+  //   min over q > p of max_producer[q] >= p, and
+  //   max over q < p of min_reader[q] <= p.
+  std::vector<int32_t> max_producer(m, -1), min_reader(m, m);
+  for (int32_t i = 0; i < m; ++i) {
+    const int32_t v = order[i];
+    for (int32_t u : problem.producers[v])
+      if (pos[u] >= 0) max_producer[i] = std::max(max_producer[i], pos[u]);
+    for (int32_t c : problem.consumers[v])
+      if (pos[c] >= 0) min_reader[i] = std::min(min_reader[i], pos[c]);
   }
-  for (int32_t v : segment) {
-    sig.push_back(model.NodeTime(v));
-    sig.push_back(static_cast<double>(problem.output_bytes[v].size()));
-    for (size_t slot = 0; slot < problem.output_bytes[v].size(); ++slot) {
-      sig.push_back(static_cast<double>(problem.output_bytes[v][slot]));
-      readers(v, slot);
-    }
+  // suffix_min[q] = min over positions >= q of max_producer.
+  std::vector<int32_t> suffix_min(m + 1, m);
+  for (int32_t q = m - 1; q >= 0; --q)
+    suffix_min[q] = std::min(suffix_min[q + 1], max_producer[q]);
+  std::vector<int32_t> cuts;
+  int32_t prefix_max = -1;  // max over q < p of min_reader[q]
+  for (int32_t p = 0; p + 1 < m; ++p) {
+    if (suffix_min[p + 1] >= p && prefix_max <= p) cuts.push_back(p);
+    prefix_max = std::max(prefix_max, min_reader[p]);
   }
-  return sig;
+  return cuts;
 }
 
 bool Has(const uint64_t* bits, int32_t i) {
   return bits[i / 64] >> (i % 64) & 1;
 }
 
-// The lattice of `segment` (Note [Block chain]); `local` maps a node to its
-// index in its own segment.
+// A tensor (node, output slot) of the lattice: what a segment's boundary
+// may count.
+struct TensorRef {
+  int32_t node;
+  int32_t slot;
+};
+
+// The lattice of the segment order[b..e) (Note [Block chain], Note [Segment
+// chain]); `pos` maps a lattice node to its index in `order`. `incoming`:
+// the tensors made before b and read at or after b (by the segment or
+// later), each counted in an ideal's boundary while a reader in the segment
+// is outside the ideal or one reads after the segment.
 SegmentLattice EnumerateSegment(const ShardingProblem& problem,
                                 const DeviceModel& model,
-                                const std::vector<int32_t>& segment,
-                                int32_t cut_before,
-                                const std::vector<int32_t>& local,
-                                const std::vector<int32_t>& segment_of,
-                                int32_t s, int64_t max_ideals) {
+                                const std::vector<int32_t>& order,
+                                const std::vector<int32_t>& pos, int32_t b,
+                                int32_t e,
+                                const std::vector<TensorRef>& incoming,
+                                int64_t max_ideals) {
   SegmentLattice L;
-  const int32_t n = static_cast<int32_t>(segment.size());
+  const int32_t n = e - b;
   L.num_nodes = n;
   L.words = std::max<int32_t>(1, (n + 63) / 64);
   const int32_t w = L.words;
   // Local producers of each local node, and the bytes a local ideal's
-  // boundary may count: (bytes, local readers, read outside) per tensor,
-  // with the producer's local index (-1: the cut node before).
+  // boundary may count: (bytes, local readers, read after the segment) per
+  // tensor, with the producer's local index (-1: made before the segment).
   struct Tensor {
     int32_t producer;
     double bytes;
@@ -125,29 +128,23 @@ SegmentLattice EnumerateSegment(const ShardingProblem& problem,
              {},
              false};
     for (int32_t r : problem.output_consumers[node][slot]) {
-      if (local[r] < 0) continue;
-      if (segment_of[r] == s) {
-        t.readers.push_back(local[r]);
+      if (pos[r] < b) continue;  // off the lattice (-1) or before
+      if (pos[r] < e) {
+        t.readers.push_back(pos[r] - b);
       } else {
         t.outside = true;
       }
     }
     if (!t.readers.empty() || t.outside) tensors.push_back(std::move(t));
   };
-  if (cut_before >= 0) {
-    for (size_t slot = 0; slot < problem.output_bytes[cut_before].size();
-         ++slot) {
-      add_tensor(cut_before, slot, -1);
-    }
-  }
+  for (const TensorRef& t : incoming) add_tensor(t.node, t.slot, -1);
   for (int32_t i = 0; i < n; ++i) {
-    for (size_t slot = 0; slot < problem.output_bytes[segment[i]].size();
-         ++slot) {
-      add_tensor(segment[i], slot, i);
+    const int32_t v = order[b + i];
+    for (size_t slot = 0; slot < problem.output_bytes[v].size(); ++slot) {
+      add_tensor(v, slot, i);
     }
-    for (int32_t p : problem.producers[segment[i]]) {
-      if (local[p] >= 0 && segment_of[p] == s)
-        local_producers[i].push_back(local[p]);
+    for (int32_t p : problem.producers[v]) {
+      if (pos[p] >= b && pos[p] < e) local_producers[i].push_back(pos[p] - b);
     }
   }
   auto boundary = [&](const uint64_t* bits) {
@@ -192,7 +189,7 @@ SegmentLattice EnumerateSegment(const ShardingProblem& problem,
             L.complete = false;
             return L;
           }
-          add(bits, L.compute_s[a] + model.NodeTime(segment[i]));
+          add(bits, L.compute_s[a] + model.NodeTime(order[b + i]));
           preds.back().push_back(a);
         } else {
           preds[it->second].push_back(a);
@@ -219,7 +216,7 @@ SegmentLattice EnumerateSegment(const ShardingProblem& problem,
 
 // The most repeats of one pattern of 1..kMaxPeriod segments in a row in
 // `kind` (A B A B A B: 3); 1 when nothing repeats.
-constexpr int32_t kMaxPeriod = 8;
+constexpr int32_t kMaxPeriod = 64;
 int32_t LongestRepetition(const std::vector<int32_t>& kind) {
   const int32_t size = static_cast<int32_t>(kind.size());
   int32_t best = size > 0 ? 1 : 0;
@@ -233,44 +230,149 @@ int32_t LongestRepetition(const std::vector<int32_t>& kind) {
   return best;
 }
 
-}  // namespace
+// The lattice nodes (every node but the passive constants) in topological
+// order, and their tensors' spans along it.
+struct OrderTensor {
+  int32_t node, slot;
+  int32_t producer_pos, last_reader_pos;  // last_reader_pos > producer_pos
+};
+struct LatticeOrder {
+  std::vector<int32_t> order;
+  std::vector<int32_t> pos;  // node -> index in order, -1 off the lattice
+  // Those read by a later lattice node, by producer position.
+  std::vector<OrderTensor> tensors;
+};
 
-BlockChain FindBlockChain(const ShardingProblem& problem,
-                          const DeviceModel& model, int64_t max_ideals_per_kind,
-                          int32_t min_repeats) {
-  BlockChain chain;
+LatticeOrder MakeLatticeOrder(const ShardingProblem& problem) {
+  LatticeOrder lo;
   const std::vector<uint8_t> passive = PassiveConstants(problem);
-  std::vector<int32_t> order, pos(problem.num_nodes(), -1);
+  lo.pos.assign(problem.num_nodes(), -1);
   for (int32_t v : problem.topo_order) {
     if (passive[v]) continue;
-    pos[v] = static_cast<int32_t>(order.size());
-    order.push_back(v);
+    lo.pos[v] = static_cast<int32_t>(lo.order.size());
+    lo.order.push_back(v);
   }
-  if (order.empty()) {
-    chain.complete = false;
-    return chain;
+  for (int32_t i = 0; i < static_cast<int32_t>(lo.order.size()); ++i) {
+    const int32_t v = lo.order[i];
+    for (size_t slot = 0; slot < problem.output_bytes[v].size(); ++slot) {
+      int32_t last = -1;
+      for (int32_t r : problem.output_consumers[v][slot])
+        last = std::max(last, lo.pos[r]);
+      if (last > i)
+        lo.tensors.push_back({v, static_cast<int32_t>(slot), i, last});
+    }
   }
-  const std::vector<int32_t> cuts = CutPositions(problem, order, pos);
-  std::vector<int32_t> segment_of(problem.num_nodes(), -1);
-  std::vector<int32_t> local(problem.num_nodes(), -1);
+  return lo;
+}
+
+// The tensors made before b and read at or after it, for ranges whose b
+// never falls: O(tensors) over all calls, not per range.
+class IncomingSweep {
+ public:
+  explicit IncomingSweep(const LatticeOrder& lo) : lo_(lo) {}
+  const std::vector<TensorRef>& At(int32_t b) {
+    for (; next_ < lo_.tensors.size() && lo_.tensors[next_].producer_pos < b;
+         ++next_) {
+      live_.push_back({lo_.tensors[next_].node, lo_.tensors[next_].slot});
+      last_.push_back(lo_.tensors[next_].last_reader_pos);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < live_.size(); ++i) {
+      if (last_[i] < b) continue;
+      live_[kept] = live_[i];
+      last_[kept++] = last_[i];
+    }
+    live_.resize(kept);
+    last_.resize(kept);
+    return live_;
+  }
+
+ private:
+  const LatticeOrder& lo_;
+  size_t next_ = 0;
+  std::vector<TensorRef> live_;
+  std::vector<int32_t> last_;
+};
+
+// What makes two segments the same kind (Note [Block chain]): for the
+// segment order[b..e), its local DAG, node times and tensor bytes, and the
+// tensors made before it and read in or after it (`incoming`, as a sorted
+// list: which tensor it is does not matter, only its bytes and readers).
+std::vector<double> Signature(const ShardingProblem& problem,
+                              const DeviceModel& model, const LatticeOrder& lo,
+                              const std::vector<TensorRef>& incoming_tensors,
+                              int32_t b, int32_t e) {
+  // (bytes, local readers..., read after e) of one tensor.
+  auto tensor = [&](int32_t node, size_t slot) {
+    std::vector<double> t{static_cast<double>(problem.output_bytes[node][slot])};
+    std::vector<double> in;
+    bool outside = false;
+    for (int32_t r : problem.output_consumers[node][slot]) {
+      const int32_t q = lo.pos[r];
+      if (q < b) continue;
+      if (q < e) {
+        in.push_back(q - b);
+      } else {
+        outside = true;
+      }
+    }
+    std::sort(in.begin(), in.end());
+    in.erase(std::unique(in.begin(), in.end()), in.end());
+    t.push_back(static_cast<double>(in.size()));
+    t.insert(t.end(), in.begin(), in.end());
+    t.push_back(outside ? 1 : 0);
+    return t;
+  };
+  std::vector<std::vector<double>> incoming;
+  for (const TensorRef& t : incoming_tensors)
+    incoming.push_back(tensor(t.node, t.slot));
+  std::sort(incoming.begin(), incoming.end());
+  std::vector<double> sig{static_cast<double>(e - b),
+                          static_cast<double>(incoming.size())};
+  for (const std::vector<double>& t : incoming)
+    sig.insert(sig.end(), t.begin(), t.end());
+  for (int32_t i = b; i < e; ++i) {
+    const int32_t v = lo.order[i];
+    sig.push_back(model.NodeTime(v));
+    sig.push_back(static_cast<double>(problem.output_bytes[v].size()));
+    for (size_t slot = 0; slot < problem.output_bytes[v].size(); ++slot) {
+      const std::vector<double> t = tensor(v, slot);
+      sig.insert(sig.end(), t.begin(), t.end());
+    }
+  }
+  return sig;
+}
+
+}  // namespace
+
+namespace {
+
+// The chain of segments between `cuts` (positions in lo.order), kinds and
+// lattices as FindBlockChain says.
+BlockChain ChainFromCuts(const ShardingProblem& problem,
+                         const DeviceModel& model, const LatticeOrder& lo,
+                         const std::vector<int32_t>& cuts,
+                         int64_t max_ideals_per_kind, int32_t min_repeats) {
+  BlockChain chain;
+  const std::vector<int32_t>& order = lo.order;
+  const std::vector<int32_t>& pos = lo.pos;
+  std::vector<int32_t> begins;
   int32_t begin = 0;
   for (size_t c = 0; c <= cuts.size(); ++c) {
     const int32_t end =
         c < cuts.size() ? cuts[c] + 1 : static_cast<int32_t>(order.size());
     chain.segments.emplace_back(order.begin() + begin, order.begin() + end);
-    for (int32_t i = begin; i < end; ++i) {
-      segment_of[order[i]] = static_cast<int32_t>(c);
-      local[order[i]] = i - begin;
-    }
+    begins.push_back(begin);
     begin = end;
   }
   // Kinds first: without enough repetition no lattice is enumerated.
+  IncomingSweep incoming(lo);
   std::map<std::vector<double>, int32_t> kinds;
   std::vector<int32_t> first_of_kind;  // a segment of each kind
   for (int32_t s = 0; s < static_cast<int32_t>(chain.segments.size()); ++s) {
-    const int32_t cut_before = s > 0 ? chain.segments[s - 1].back() : -1;
-    std::vector<double> sig = Signature(problem, model, chain.segments[s],
-                                        cut_before, local, segment_of, s);
+    std::vector<double> sig = Signature(
+        problem, model, lo, incoming.At(begins[s]), begins[s],
+        begins[s] + static_cast<int32_t>(chain.segments[s].size()));
     auto [it, added] =
         kinds.emplace(std::move(sig), static_cast<int32_t>(kinds.size()));
     if (added) first_of_kind.push_back(s);
@@ -281,10 +383,12 @@ BlockChain FindBlockChain(const ShardingProblem& problem,
     chain.complete = false;
     return chain;
   }
+  IncomingSweep incoming_again(lo);
   for (int32_t s : first_of_kind) {
-    const int32_t cut_before = s > 0 ? chain.segments[s - 1].back() : -1;
-    chain.lattices.push_back(EnumerateSegment(problem, model, chain.segments[s],
-                                              cut_before, local, segment_of, s,
+    const int32_t b = begins[s];
+    const int32_t e = b + static_cast<int32_t>(chain.segments[s].size());
+    chain.lattices.push_back(EnumerateSegment(problem, model, order, pos, b, e,
+                                              incoming_again.At(b),
                                               max_ideals_per_kind));
     if (!chain.lattices.back().complete) {
       chain.complete = false;
@@ -292,6 +396,97 @@ BlockChain FindBlockChain(const ShardingProblem& problem,
     }
   }
   for (int32_t k : chain.kind) chain.ideals += chain.lattices[k].size();
+  return chain;
+}
+
+}  // namespace
+
+BlockChain FindBlockChain(const ShardingProblem& problem,
+                          const DeviceModel& model, int64_t max_ideals_per_kind,
+                          int32_t min_repeats) {
+  const LatticeOrder lo = MakeLatticeOrder(problem);
+  if (lo.order.empty()) {
+    BlockChain chain;
+    chain.complete = false;
+    return chain;
+  }
+  // Single-node cuts first: where they make a chain, the more general cuts
+  // only split its segments further (the same positions in more, smaller
+  // segments: the Llama graph's 164 became 1,608, and its DP twice as
+  // slow).
+  BlockChain chain =
+      ChainFromCuts(problem, model, lo, SingleNodeCuts(problem, lo.order, lo.pos),
+                    max_ideals_per_kind, min_repeats);
+  if (chain.complete && chain.segments.size() >= 2) {
+    chain.single_node_cuts = true;
+    return chain;
+  }
+  return ChainFromCuts(problem, model, lo,
+                       CutPositions(problem, lo.order, lo.pos),
+                       max_ideals_per_kind, min_repeats);
+}
+
+BlockChain FindSegmentChain(const ShardingProblem& problem,
+                            const DeviceModel& model,
+                            const SegmentChainOptions& options) {
+  BlockChain chain;
+  chain.exact = false;
+  const LatticeOrder lo = MakeLatticeOrder(problem);
+  const int32_t m = static_cast<int32_t>(lo.order.size());
+  if (m == 0 || m > options.max_nodes) {
+    chain.complete = false;
+    return chain;
+  }
+  // crossing[p]: the tensors made at or before p and read after it.
+  std::vector<int32_t> crossing(m + 1, 0);
+  for (const OrderTensor& t : lo.tensors) {
+    ++crossing[t.producer_pos];
+    --crossing[t.last_reader_pos];
+  }
+  for (int32_t p = 1; p <= m; ++p) crossing[p] += crossing[p - 1];
+  IncomingSweep incoming(lo);
+  // Ranges [b, e) still to place, last first (a stack: the segments come
+  // out in order, b never falls).
+  std::vector<std::pair<int32_t, int32_t>> todo{{0, m}};
+  while (!todo.empty()) {
+    const auto [b, e] = todo.back();
+    todo.pop_back();
+    if (std::chrono::steady_clock::now() > options.deadline) {
+      chain.complete = false;
+      return chain;
+    }
+    if (e - b <= options.max_nodes_per_segment || e - b == 1) {
+      SegmentLattice L = EnumerateSegment(problem, model, lo.order, lo.pos, b,
+                                          e, incoming.At(b),
+                                          options.max_ideals_per_segment);
+      if (L.complete || e - b == 1) {
+        chain.ideals += L.size();
+        if (chain.ideals > options.max_positions) {
+          chain.complete = false;
+          return chain;
+        }
+        chain.kind.push_back(static_cast<int32_t>(chain.lattices.size()));
+        chain.lattices.push_back(std::move(L));
+        chain.segments.emplace_back(lo.order.begin() + b,
+                                    lo.order.begin() + e);
+        continue;
+      }
+    }
+    // Split after the position in [b, e - 2] with the fewest crossing
+    // tensors, the one nearest the middle on a tie.
+    int32_t cut = b;
+    const int32_t mid = b + (e - b) / 2 - 1;
+    for (int32_t p = b; p + 1 < e; ++p) {
+      if (crossing[p] < crossing[cut] ||
+          (crossing[p] == crossing[cut] &&
+           std::abs(p - mid) < std::abs(cut - mid))) {
+        cut = p;
+      }
+    }
+    todo.push_back({cut + 1, e});
+    todo.push_back({b, cut + 1});
+  }
+  chain.longest_run = 1;
   return chain;
 }
 

@@ -6,23 +6,25 @@
 // Note [Block chain]
 // Take the lattice nodes (every node but the passive constants, Note
 // [Ideals] in solver/strategies/ideal_lattice.h) in topological order
-// v_0..v_{m-1}. Position p (< m - 1) is a cut point when
-//   (a) every edge from {v_0..v_p} to {v_{p+1}..} leaves v_p,
-//   (b) no node of v_0..v_{p-1} is a sink (each has a lattice reader), and
-//   (c) no node of v_{p+1}.. is a source (each has a lattice producer).
-// Then every earlier node is an ancestor of v_p (follow readers: they stay
-// in the prefix until v_p) and every later node a descendant (follow
-// producers back). So an ideal I of the whole graph holding a node of the
-// segment after cut p holds v_p and every node before it: the ideals of the
-// graph are exactly the pairs (segment s, nonempty ideal J of s's own DAG)
-// = (all segments before s) ∪ J. Their compute and their boundary C
-// (tensors made inside and read outside) depend only on s's own nodes and
-// the tensors of the cut node before it: two segments with the same local
-// DAG, node times and tensor bytes (one "kind") have the same local lattice.
+// v_0..v_{m-1}. Position p (< m - 1) is a cut point when every earlier
+// node is an ancestor of v_p and every later node a descendant of it. (A
+// single-node cut, where every edge from {v_0..v_p} to {v_{p+1}..} leaves
+// v_p, no node before v_p is a sink and none after it a source, is one; so
+// is the end of a round of an unrolled loop whose state is two tensors and
+// whose every round reads the same inputs made before the loop.) So an ideal
+// I of the whole graph holding a node of the segment after cut p holds v_p
+// and every node before it: the ideals of the graph are exactly the pairs
+// (segment s, nonempty ideal J of s's own DAG) = (all segments before s) ∪
+// J. Their compute and their boundary C (tensors made inside and read
+// outside) depend only on s's own nodes and the tensors made before s and
+// read in or after it (their bytes, which of s's nodes read them, whether
+// a later segment does): two segments alike in these, their local DAG and
+// node times (one "kind") have the same local lattice.
 // Cost: O(nodes + edges) for the cut points, then per kind its ideals.
 #ifndef AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_CHAIN_H_
 #define AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_CHAIN_H_
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -60,12 +62,18 @@ struct BlockChain {
   std::vector<std::vector<int32_t>> segments;
   std::vector<int32_t> kind;  // per segment: index into `lattices`
   std::vector<SegmentLattice> lattices;
-  // The most repeats in a row of one pattern of 1 to 8 segments' kinds
+  // The most repeats in a row of one pattern of 1 to 64 segments' kinds
   // (the repetition: a layer may hold cut points of its own).
   int32_t longest_run = 0;
-  // Every lattice is enumerated and complete: the positions are every ideal
-  // of the graph.
+  // Every lattice is enumerated and complete.
   bool complete = true;
+  // The positions are every ideal of the graph (Note [Block chain]); false
+  // for FindSegmentChain's (Note [Segment chain]): a DP over them plans but
+  // proves nothing.
+  bool exact = true;
+  // Cut at single-node cuts only (the rule of Note [Block chain] before it
+  // was widened; auto lists such a chain's split where it always did).
+  bool single_node_cuts = false;
   int64_t ideals = 0;  // Σ over segments of their lattice's ideals
 };
 
@@ -76,6 +84,43 @@ struct BlockChain {
 BlockChain FindBlockChain(const ShardingProblem& problem,
                           const DeviceModel& model, int64_t max_ideals_per_kind,
                           int32_t min_repeats);
+
+// Note [Segment chain]
+// Any cut of a topological order into consecutive segments gives positions
+// (segment s, ideal J of s's own DAG) = (all segments before s) ∪ J, each
+// an ideal of the graph: a prefix of a topological order is one, and J's
+// producers outside s lie in that prefix. Their boundary C counts every
+// tensor made in the position and read outside it, those made in earlier
+// segments included (a cut tensor rides through every IPU between its
+// producer's and its reader's, Note [Slicing DP]). So the block DP over
+// them finds the fastest monotone split whose stage ends are such
+// positions: a plan that may order each segment's parallel branches in any
+// way, where a slicing DP (optimal_strategy.h) keeps one order — but not a
+// bound, since unless the cuts are Note [Block chain]'s the positions are
+// not every ideal. A graph with no single-node cut point (a loop unrolled
+// with state in two tensors and inputs every round reads, RAFT's 12 update
+// rounds) gets no block chain, but gets this one.
+// The cuts: the whole order, split after the position where the fewest
+// tensors cross (the one nearest the middle on a tie), recursively, until
+// each segment's lattice has at most max_ideals_per_segment ideals (a
+// segment of one node always does).
+// Cost: O(nodes + tensors) for the crossing counts, O(range) per split, and
+// per enumerated range at most max_ideals_per_segment x (its nodes'
+// producers + the tensors it sees).
+struct SegmentChainOptions {
+  int32_t max_nodes_per_segment = 256;  // larger ranges are split unseen
+  int64_t max_ideals_per_segment = 2000;
+  // More positions in all, more lattice nodes, or the deadline passed
+  // before every segment was enumerated: complete = false.
+  int64_t max_positions = 200000;
+  int32_t max_nodes = 50000;
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
+};
+// One kind per segment, longest_run 1, exact false.
+BlockChain FindSegmentChain(const ShardingProblem& problem,
+                            const DeviceModel& model,
+                            const SegmentChainOptions& options);
 
 }  // namespace autoshard
 

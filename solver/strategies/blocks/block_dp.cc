@@ -253,25 +253,49 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     result.note = "block DP: not for this problem";
     return result;
   }
-  const BlockChain chain = FindBlockChain(
-      problem, model, options.max_ideals_per_kind, options.min_repeats);
+  BlockChain chain = FindBlockChain(problem, model, options.max_ideals_per_kind,
+                                    options.min_repeats);
+  const bool usable = chain.complete && chain.segments.size() >= 2;
+  std::string why_not;
+  if (!usable) {
+    why_not = absl::StrCat(
+        "block DP: ", chain.segments.size(), " segments, ", chain.longest_run,
+        " repeated",
+        chain.longest_run < options.min_repeats ? "" : ", too many ideals");
+  }
+  if (!usable && options.segmented) {
+    SegmentChainOptions segment_chain = options.segment_chain;
+    segment_chain.deadline =
+        std::min(segment_chain.deadline, options.deadline);
+    chain = FindSegmentChain(problem, model, segment_chain);
+    if (!chain.complete || chain.segments.size() < 2) {
+      result.note = absl::StrCat(why_not, "; segment chain: ",
+                                 chain.segments.size(), " segments, ",
+                                 chain.ideals, " positions or more");
+      return result;
+    }
+  } else if (!usable) {
+    result.note = why_not;
+    return result;
+  }
+  result.exact = chain.exact;
+  result.single_node_cuts = chain.single_node_cuts;
   result.segments = static_cast<int32_t>(chain.segments.size());
   result.kinds = static_cast<int32_t>(chain.lattices.size());
   result.longest_run = chain.longest_run;
   result.positions = chain.ideals;
-  if (!chain.complete || chain.segments.size() < 2) {
-    result.note = absl::StrCat(
-        "block DP: ", chain.segments.size(), " segments, ", chain.longest_run,
-        " repeated",
-        chain.longest_run < options.min_repeats ? "" : ", too many ideals");
-    return result;
-  }
   result.ran = true;
   Search search(chain);
   // Invariants: g(lo) > k or lo is the given bound; g(hi) <= k.
   double lo = result.bound_s;
   double hi = std::isfinite(upper_s) ? upper_s : search.total_s();
-  if (search.Stages(hi) > num_ipus) {
+  const bool reached = search.Stages(hi) <= num_ipus;
+  if (!chain.exact && !reached) {
+    result.ran = false;
+    result.note = "segment chain: no split within the given bottleneck";
+    return result;
+  }
+  if (!reached) {
     lo = std::max(lo, hi);
     hi = std::max(hi, search.total_s());
     // One stage holding everything takes total_s (no copies), so this
@@ -302,7 +326,7 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
   const double margin_s = static_cast<double>(chain.ideals) *
                           std::numeric_limits<double>::epsilon() *
                           std::max(hi, search.total_s());
-  result.bound_s = std::max(result.bound_s, lo - margin_s);
+  if (chain.exact) result.bound_s = std::max(result.bound_s, lo - margin_s);
   search.Stages(hi);
   const std::vector<Position> ends = search.Chain();
   result.dp_stages = static_cast<int32_t>(ends.size());

@@ -39,6 +39,7 @@
 
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
+#include "solver/strategies/blocks/block_chain.h"
 
 namespace autoshard {
 
@@ -52,6 +53,12 @@ struct BlockDpOptions {
   double relative_precision = 1e-4;
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::time_point::max();
+  // For a plan only: when the graph has no block chain (too few repeats,
+  // one segment, too many ideals), the DP runs over FindSegmentChain's
+  // positions (Note [Segment chain]); then exact is false and bound_s is
+  // only lower_s.
+  bool segmented = false;
+  SegmentChainOptions segment_chain;
 };
 
 struct BlockDpResult {
@@ -61,6 +68,10 @@ struct BlockDpResult {
   // The bisection ended within the deadline (else bound_s is the last
   // proven value, still valid).
   bool complete = false;
+  // The positions were every ideal of the graph (Note [Block chain]): the
+  // DP's value is a bound. False over a segment chain.
+  bool exact = true;
+  bool single_node_cuts = false;  // BlockChain::single_node_cuts
   double bound_s = 0;  // seconds; at least the lower_s given
   // The plan: a monotone split onto exactly num_ipus IPUs (per node, passive
   // constants with their earliest reader), empty when there is none; its
@@ -76,7 +87,8 @@ struct BlockDpResult {
 };
 
 // Requires num_ipus >= 2; `lower_s` a valid lower bound (0 is), `upper_s`
-// the bottleneck of some monotone split or infinity. Does not run (ran =
+// the bottleneck of some monotone split or infinity (over a segment chain:
+// no plan unless one within upper_s). Does not run (ran =
 // false) through host memory, with host devices or with constraints.
 // Cost per bisection step: O(positions x (segments a stage spans + preds)).
 BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,

@@ -1,6 +1,7 @@
 #include "solver/strategies/blocks/block_dp.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <random>
@@ -10,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "solver/strategies/blocks/block_chain.h"
 #include "solver/strategies/ideal_lattice.h"
+#include "solver/strategies/optimal_strategy.h"
 #include "solver/strategies/sharding_points.h"
 #include "tests/brute_force.h"
 #include "tests/test_problems.h"
@@ -303,6 +305,169 @@ TEST(BlockDpTest, PlanIsOptimalWhenEveryIpuIsUsed) {
   }
   EXPECT_GT(compared, 20);
   EXPECT_GT(all_used, 15);
+}
+
+// An unrolled loop of `rounds` rounds whose state is two tensors and whose
+// every round reads an input made before the loop (RAFT's update rounds
+// read the correlation pyramid): node 0 makes the input B, node 1 a second
+// input E that only round 1 reads; round r is
+//   a_r <- (B, c_{r-1}) (a_1 <- (B, E)),  b_r <- (a_r, b_{r-1}),
+//   d_r <- a_r,  c_r <- (b_r, d_r)
+// (b_0 absent), nodes 2 + 4(r-1) .. 1 + 4r as a, b, d, c. No single-node
+// cut: B's tensor and b_r's cross every position from a_1 on, and before
+// a_1 E is a source. Yet every node before a_r is its ancestor and every
+// later node its descendant, and so for c_r: Note [Block chain]'s cut
+// points are each a_r and each c_r but the last (the last node ends the
+// order), so the segments are [B E a_1] [b_1 d_1 c_1] [a_2] [b_2 d_2 c_2]
+// ...: 2 rounds.
+ShardingProblem TwoStateLoop(int rounds, const std::vector<double>& flops) {
+  std::vector<std::pair<int, int>> edges{{1, 2}};  // E -> a_1
+  for (int r = 1; r <= rounds; ++r) {
+    const int a = 2 + 4 * (r - 1), b = a + 1, d = a + 2, c = a + 3;
+    edges.emplace_back(0, a);
+    if (r > 1) edges.emplace_back(a - 1, a);  // c_{r-1} -> a_r
+    edges.emplace_back(a, b);
+    if (r > 1) edges.emplace_back(b - 4, b);  // b_{r-1} -> b_r
+    edges.emplace_back(a, d);
+    edges.emplace_back(b, c);
+    edges.emplace_back(d, c);
+  }
+  return MakeTestProblem(2 + 4 * rounds, edges,
+                         std::vector<int64_t>(2 + 4 * rounds, 0), flops);
+}
+
+TEST(BlockChainTest, CutsAnUnrolledLoopWithTwoStateTensors) {
+  const int rounds = 5;
+  const ShardingProblem p =
+      TwoStateLoop(rounds, std::vector<double>(2 + 4 * rounds, 1e9));
+  const DeviceModel model(p, ToyChip(), Precision::kFp32);
+  const BlockChain chain = FindBlockChain(p, model, 1000, 1);
+  ASSERT_TRUE(chain.complete);
+  EXPECT_EQ(chain.segments.size(), static_cast<size_t>(2 * rounds));
+  // Ideals: [B E a_1] 5 ({}, {B}, {E}, {B, E}, all), each [a_r] 2 ({},
+  // all), each [b_r d_r c_r] 5 ({}, {b}, {d}, {b, d}, all): 10 + 7 per
+  // later round, each cut counted twice; the graph's are the first 5, 4
+  // more in round 1 and 5 per later round: 4 + 5 rounds.
+  EXPECT_EQ(chain.ideals, 10 + 7 * (rounds - 1));
+  EXPECT_EQ(chain.ideals - (static_cast<int64_t>(chain.segments.size()) - 1),
+            4 + 5 * rounds);
+  EXPECT_EQ(chain.ideals - (static_cast<int64_t>(chain.segments.size()) - 1),
+            BruteForceIdeals(p));
+  // The middle rounds repeat ([a] [b d c] with B read later too).
+  EXPECT_GE(chain.longest_run, rounds - 2);
+}
+
+// On that loop with random times and bytes, the block DP is the brute-force
+// optimum: the tensors made before a segment and read in or after it (B's,
+// b_{r-1}'s) are counted as the performance model counts them.
+TEST(BlockDpTest, BoundIsTheBruteForceOptimumOnATwoStateLoop) {
+  std::mt19937 rng(606);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int ran = 0, tight = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const int k = 2 + static_cast<int>(rng() % 2);
+    const int rounds = k == 2 ? 3 : 2;  // 14 or 10 nodes: k^n brute force
+    std::vector<double> flops(2 + 4 * rounds);
+    for (double& f : flops) f = std::floor(unit(rng) * 50) * 1e8;
+    ShardingProblem p = TwoStateLoop(rounds, flops);
+    for (int64_t& b : p.activation_bytes)
+      b = 4 * (1 + static_cast<int64_t>(unit(rng) * 2e8));
+    p.largest_output_bytes = p.activation_bytes;
+    testing::RefreshTensors(&p);
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    double best_upto_k = kInf;
+    for (int kk = 1; kk <= k; ++kk)
+      best_upto_k = std::min(best_upto_k, BestMonotone(p, model, kk).second);
+    const double any = BestMonotone(p, model, k).second;
+    BlockDpOptions options;
+    options.min_repeats = 1;
+    options.relative_precision = 1e-9;
+    const BlockDpResult r = BlockDp(p, model, k, 0, kInf, options);
+    ASSERT_TRUE(r.ran) << "trial " << trial << ": " << r.note;
+    ASSERT_TRUE(r.exact);
+    EXPECT_EQ(r.segments, 2 * rounds);  // the widened cuts' chain
+    EXPECT_FALSE(r.single_node_cuts);
+    ++ran;
+    EXPECT_LE(r.bound_s, any * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_GE(r.bound_s, best_upto_k * (1 - 2e-9)) << "trial " << trial;
+    tight += r.bound_s * 1.05 > any ? 1 : 0;
+  }
+  EXPECT_EQ(ran, 30);
+  EXPECT_GT(tight, 20);  // a 5% larger value would break the bound
+}
+
+// Note [Segment chain]: segments of at most a few ideals cut the
+// topological order into consecutive ranges, every lattice complete, on
+// graphs with sink branches (no block chain there).
+TEST(SegmentChainTest, SegmentsCutTheTopologicalOrder) {
+  std::mt19937 rng(77);
+  int split = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const ShardingProblem p = testing::DagWithSinkBranches(
+        rng, 10 + static_cast<int>(rng() % 6), 3, 800);
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    SegmentChainOptions options;
+    options.max_ideals_per_segment = 6;
+    const BlockChain chain = FindSegmentChain(p, model, options);
+    ASSERT_TRUE(chain.complete);
+    EXPECT_FALSE(chain.exact);
+    std::vector<int32_t> joined;
+    int64_t ideals = 0;
+    for (size_t s = 0; s < chain.segments.size(); ++s) {
+      joined.insert(joined.end(), chain.segments[s].begin(),
+                    chain.segments[s].end());
+      const SegmentLattice& L = chain.lattices[chain.kind[s]];
+      EXPECT_TRUE(L.complete);
+      EXPECT_TRUE(L.size() <= 6 || chain.segments[s].size() == 1);
+      ideals += L.size();
+    }
+    EXPECT_EQ(joined, p.topo_order) << "trial " << trial;
+    EXPECT_EQ(chain.ideals, ideals);
+    split += chain.segments.size() > 1 ? 1 : 0;
+  }
+  EXPECT_EQ(split, 40);
+}
+
+// The segmented DP's plan: a valid monotone split, judged at its DP value
+// when it uses every IPU, never faster than brute force, and never slower
+// than the slicing DP over the same topological order (whose every prefix
+// is a position: Note [Segment chain]).
+TEST(BlockDpTest, SegmentedPlanBetweenBruteForceAndTheSlicingDp) {
+  std::mt19937 rng(1234);
+  int planned = 0, all_used = 0, better = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int k = 2 + static_cast<int>(rng() % 2);
+    const ShardingProblem p = testing::DagWithSinkBranches(
+        rng, k == 2 ? 12 : 10, 3, 2000000000);
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    BlockDpOptions options;
+    options.segmented = true;
+    options.min_repeats = 1000;  // never the block chain
+    options.relative_precision = 1e-9;
+    options.segment_chain.max_ideals_per_segment = 8;
+    const BlockDpResult r = BlockDp(p, model, k, 0, kInf, options);
+    ASSERT_TRUE(r.ran) << "trial " << trial << ": " << r.note;
+    EXPECT_FALSE(r.exact);
+    EXPECT_EQ(r.bound_s, 0);  // proves nothing
+    ASSERT_EQ(r.ipu.size(), static_cast<size_t>(p.num_nodes()));
+    EXPECT_TRUE(ValidateAssignment(p, Assignment{r.ipu, r.ipu}).ok());
+    ++planned;
+    const double judged = JudgeSplit(model, r.ipu, k).bottleneck_s;
+    EXPECT_GE(judged, BestMonotone(p, model, k).second * (1 - 1e-12));
+    const SliceResult sliced = SliceOptimally(
+        p, model, TopologicalNodeOrder(p, 1000), k, /*ignore_memory=*/true,
+        std::chrono::steady_clock::time_point::max());
+    ASSERT_TRUE(sliced.found);
+    if (r.dp_stages == k) {
+      ++all_used;
+      EXPECT_LE(judged, r.plan_dp_s * (1 + 1e-12)) << "trial " << trial;
+      EXPECT_LE(judged, sliced.bottleneck_s * (1 + 1e-8)) << "trial " << trial;
+      better += judged < sliced.bottleneck_s * (1 - 1e-6) ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(planned, 40);
+  EXPECT_GT(all_used, 20);
+  EXPECT_GT(better, 0);  // ordering a segment's branches freely pays
 }
 
 }  // namespace

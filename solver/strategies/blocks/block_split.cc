@@ -7,10 +7,11 @@
 
 namespace autoshard {
 
-std::optional<Assignment> BlockDpSplit(const StrategyContext& c, double seconds,
+std::optional<BlockSplit> BlockDpSplit(const StrategyContext& c, double seconds,
                                        double upper_s) {
   if (c.num_ipus < 2 || seconds <= 0) return std::nullopt;
   BlockDpOptions options;
+  options.segmented = true;  // Note [Segment chain]
   options.deadline =
       std::chrono::steady_clock::now() +
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -18,9 +19,11 @@ std::optional<Assignment> BlockDpSplit(const StrategyContext& c, double seconds,
   BlockDpResult r = BlockDp(*c.problem, c.Model(), c.num_ipus,
                             c.Model().LowerBound(c.num_ipus), upper_s, options);
   if (r.ipu.empty()) return std::nullopt;
-  Assignment a{r.ipu, r.ipu};
-  if (!ValidateAssignment(*c.problem, a).ok()) return std::nullopt;
-  return a;
+  BlockSplit split{Assignment{r.ipu, r.ipu}, r.exact ? "blocks" : "segments",
+                   r.single_node_cuts};
+  if (!ValidateAssignment(*c.problem, split.assignment).ok())
+    return std::nullopt;
+  return split;
 }
 
 }  // namespace autoshard

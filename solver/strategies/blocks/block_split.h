@@ -1,6 +1,8 @@
 // auto's "blocks" candidate: the block DP's split (block_dp.h, Note [Block
-// DP]) on a graph of repeated segments, memory not judged by the DP (auto
-// judges it with Evaluated, as every candidate).
+// DP]) on a graph of repeated segments, or its "segments" candidate: the
+// same DP over a segment chain (Note [Segment chain], block_chain.h) on a
+// graph without one; memory not judged by the DP (auto judges it with
+// Evaluated, as every candidate).
 #ifndef AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_SPLIT_H_
 #define AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_SPLIT_H_
 
@@ -11,12 +13,22 @@
 
 namespace autoshard {
 
+struct BlockSplit {
+  Assignment assignment;
+  // "blocks" (a block chain) or "segments" (a segment chain).
+  const char* name = "blocks";
+  // A block chain cut at single-node cuts only (BlockChain::
+  // single_node_cuts): auto lists it before its moves, as it always did;
+  // any other after them.
+  bool single_node_cuts = false;
+};
+
 // The split onto c.num_ipus IPUs (every IPU holding a node), or nullopt:
-// fewer than 2 IPUs, no repetition (BlockDpOptions::min_repeats), host
-// devices or constraints, `seconds` <= 0, or no valid split. `upper_s`: the
+// fewer than 2 IPUs, host devices or constraints, `seconds` <= 0, no split
+// within `upper_s` over a segment chain, or no valid split. `upper_s`: the
 // bottleneck of a monotone split (another candidate's), where the
 // bisection starts (infinity: the whole graph's compute).
-std::optional<Assignment> BlockDpSplit(const StrategyContext& c, double seconds,
+std::optional<BlockSplit> BlockDpSplit(const StrategyContext& c, double seconds,
                                        double upper_s);
 
 }  // namespace autoshard
