@@ -20,7 +20,9 @@ class BlockDpBound : public Bound {
     const BlockDpResult r = BlockDp(*p.problem, *p.model, p.num_ipus, p.lower_s,
                                     p.plan_bottleneck_s, options);
     BoundValue v;
-    if (!r.ran) {
+    // Never a segment chain (options.segmented is off): only an exact
+    // chain's value is a bound.
+    if (!r.ran || !r.exact) {
       v.note = r.note;
       return v;
     }

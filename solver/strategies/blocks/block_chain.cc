@@ -94,17 +94,23 @@ struct TensorRef {
   int32_t slot;
 };
 
+// The tensors made before a segment order[b..e) and read in or after it:
+// those a node of the segment reads (each counted in an ideal's boundary
+// while a reader in the segment is outside the ideal or one reads after
+// the segment), and the bytes of the others (read only after it: in every
+// ideal's boundary).
+struct SegmentInputs {
+  std::vector<TensorRef> read;
+  int64_t pass_through_bytes = 0;
+};
+
 // The lattice of the segment order[b..e) (Note [Block chain], Note [Segment
-// chain]); `pos` maps a lattice node to its index in `order`. `incoming`:
-// the tensors made before b and read at or after b (by the segment or
-// later), each counted in an ideal's boundary while a reader in the segment
-// is outside the ideal or one reads after the segment.
+// chain]); `pos` maps a lattice node to its index in `order`.
 SegmentLattice EnumerateSegment(const ShardingProblem& problem,
                                 const DeviceModel& model,
                                 const std::vector<int32_t>& order,
                                 const std::vector<int32_t>& pos, int32_t b,
-                                int32_t e,
-                                const std::vector<TensorRef>& incoming,
+                                int32_t e, const SegmentInputs& incoming,
                                 int64_t max_ideals) {
   SegmentLattice L;
   const int32_t n = e - b;
@@ -137,7 +143,7 @@ SegmentLattice EnumerateSegment(const ShardingProblem& problem,
     }
     if (!t.readers.empty() || t.outside) tensors.push_back(std::move(t));
   };
-  for (const TensorRef& t : incoming) add_tensor(t.node, t.slot, -1);
+  for (const TensorRef& t : incoming.read) add_tensor(t.node, t.slot, -1);
   for (int32_t i = 0; i < n; ++i) {
     const int32_t v = order[b + i];
     for (size_t slot = 0; slot < problem.output_bytes[v].size(); ++slot) {
@@ -148,7 +154,7 @@ SegmentLattice EnumerateSegment(const ShardingProblem& problem,
     }
   }
   auto boundary = [&](const uint64_t* bits) {
-    double c = 0;
+    double c = static_cast<double>(incoming.pass_through_bytes);
     for (const Tensor& t : tensors) {
       if (t.producer >= 0 && !Has(bits, t.producer)) continue;
       bool out = t.outside;
@@ -214,6 +220,9 @@ SegmentLattice EnumerateSegment(const ShardingProblem& problem,
   return L;
 }
 
+// Widened cut points (CutPositions) are used only when fewer.
+constexpr size_t kMaxWidenedSegments = 2048;
+
 // The most repeats of one pattern of 1..kMaxPeriod segments in a row in
 // `kind` (A B A B A B: 3); 1 when nothing repeats.
 constexpr int32_t kMaxPeriod = 64;
@@ -241,6 +250,34 @@ struct LatticeOrder {
   std::vector<int32_t> pos;  // node -> index in order, -1 off the lattice
   // Those read by a later lattice node, by producer position.
   std::vector<OrderTensor> tensors;
+  // live_bytes[b]: Σ bytes of the tensors made before position b and read
+  // at or after it (b = 0..order.size()).
+  std::vector<int64_t> live_bytes;
+
+  // SegmentInputs of order[b..e). O(the segment's reads).
+  SegmentInputs Inputs(const ShardingProblem& problem, int32_t b,
+                       int32_t e) const {
+    SegmentInputs in;
+    for (int32_t i = b; i < e; ++i) {
+      for (const auto& [producer, slot] : problem.input_tensors[order[i]]) {
+        if (pos[producer] >= 0 && pos[producer] < b)
+          in.read.push_back({producer, slot});
+      }
+    }
+    std::sort(in.read.begin(), in.read.end(),
+              [](const TensorRef& x, const TensorRef& y) {
+                return x.node != y.node ? x.node < y.node : x.slot < y.slot;
+              });
+    in.read.erase(std::unique(in.read.begin(), in.read.end(),
+                              [](const TensorRef& x, const TensorRef& y) {
+                                return x.node == y.node && x.slot == y.slot;
+                              }),
+                  in.read.end());
+    in.pass_through_bytes = live_bytes[b];
+    for (const TensorRef& t : in.read)
+      in.pass_through_bytes -= problem.output_bytes[t.node][t.slot];
+    return in;
+  }
 };
 
 LatticeOrder MakeLatticeOrder(const ShardingProblem& problem) {
@@ -262,37 +299,20 @@ LatticeOrder MakeLatticeOrder(const ShardingProblem& problem) {
         lo.tensors.push_back({v, static_cast<int32_t>(slot), i, last});
     }
   }
+  // A tensor made at p and last read at q is live at p + 1 .. q.
+  const size_t m = lo.order.size();
+  lo.live_bytes.assign(m + 2, 0);
+  for (const OrderTensor& t : lo.tensors) {
+    const int64_t bytes = problem.output_bytes[t.node][t.slot];
+    lo.live_bytes[t.producer_pos + 1] += bytes;
+    lo.live_bytes[t.last_reader_pos + 1] -= bytes;
+  }
+  for (size_t b = 1; b < lo.live_bytes.size(); ++b)
+    lo.live_bytes[b] += lo.live_bytes[b - 1];
+  lo.live_bytes.resize(m + 1);
   return lo;
 }
 
-// The tensors made before b and read at or after it, for ranges whose b
-// never falls: O(tensors) over all calls, not per range.
-class IncomingSweep {
- public:
-  explicit IncomingSweep(const LatticeOrder& lo) : lo_(lo) {}
-  const std::vector<TensorRef>& At(int32_t b) {
-    for (; next_ < lo_.tensors.size() && lo_.tensors[next_].producer_pos < b;
-         ++next_) {
-      live_.push_back({lo_.tensors[next_].node, lo_.tensors[next_].slot});
-      last_.push_back(lo_.tensors[next_].last_reader_pos);
-    }
-    size_t kept = 0;
-    for (size_t i = 0; i < live_.size(); ++i) {
-      if (last_[i] < b) continue;
-      live_[kept] = live_[i];
-      last_[kept++] = last_[i];
-    }
-    live_.resize(kept);
-    last_.resize(kept);
-    return live_;
-  }
-
- private:
-  const LatticeOrder& lo_;
-  size_t next_ = 0;
-  std::vector<TensorRef> live_;
-  std::vector<int32_t> last_;
-};
 
 // What makes two segments the same kind (Note [Block chain]): for the
 // segment order[b..e), its local DAG, node times and tensor bytes, and the
@@ -300,8 +320,8 @@ class IncomingSweep {
 // list: which tensor it is does not matter, only its bytes and readers).
 std::vector<double> Signature(const ShardingProblem& problem,
                               const DeviceModel& model, const LatticeOrder& lo,
-                              const std::vector<TensorRef>& incoming_tensors,
-                              int32_t b, int32_t e) {
+                              const SegmentInputs& inputs, int32_t b,
+                              int32_t e) {
   // (bytes, local readers..., read after e) of one tensor.
   auto tensor = [&](int32_t node, size_t slot) {
     std::vector<double> t{static_cast<double>(problem.output_bytes[node][slot])};
@@ -324,10 +344,11 @@ std::vector<double> Signature(const ShardingProblem& problem,
     return t;
   };
   std::vector<std::vector<double>> incoming;
-  for (const TensorRef& t : incoming_tensors)
+  for (const TensorRef& t : inputs.read)
     incoming.push_back(tensor(t.node, t.slot));
   std::sort(incoming.begin(), incoming.end());
   std::vector<double> sig{static_cast<double>(e - b),
+                          static_cast<double>(inputs.pass_through_bytes),
                           static_cast<double>(incoming.size())};
   for (const std::vector<double>& t : incoming)
     sig.insert(sig.end(), t.begin(), t.end());
@@ -366,13 +387,13 @@ BlockChain ChainFromCuts(const ShardingProblem& problem,
     begin = end;
   }
   // Kinds first: without enough repetition no lattice is enumerated.
-  IncomingSweep incoming(lo);
   std::map<std::vector<double>, int32_t> kinds;
   std::vector<int32_t> first_of_kind;  // a segment of each kind
   for (int32_t s = 0; s < static_cast<int32_t>(chain.segments.size()); ++s) {
+    const int32_t e =
+        begins[s] + static_cast<int32_t>(chain.segments[s].size());
     std::vector<double> sig = Signature(
-        problem, model, lo, incoming.At(begins[s]), begins[s],
-        begins[s] + static_cast<int32_t>(chain.segments[s].size()));
+        problem, model, lo, lo.Inputs(problem, begins[s], e), begins[s], e);
     auto [it, added] =
         kinds.emplace(std::move(sig), static_cast<int32_t>(kinds.size()));
     if (added) first_of_kind.push_back(s);
@@ -383,12 +404,11 @@ BlockChain ChainFromCuts(const ShardingProblem& problem,
     chain.complete = false;
     return chain;
   }
-  IncomingSweep incoming_again(lo);
   for (int32_t s : first_of_kind) {
     const int32_t b = begins[s];
     const int32_t e = b + static_cast<int32_t>(chain.segments[s].size());
     chain.lattices.push_back(EnumerateSegment(problem, model, order, pos, b, e,
-                                              incoming_again.At(b),
+                                              lo.Inputs(problem, b, e),
                                               max_ideals_per_kind));
     if (!chain.lattices.back().complete) {
       chain.complete = false;
@@ -421,9 +441,17 @@ BlockChain FindBlockChain(const ShardingProblem& problem,
     chain.single_node_cuts = true;
     return chain;
   }
-  return ChainFromCuts(problem, model, lo,
-                       CutPositions(problem, lo.order, lo.pos),
-                       max_ideals_per_kind, min_repeats);
+  // So many cuts that most segments are a node or two: the DP's stages span
+  // thousands of segments each (a 20,000-node graph whose every node reads
+  // the one before: +1.5 s to plan, nothing gained). FindSegmentChain cuts
+  // such a graph into fewer, larger segments.
+  const std::vector<int32_t> cuts = CutPositions(problem, lo.order, lo.pos);
+  if (cuts.size() >= kMaxWidenedSegments) {
+    chain.complete = false;
+    return chain;
+  }
+  return ChainFromCuts(problem, model, lo, cuts, max_ideals_per_kind,
+                       min_repeats);
 }
 
 BlockChain FindSegmentChain(const ShardingProblem& problem,
@@ -444,7 +472,6 @@ BlockChain FindSegmentChain(const ShardingProblem& problem,
     --crossing[t.last_reader_pos];
   }
   for (int32_t p = 1; p <= m; ++p) crossing[p] += crossing[p - 1];
-  IncomingSweep incoming(lo);
   // Ranges [b, e) still to place, last first (a stack: the segments come
   // out in order, b never falls).
   std::vector<std::pair<int32_t, int32_t>> todo{{0, m}};
@@ -456,9 +483,10 @@ BlockChain FindSegmentChain(const ShardingProblem& problem,
       return chain;
     }
     if (e - b <= options.max_nodes_per_segment || e - b == 1) {
-      SegmentLattice L = EnumerateSegment(problem, model, lo.order, lo.pos, b,
-                                          e, incoming.At(b),
-                                          options.max_ideals_per_segment);
+      // At least 2: a one-node segment's lattice ({}, the node) is whole.
+      SegmentLattice L = EnumerateSegment(
+          problem, model, lo.order, lo.pos, b, e, lo.Inputs(problem, b, e),
+          std::max<int64_t>(2, options.max_ideals_per_segment));
       if (L.complete || e - b == 1) {
         chain.ideals += L.size();
         if (chain.ideals > options.max_positions) {
@@ -472,11 +500,15 @@ BlockChain FindSegmentChain(const ShardingProblem& problem,
         continue;
       }
     }
-    // Split after the position in [b, e - 2] with the fewest crossing
-    // tensors, the one nearest the middle on a tie.
-    int32_t cut = b;
+    // Split after the position in the middle half of [b, e - 2] with the
+    // fewest crossing tensors, the one nearest the middle on a tie (the
+    // middle half: where crossings only grow along the order, the fewest
+    // at b would peel one node a split, O(range^2)).
+    const int32_t first = b + (e - b - 1) / 4;
+    const int32_t last = e - 2 - (e - b - 1) / 4;
+    int32_t cut = first;
     const int32_t mid = b + (e - b) / 2 - 1;
-    for (int32_t p = b; p + 1 < e; ++p) {
+    for (int32_t p = first; p <= last; ++p) {
       if (crossing[p] < crossing[cut] ||
           (crossing[p] == crossing[cut] &&
            std::abs(p - mid) < std::abs(cut - mid))) {

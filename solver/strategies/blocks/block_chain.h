@@ -20,6 +20,10 @@
 // read in or after it (their bytes, which of s's nodes read them, whether
 // a later segment does): two segments alike in these, their local DAG and
 // node times (one "kind") have the same local lattice.
+// FindBlockChain cuts at single-node cuts (every edge crossing p leaves
+// v_p, no node before v_p is a sink, none after it a source) when they make
+// a chain; else at every cut point, unless there are 2,048 or more (then
+// the DP's stages would span thousands of tiny segments).
 // Cost: O(nodes + edges) for the cut points, then per kind its ideals.
 #ifndef AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_CHAIN_H_
 #define AUTOSHARD_SOLVER_STRATEGIES_BLOCKS_BLOCK_CHAIN_H_
@@ -104,9 +108,10 @@ BlockChain FindBlockChain(const ShardingProblem& problem,
 // tensors cross (the one nearest the middle on a tie), recursively, until
 // each segment's lattice has at most max_ideals_per_segment ideals (a
 // segment of one node always does).
-// Cost: O(nodes + tensors) for the crossing counts, O(range) per split, and
-// per enumerated range at most max_ideals_per_segment x (its nodes'
-// producers + the tensors it sees).
+// Cost: O(nodes + tensors) for the crossing counts, O(range) per split
+// (searched in the range's middle half: O(nodes log nodes) in all), and per
+// enumerated range at most max_ideals_per_segment x (its nodes' producers +
+// the tensors it makes or reads).
 struct SegmentChainOptions {
   int32_t max_nodes_per_segment = 256;  // larger ranges are split unseen
   int64_t max_ideals_per_segment = 2000;

@@ -396,6 +396,54 @@ TEST(BlockDpTest, BoundIsTheBruteForceOptimumOnATwoStateLoop) {
   EXPECT_GT(tight, 20);  // a 5% larger value would break the bound
 }
 
+// Rounds alike (the same times and bytes each round): the middle rounds'
+// segments share one lattice per kind, and the DP over the shared lattices
+// is still the brute-force optimum.
+TEST(BlockDpTest, SharedKindsOnATwoStateLoopAreTheBruteForceOptimum) {
+  std::mt19937 rng(909);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int shared = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    const int rounds = 4;  // 18 nodes onto 2 IPUs: 2^18 brute force
+    std::vector<double> round_flops(4), flops;
+    std::vector<int64_t> round_bytes(4), bytes;
+    for (double& f : round_flops) f = std::floor(unit(rng) * 50) * 1e8;
+    for (int64_t& b : round_bytes)
+      b = 4 * (1 + static_cast<int64_t>(unit(rng) * 2e8));
+    for (int i = 0; i < 2; ++i) {  // B and E
+      flops.push_back(std::floor(unit(rng) * 50) * 1e8);
+      bytes.push_back(4 * (1 + static_cast<int64_t>(unit(rng) * 2e8)));
+    }
+    for (int r = 0; r < rounds; ++r) {
+      flops.insert(flops.end(), round_flops.begin(), round_flops.end());
+      bytes.insert(bytes.end(), round_bytes.begin(), round_bytes.end());
+    }
+    ShardingProblem p = TwoStateLoop(rounds, flops);
+    p.activation_bytes = bytes;
+    p.largest_output_bytes = bytes;
+    testing::RefreshTensors(&p);
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    const BlockChain chain = FindBlockChain(p, model, 1000, 1);
+    ASSERT_TRUE(chain.complete);
+    ASSERT_EQ(chain.segments.size(), 8u);
+    // [a_2] and [a_3] alike (B read by a later round too), as are
+    // [b_2 d_2 c_2] and [b_3 d_3 c_3]: at most 6 kinds for 8 segments.
+    EXPECT_LE(chain.lattices.size(), 6u) << "trial " << trial;
+    shared += chain.lattices.size() < chain.segments.size() ? 1 : 0;
+    const double best_upto_2 = std::min(BestMonotone(p, model, 1).second,
+                                        BestMonotone(p, model, 2).second);
+    const double any = BestMonotone(p, model, 2).second;
+    BlockDpOptions options;
+    options.min_repeats = 1;
+    options.relative_precision = 1e-9;
+    const BlockDpResult r = BlockDp(p, model, 2, 0, kInf, options);
+    ASSERT_TRUE(r.ran && r.exact) << r.note;
+    EXPECT_LE(r.bound_s, any * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_GE(r.bound_s, best_upto_2 * (1 - 2e-9)) << "trial " << trial;
+  }
+  EXPECT_EQ(shared, 8);
+}
+
 // Note [Segment chain]: segments of at most a few ideals cut the
 // topological order into consecutive ranges, every lattice complete, on
 // graphs with sink branches (no block chain there).
