@@ -7,9 +7,10 @@
 # over every row (bench/gap_summary.py: median and worst per IPU count, rows
 # over 10 s, plans slower than a before table).
 # With EXPORT=1 it also plans models the corpus does not hold: torchvision
-# detectors with an FPN and their post-processing and a ViT-B/16 (bench/
-# export_gap_models.py, random weights; needs Debian's python3-torch and
-# python3-torchvision), GPT-2 small (bench/make_gpt2_model.py) and the
+# detectors with an FPN and their post-processing (Faster/Mask/Keypoint
+# R-CNN, RetinaNet, FCOS), segmenters (DeepLabV3, LR-ASPP), a ViT-B/16, a
+# Swin-T and a ConvNeXt-T (bench/export_gap_models.py, random weights; needs
+# Debian's python3-torch and python3-torchvision), GPT-2 small (bench/make_gpt2_model.py) and the
 # Llama-2-70B shapes at sequence 512 in fp16 (../shared/tools/make_llama_graph.py),
 # at the same IPU counts (EXPORT_IPUS to change them).
 # Environment: OUT (a folder to keep the tables in, one file per model set:

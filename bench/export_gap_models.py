@@ -9,7 +9,9 @@ repository or the shared folder.
 
 Usage: export_gap_models.py OUT_DIR [NAME...]
 Names (default: all): tv_fasterrcnn_resnet50_fpn, tv_retinanet_resnet50_fpn,
-tv_fcos_resnet50_fpn, tv_vit_b_16.
+tv_fcos_resnet50_fpn, tv_vit_b_16, tv_maskrcnn_resnet50_fpn,
+tv_keypointrcnn_resnet50_fpn, tv_deeplabv3_mobilenet_v3_large,
+tv_lraspp_mobilenet_v3_large, tv_swin_t, tv_convnext_tiny.
 """
 import os
 import sys
@@ -35,7 +37,36 @@ MODELS = {
     "tv_vit_b_16":
         lambda: (torchvision.models.vit_b_16(weights=None).eval(),
                  torch.rand(1, 3, 224, 224), 14),
+    # Two-stage detectors with a second head after RoIAlign (masks,
+    # keypoints), segmenters (an ASPP head; a lite R-ASPP head) at 520 x 520
+    # as torchvision's segmentation references evaluate them, and a
+    # shifted-window transformer and a ConvNeXt at 224 x 224.
+    "tv_maskrcnn_resnet50_fpn":
+        lambda: detector(torchvision.models.detection.maskrcnn_resnet50_fpn, 800),
+    "tv_keypointrcnn_resnet50_fpn":
+        lambda: detector(
+            torchvision.models.detection.keypointrcnn_resnet50_fpn, 800),
+    "tv_deeplabv3_mobilenet_v3_large":
+        lambda: (torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+            weights=None, weights_backbone=None).eval(),
+                 torch.rand(1, 3, 520, 520), 13),
+    "tv_lraspp_mobilenet_v3_large":
+        lambda: (torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+            weights=None, weights_backbone=None).eval(),
+                 torch.rand(1, 3, 520, 520), 13),
+    "tv_swin_t":
+        lambda: (torchvision.models.swin_t(weights=None).eval(),
+                 torch.rand(1, 3, 224, 224), 14),
+    "tv_convnext_tiny":
+        lambda: (torchvision.models.convnext_tiny(weights=None).eval(),
+                 torch.rand(1, 3, 224, 224), 13),
 }
+
+# Detectors: a list of images as their forward takes. Exported with
+# gradients on: transformers whose attention takes torch 1.13's fused fast
+# path under no_grad (aten::_native_multi_head_attention, no ONNX export).
+DETECTORS = ("rcnn", "retinanet", "fcos")
+WITH_GRAD = ("vit", "swin")
 
 
 def main(out_dir, names):
@@ -45,12 +76,8 @@ def main(out_dir, names):
         model, x, opset = MODELS[name]()
         path = os.path.join(out_dir, name + ".onnx")
         tmp = path + ".tmp"
-        # A list of images for the detectors, as their forward takes.
-        args = ([x[0]],) if "vit" not in name else (x,)
-        # The ViT's attention under no_grad takes torch 1.13's fused fast
-        # path (aten::_native_multi_head_attention), which has no ONNX
-        # export: with gradients on it keeps the plain ops.
-        if "vit" in name:
+        args = ([x[0]],) if any(d in name for d in DETECTORS) else (x,)
+        if any(g in name for g in WITH_GRAD):
             torch.onnx.export(model, args, tmp, opset_version=opset,
                               do_constant_folding=True)
         else:
