@@ -11,15 +11,13 @@
 namespace autoshard {
 namespace {
 
-// The cut positions of Note [Block chain] over `order` (the lattice nodes in
-// topological order; `pos` node -> index in it, -1 off the lattice).
 // The single-node cuts of Note [Block chain] over `order` (the lattice
 // nodes in topological order; `pos` node -> index in it, -1 off the
 // lattice): every edge crossing p leaves v_p, no node before v_p is a sink
 // and none after it a source.
 std::vector<int32_t> SingleNodeCuts(const ShardingProblem& problem,
-                                  const std::vector<int32_t>& order,
-                                  const std::vector<int32_t>& pos) {
+                                    const std::vector<int32_t>& order,
+                                    const std::vector<int32_t>& pos) {
   const int32_t m = static_cast<int32_t>(order.size());
   // crossing[p]: edges u -> v with pos u < p < pos v (they cross the cut
   // after p from a node other than v_p), as a difference array.
@@ -313,7 +311,6 @@ LatticeOrder MakeLatticeOrder(const ShardingProblem& problem) {
   return lo;
 }
 
-
 // What makes two segments the same kind (Note [Block chain]): for the
 // segment order[b..e), its local DAG, node times and tensor bytes, and the
 // tensors made before it and read in or after it (`incoming`, as a sorted
@@ -324,7 +321,8 @@ std::vector<double> Signature(const ShardingProblem& problem,
                               int32_t e) {
   // (bytes, local readers..., read after e) of one tensor.
   auto tensor = [&](int32_t node, size_t slot) {
-    std::vector<double> t{static_cast<double>(problem.output_bytes[node][slot])};
+    std::vector<double> t{
+        static_cast<double>(problem.output_bytes[node][slot])};
     std::vector<double> in;
     bool outside = false;
     for (int32_t r : problem.output_consumers[node][slot]) {
@@ -363,10 +361,6 @@ std::vector<double> Signature(const ShardingProblem& problem,
   }
   return sig;
 }
-
-}  // namespace
-
-namespace {
 
 // The chain of segments between `cuts` (positions in lo.order), kinds and
 // lattices as FindBlockChain says.
@@ -434,9 +428,9 @@ BlockChain FindBlockChain(const ShardingProblem& problem,
   // only split its segments further (the same positions in more, smaller
   // segments: the Llama graph's 164 became 1,608, and its DP twice as
   // slow).
-  BlockChain chain =
-      ChainFromCuts(problem, model, lo, SingleNodeCuts(problem, lo.order, lo.pos),
-                    max_ideals_per_kind, min_repeats);
+  BlockChain chain = ChainFromCuts(problem, model, lo,
+                                   SingleNodeCuts(problem, lo.order, lo.pos),
+                                   max_ideals_per_kind, min_repeats);
   if (chain.complete && chain.segments.size() >= 2) {
     chain.single_node_cuts = true;
     return chain;
@@ -495,8 +489,7 @@ BlockChain FindSegmentChain(const ShardingProblem& problem,
         }
         chain.kind.push_back(static_cast<int32_t>(chain.lattices.size()));
         chain.lattices.push_back(std::move(L));
-        chain.segments.emplace_back(lo.order.begin() + b,
-                                    lo.order.begin() + e);
+        chain.segments.emplace_back(lo.order.begin() + b, lo.order.begin() + e);
         continue;
       }
     }

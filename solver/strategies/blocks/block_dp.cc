@@ -265,13 +265,12 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
   }
   if (!usable && options.segmented) {
     SegmentChainOptions segment_chain = options.segment_chain;
-    segment_chain.deadline =
-        std::min(segment_chain.deadline, options.deadline);
+    segment_chain.deadline = std::min(segment_chain.deadline, options.deadline);
     chain = FindSegmentChain(problem, model, segment_chain);
     if (!chain.complete || chain.segments.size() < 2) {
-      result.note = absl::StrCat(why_not, "; segment chain: ",
-                                 chain.segments.size(), " segments, ",
-                                 chain.ideals, " positions or more");
+      result.note =
+          absl::StrCat(why_not, "; segment chain: ", chain.segments.size(),
+                       " segments, ", chain.ideals, " positions or more");
       return result;
     }
   } else if (!usable) {

@@ -72,7 +72,7 @@ struct BlockDpResult {
   // DP's value is a bound. False over a segment chain.
   bool exact = true;
   bool single_node_cuts = false;  // BlockChain::single_node_cuts
-  double bound_s = 0;  // seconds; at least the lower_s given
+  double bound_s = 0;             // seconds; at least the lower_s given
   // The plan: a monotone split onto exactly num_ipus IPUs (per node, passive
   // constants with their earliest reader), empty when there is none; its
   // bottleneck by the DP's stage times is plan_dp_s (memory not judged).

@@ -485,8 +485,8 @@ TEST(BlockDpTest, SegmentedPlanBetweenBruteForceAndTheSlicingDp) {
   int planned = 0, all_used = 0, better = 0;
   for (int trial = 0; trial < 40; ++trial) {
     const int k = 2 + static_cast<int>(rng() % 2);
-    const ShardingProblem p = testing::DagWithSinkBranches(
-        rng, k == 2 ? 12 : 10, 3, 2000000000);
+    const ShardingProblem p =
+        testing::DagWithSinkBranches(rng, k == 2 ? 12 : 10, 3, 2000000000);
     const DeviceModel model(p, ToyChip(), Precision::kFp32);
     BlockDpOptions options;
     options.segmented = true;
