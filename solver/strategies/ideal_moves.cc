@@ -174,6 +174,30 @@ bool Beats(const Performance& now, const Performance& was, int j) {
   return new_max <= old_max + eps && x[j] + x[j + 1] < y[j] + y[j + 1] - eps;
 }
 
+// Note [Unchanged pairs]
+// What pair j's search and its judgement see: the nodes of IPUs j and j + 1
+// and which of them is on j, which of the tensors they read or make are
+// read beyond IPU j + 1, and the bytes over boundaries j - 1 and j + 1
+// (cut.in_bytes[j], cut.out_bytes[j + 1]); a passive constant goes with its
+// earliest reader, so one the pair reads is before it (its bytes in
+// in_bytes[j]) or in it. A move at pair i changes IPUs i and i + 1 only, so
+// the pair's nodes and flags change only through moves at pairs j - 1, j
+// and j + 1 (a reader beyond moves into the pair only across boundary
+// j + 1). The global bottleneck only falls, and a move it once rejected
+// raised the pair's own larger stage time, which Beats rejects anyway. So
+// a pair that found no move, with the same IPU versions (bumped for IPUs j
+// and j + 1 by each move at j) and the same two byte counts, finds none
+// again: skipped, the moves made are those made without skipping.
+struct PairInputs {
+  uint64_t first_version = 0, second_version = 0;
+  int64_t in_bytes = -1, out_bytes = -1;
+  bool operator==(const PairInputs& o) const {
+    return first_version == o.first_version &&
+           second_version == o.second_version && in_bytes == o.in_bytes &&
+           out_bytes == o.out_bytes;
+  }
+};
+
 }  // namespace
 
 IdealMovesResult ImproveByIdealMoves(const ShardingProblem& problem,
@@ -184,11 +208,18 @@ IdealMovesResult ImproveByIdealMoves(const ShardingProblem& problem,
   Performance perf = model.EvaluatePerformance(ipu, num_ipus, 1);
   const std::vector<uint8_t> passive = PassiveConstants(problem);
   bool improved = !problem.copies_through_host && num_ipus > 1;
+  // Note [Unchanged pairs].
+  std::vector<uint64_t> version(std::max(num_ipus, 1), 0);
+  std::vector<PairInputs> no_move(std::max(num_ipus, 1));
   for (int sweep = 0; improved && sweep < options.max_sweeps; ++sweep) {
     improved = false;
     for (int j = 0; j + 1 < num_ipus; ++j) {
       if (std::chrono::steady_clock::now() > options.deadline) break;
       const CutBytes cut = ComputeCutBytes(problem, ipu, num_ipus);
+      const PairInputs inputs{version[j], version[j + 1], cut.in_bytes[j],
+                              cut.out_bytes[j + 1]};
+      if (options.skip_unchanged && no_move[j] == inputs) continue;
+      no_move[j] = inputs;  // until a move is kept
       PairSearch pair(problem, model, passive, ipu, j);
       std::vector<uint8_t> in;
       if (pair.size() > options.max_pair_nodes ||
@@ -208,6 +239,9 @@ IdealMovesResult ImproveByIdealMoves(const ShardingProblem& problem,
       perf = std::move(p);
       ++result.moves;
       improved = true;
+      ++version[j];
+      ++version[j + 1];
+      no_move[j] = PairInputs{};
     }
   }
   result.ipu = std::move(ipu);
