@@ -183,18 +183,24 @@ bool Beats(const Performance& now, const Performance& was, int j) {
 // in_bytes[j]) or in it. A move at pair i changes IPUs i and i + 1 only, so
 // the pair's nodes and flags change only through moves at pairs j - 1, j
 // and j + 1 (a reader beyond moves into the pair only across boundary
-// j + 1). The global bottleneck only falls, and a move it once rejected
-// raised the pair's own larger stage time, which Beats rejects anyway. So
-// a pair that found no move, with the same IPU versions (bumped for IPUs j
-// and j + 1 by each move at j) and the same two byte counts, finds none
-// again: skipped, the moves made are those made without skipping.
+// j + 1). Beats also reads the global bottleneck: a move it rejected for
+// raising it raised the pair's own larger stage time, which Beats rejects
+// anyway, but its tolerance is 1e-12 of the bottleneck, which a move at any
+// pair may lower (a review's counter-example:
+// SkippingUnchangedPairsWaitsForALowerBottleneck), so the bottleneck is an
+// input too. So a pair that found no move, with the same IPU versions
+// (bumped for IPUs j and j + 1 by each move at j), the same two byte counts
+// and the same bottleneck, finds none again: skipped. Without a deadline
+// the moves made are those made without skipping; with one, skipping only
+// lets more of them in before it.
 struct PairInputs {
   uint64_t first_version = 0, second_version = 0;
   int64_t in_bytes = -1, out_bytes = -1;
+  double bottleneck_s = -1;
   bool operator==(const PairInputs& o) const {
     return first_version == o.first_version &&
            second_version == o.second_version && in_bytes == o.in_bytes &&
-           out_bytes == o.out_bytes;
+           out_bytes == o.out_bytes && bottleneck_s == o.bottleneck_s;
   }
 };
 
@@ -217,7 +223,7 @@ IdealMovesResult ImproveByIdealMoves(const ShardingProblem& problem,
       if (std::chrono::steady_clock::now() > options.deadline) break;
       const CutBytes cut = ComputeCutBytes(problem, ipu, num_ipus);
       const PairInputs inputs{version[j], version[j + 1], cut.in_bytes[j],
-                              cut.out_bytes[j + 1]};
+                              cut.out_bytes[j + 1], perf.bottleneck_s};
       if (options.skip_unchanged && no_move[j] == inputs) continue;
       no_move[j] = inputs;  // until a move is kept
       PairSearch pair(problem, model, passive, ipu, j);

@@ -17,6 +17,7 @@ namespace {
 using ::autoshard::testing::BestMonotone;
 using ::autoshard::testing::MakeTestProblem;
 using ::autoshard::testing::RandomDag;
+using ::autoshard::testing::RefreshTensors;
 using ::autoshard::testing::ToyChip;
 using ::autoshard::testing::TwoBranches;
 
@@ -157,6 +158,35 @@ TEST(IdealMovesTest, SkippingUnchangedPairsMakesTheSameMoves) {
     moved += a.moves > 1 ? 1 : 0;
   }
   EXPECT_GT(moved, 30);  // several moves, so later sweeps skip some pairs
+}
+
+// A review's counter-example to an earlier Note [Unchanged pairs], which
+// left the bottleneck out: Beats' tolerance is 1e-12 of the bottleneck,
+// which a move at a far pair lowers. A chain of six nodes with no bytes,
+// 100, 1, 100 + 1.5e-10, 10, 100 and 100 s, onto 4 IPUs from {n0} |
+// {n1, n2} | {n3} | {n4, n5}: 100 | 101 + 1.5e-10 | 10 | 200 s. Sweep 1:
+// pair 0's best, {n0, n1} | {n2} (101 | 100 + 1.5e-10), lowers the pair's
+// larger time by 1.5e-10 s, under the tolerance 2e-10: rejected; pair 2
+// moves n4 (200 -> 110 s). Sweep 2: the tolerance is 1.1e-10, so pair 0's
+// move is kept, with skipping too: {n0, n1} | {n2} | {n3, n4} | {n5}.
+TEST(IdealMovesTest, SkippingUnchangedPairsWaitsForALowerBottleneck) {
+  ShardingProblem p =
+      MakeTestProblem(6, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}},
+                      {0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1});
+  p.activation_bytes.assign(6, 0);
+  p.largest_output_bytes = p.activation_bytes;
+  RefreshTensors(&p);
+  p.node_time_s = {100, 1, 100 + 1.5e-10, 10, 100, 100};
+  DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+  const std::vector<int32_t> from = {0, 1, 1, 2, 3, 3};
+  IdealMovesOptions skip, all;
+  all.skip_unchanged = false;
+  const IdealMovesResult a = ImproveByIdealMoves(p, model, 4, from, skip);
+  const IdealMovesResult b = ImproveByIdealMoves(p, model, 4, from, all);
+  EXPECT_EQ(b.ipu, (std::vector<int32_t>{0, 0, 1, 2, 2, 3}));
+  EXPECT_EQ(b.moves, 2);
+  EXPECT_EQ(a.ipu, b.ipu);
+  EXPECT_EQ(a.moves, b.moves);
 }
 
 }  // namespace
