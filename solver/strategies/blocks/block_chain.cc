@@ -248,9 +248,10 @@ struct LatticeOrder {
   std::vector<int32_t> pos;  // node -> index in order, -1 off the lattice
   // Those read by a later lattice node, by producer position.
   std::vector<OrderTensor> tensors;
-  // live_bytes[b]: Σ bytes of the tensors made before position b and read
-  // at or after it (b = 0..order.size()).
+  // live_bytes[b], live_count[b]: Σ bytes and number of the tensors made
+  // before position b and read at or after it (b = 0..order.size()).
   std::vector<int64_t> live_bytes;
+  std::vector<int32_t> live_count;
 
   // SegmentInputs of order[b..e). O(the segment's reads).
   SegmentInputs Inputs(const ShardingProblem& problem, int32_t b,
@@ -300,14 +301,20 @@ LatticeOrder MakeLatticeOrder(const ShardingProblem& problem) {
   // A tensor made at p and last read at q is live at p + 1 .. q.
   const size_t m = lo.order.size();
   lo.live_bytes.assign(m + 2, 0);
+  lo.live_count.assign(m + 2, 0);
   for (const OrderTensor& t : lo.tensors) {
     const int64_t bytes = problem.output_bytes[t.node][t.slot];
     lo.live_bytes[t.producer_pos + 1] += bytes;
     lo.live_bytes[t.last_reader_pos + 1] -= bytes;
+    ++lo.live_count[t.producer_pos + 1];
+    --lo.live_count[t.last_reader_pos + 1];
   }
-  for (size_t b = 1; b < lo.live_bytes.size(); ++b)
+  for (size_t b = 1; b < lo.live_bytes.size(); ++b) {
     lo.live_bytes[b] += lo.live_bytes[b - 1];
+    lo.live_count[b] += lo.live_count[b - 1];
+  }
   lo.live_bytes.resize(m + 1);
+  lo.live_count.resize(m + 1);
   return lo;
 }
 
@@ -382,15 +389,20 @@ BlockChain ChainFromCuts(const ShardingProblem& problem,
   }
   // Kinds first: without enough repetition no lattice is enumerated.
   std::map<std::vector<double>, int32_t> kinds;
-  std::vector<int32_t> first_of_kind;  // a segment of each kind
+  std::vector<int32_t> first_of_kind;       // a segment of each kind
+  std::vector<SegmentInputs> first_inputs;  // and its inputs
   for (int32_t s = 0; s < static_cast<int32_t>(chain.segments.size()); ++s) {
     const int32_t e =
         begins[s] + static_cast<int32_t>(chain.segments[s].size());
-    std::vector<double> sig = Signature(
-        problem, model, lo, lo.Inputs(problem, begins[s], e), begins[s], e);
+    SegmentInputs inputs = lo.Inputs(problem, begins[s], e);
+    std::vector<double> sig =
+        Signature(problem, model, lo, inputs, begins[s], e);
     auto [it, added] =
         kinds.emplace(std::move(sig), static_cast<int32_t>(kinds.size()));
-    if (added) first_of_kind.push_back(s);
+    if (added) {
+      first_of_kind.push_back(s);
+      first_inputs.push_back(std::move(inputs));
+    }
     chain.kind.push_back(it->second);
   }
   chain.longest_run = LongestRepetition(chain.kind);
@@ -398,11 +410,12 @@ BlockChain ChainFromCuts(const ShardingProblem& problem,
     chain.complete = false;
     return chain;
   }
-  for (int32_t s : first_of_kind) {
-    const int32_t b = begins[s];
-    const int32_t e = b + static_cast<int32_t>(chain.segments[s].size());
+  for (size_t k = 0; k < first_of_kind.size(); ++k) {
+    const int32_t b = begins[first_of_kind[k]];
+    const int32_t e =
+        b + static_cast<int32_t>(chain.segments[first_of_kind[k]].size());
     chain.lattices.push_back(EnumerateSegment(problem, model, order, pos, b, e,
-                                              lo.Inputs(problem, b, e),
+                                              first_inputs[k],
                                               max_ideals_per_kind));
     if (!chain.lattices.back().complete) {
       chain.complete = false;
@@ -459,13 +472,8 @@ BlockChain FindSegmentChain(const ShardingProblem& problem,
     chain.complete = false;
     return chain;
   }
-  // crossing[p]: the tensors made at or before p and read after it.
-  std::vector<int32_t> crossing(m + 1, 0);
-  for (const OrderTensor& t : lo.tensors) {
-    ++crossing[t.producer_pos];
-    --crossing[t.last_reader_pos];
-  }
-  for (int32_t p = 1; p <= m; ++p) crossing[p] += crossing[p - 1];
+  // The tensors made at or before p and read after it: live at p + 1.
+  auto crossing = [&](int32_t p) { return lo.live_count[p + 1]; };
   // Ranges [b, e) still to place, last first (a stack: the segments come
   // out in order, b never falls).
   std::vector<std::pair<int32_t, int32_t>> todo{{0, m}};
@@ -502,8 +510,8 @@ BlockChain FindSegmentChain(const ShardingProblem& problem,
     int32_t cut = first;
     const int32_t mid = b + (e - b) / 2 - 1;
     for (int32_t p = first; p <= last; ++p) {
-      if (crossing[p] < crossing[cut] ||
-          (crossing[p] == crossing[cut] &&
+      if (crossing(p) < crossing(cut) ||
+          (crossing(p) == crossing(cut) &&
            std::abs(p - mid) < std::abs(cut - mid))) {
         cut = p;
       }
