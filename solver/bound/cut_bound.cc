@@ -11,7 +11,63 @@
 #include "solver/strategies/closure_cuts.h"
 
 namespace autoshard {
+namespace internal {
+
+double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
+                  const std::vector<double>& copy_s, double total_s, int k,
+                  double cap_s, std::vector<int>* chain) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const int nb = static_cast<int>(lo.size());
+  // f[b]: the least bottleneck of IPUs 0..d with P(I_d) in bucket b;
+  // from[d][b]: the bucket of I_{d-1} it came from.
+  std::vector<double> f(nb), next(nb);
+  std::vector<std::vector<int>> from;
+  if (chain != nullptr) from.assign(std::max(0, k - 1), std::vector<int>(nb));
+  for (int b = 0; b < nb; ++b) f[b] = lo[b] + copy_s[b];
+  for (int d = 1; d + 1 < k; ++d) {
+    for (int b = 0; b < nb; ++b) {
+      next[b] = kInf;
+      if (copy_s[b] == kInf) continue;
+      // Note [Capped chain DP]: from b down, the stage's compute only grows;
+      // ties go to the smallest a.
+      for (int a = b; a >= 0; --a) {
+        const double span = lo[b] - hi[a];
+        if (span > next[b] || span > cap_s) break;
+        if (f[a] > next[b]) continue;  // max(f[a], ...) cannot be less
+        const double stage = std::max(0.0, span) + copy_s[a] + copy_s[b];
+        const double value = std::max(f[a], stage);
+        if (value <= next[b]) {
+          next[b] = value;
+          if (chain != nullptr) from[d][b] = a;
+        }
+      }
+    }
+    f.swap(next);
+  }
+  double best = kInf;
+  int last = 0;
+  for (int a = 0; a < nb; ++a) {
+    const double value = std::max(f[a], total_s - hi[a] + copy_s[a]);
+    if (value < best) {
+      best = value;
+      last = a;
+    }
+  }
+  if (chain != nullptr && k >= 2 && best < kInf) {
+    chain->assign(k - 1, 0);
+    (*chain)[k - 2] = last;
+    for (int d = k - 2; d > 0; --d) (*chain)[d - 1] = from[d][(*chain)[d]];
+  } else if (chain != nullptr) {
+    chain->clear();
+  }
+  return best;
+}
+
+}  // namespace internal
+
 namespace {
+
+using internal::ChainBound;
 
 // Through host memory: whether a split with every stage time <= T can
 // exist, by the windows of Note [Cut bound] (copies: Σ stage times only).
@@ -42,56 +98,6 @@ double HostBound(ClosureCuts& cuts, const DeviceModel& model, int k,
     (HostFeasible(cuts, model, k, mid) ? hi : lo) = mid;
   }
   return lo;
-}
-
-// The DP of Note [Cut bound] over buckets [lo[b], hi[b]] whose boundaries
-// copy at least copy_s[b] seconds (infinity: no ideal there). `chain`
-// (optional): the buckets of a best chain's boundaries I_0..I_{k-2}.
-double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
-                  const std::vector<double>& copy_s, double total_s, int k,
-                  std::vector<int>* chain = nullptr) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const int nb = static_cast<int>(lo.size());
-  // f[b]: the least bottleneck of IPUs 0..d with P(I_d) in bucket b;
-  // from[d][b]: the bucket of I_{d-1} it came from.
-  std::vector<double> f(nb), next(nb);
-  std::vector<std::vector<int>> from;
-  if (chain != nullptr) from.assign(std::max(0, k - 1), std::vector<int>(nb));
-  for (int b = 0; b < nb; ++b) f[b] = lo[b] + copy_s[b];
-  for (int d = 1; d + 1 < k; ++d) {
-    for (int b = 0; b < nb; ++b) {
-      next[b] = kInf;
-      if (copy_s[b] == kInf) continue;
-      for (int a = 0; a <= b; ++a) {
-        if (f[a] >= next[b]) continue;  // max(f[a], ...) cannot be less
-        const double stage =
-            std::max(0.0, lo[b] - hi[a]) + copy_s[a] + copy_s[b];
-        const double value = std::max(f[a], stage);
-        if (value < next[b]) {
-          next[b] = value;
-          if (chain != nullptr) from[d][b] = a;
-        }
-      }
-    }
-    f.swap(next);
-  }
-  double best = kInf;
-  int last = 0;
-  for (int a = 0; a < nb; ++a) {
-    const double value = std::max(f[a], total_s - hi[a] + copy_s[a]);
-    if (value < best) {
-      best = value;
-      last = a;
-    }
-  }
-  if (chain != nullptr && k >= 2 && best < kInf) {
-    chain->assign(k - 1, 0);
-    (*chain)[k - 2] = last;
-    for (int d = k - 2; d > 0; --d) (*chain)[d - 1] = from[d][(*chain)[d]];
-  } else if (chain != nullptr) {
-    chain->clear();
-  }
-  return best;
 }
 
 // The buckets of Note [Cut bound]: [lo[b], hi[b]] and the copy seconds of
@@ -269,7 +275,8 @@ double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
   const int64_t max_work = cuts.work() + options.branched_work;
   branched.max_work = max_work;
   std::vector<int> chain;
-  double value = ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain);
+  double value =
+      ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, upper_s, &chain);
   const double start = value;
   int stalls = 0;  // rounds in a row that raised the DP by less than 0.1%
   // The boundaries of the chain's critical stages (within 0.1% of its
@@ -316,7 +323,7 @@ double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
     // is not enough, as a group's proof often moves the chain to a
     // neighbouring bucket that only a narrower window lifts).
     const double next =
-        ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, &chain);
+        ChainBound(b->lo, b->hi, b->copy_s, cuts.total_s(), k, upper_s, &chain);
     stalls = next < value * 1.001 ? stalls + 1 : 0;
     value = std::max(value, next);
     if (stalls >= 2 || result->out_of_work) break;
@@ -332,7 +339,7 @@ double AdjacentBound(ClosureCuts& cuts, const ShardingProblem& problem,
                      const DeviceModel& model, int k, double upper_s,
                      const CutBoundOptions& options, CutBoundResult* result) {
   Buckets b = PlainBuckets(cuts, model, options, options.dp_split, result);
-  double bound = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k);
+  double bound = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k, upper_s);
   // Note [Reach DP]: from the chain bound (which it never proves less than)
   // up to the plan.
   auto reach = [&] {
@@ -347,7 +354,8 @@ double AdjacentBound(ClosureCuts& cuts, const ShardingProblem& problem,
     return bound - cuts.tolerance_s();
   }
   WindowBuckets(cuts, model, options, result, &b);
-  bound = std::max(bound, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k));
+  bound = std::max(
+      bound, ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k, upper_s));
   if (options.reach_dp) reach();
   if (bound - cuts.tolerance_s() >= upper_s * 0.99 ||
       options.branched_sides <= 0) {

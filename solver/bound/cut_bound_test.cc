@@ -1,5 +1,6 @@
 #include "solver/bound/cut_bound.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -154,6 +155,94 @@ TEST(CutBoundTest, MinCutOrderPutsTheSmallCutFirst) {
       std::chrono::steady_clock::now() + std::chrono::seconds(60));
   ASSERT_TRUE(r.found);
   EXPECT_NEAR(r.bottleneck_s, 5.2, 1e-12);
+}
+
+// The chain DP of Note [Cut bound] on 4 buckets of 1 s (W = 4 s), each
+// boundary copying 0.25 s, onto 3 IPUs. Chains (b_0, b_1) and their stages
+// (lo_0 + 0.25, max(0, lo_1 - hi_0) + 0.5, 4 - hi_1 + 0.25):
+// (1, 2): 1.25, 0.5, 1.25 -> 1.25, the least; (0, 2): 0.25, 1.5, 1.25;
+// (1, 3): 1.25, 1.5, 0.25; (0, 3): 0.25, 2.5, 0.25. A cap at or above 1.25
+// changes nothing (Note [Capped chain DP]); one below leaves a value at or
+// above it.
+TEST(ChainBoundTest, FindsTheLeastChainUnderAnyCap) {
+  const std::vector<double> lo = {0, 1, 2, 3}, hi = {1, 2, 3, 4},
+                            copy_s(4, 0.25);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (double cap : {kInf, 4.0, 1.25}) {
+    std::vector<int> chain;
+    EXPECT_DOUBLE_EQ(internal::ChainBound(lo, hi, copy_s, 4, 3, cap, &chain),
+                     1.25)
+        << cap;
+    EXPECT_EQ(chain, (std::vector<int>{1, 2})) << cap;
+  }
+  EXPECT_GE(internal::ChainBound(lo, hi, copy_s, 4, 3, 0.1), 0.1);
+  // Without copies (0, 2), (1, 2) and (1, 3) all reach 1 s: the first
+  // minimum in the order the uncapped DP scanned (the smallest earlier
+  // bucket, then the smallest last one) is kept, (0, 2).
+  std::vector<int> chain;
+  EXPECT_DOUBLE_EQ(internal::ChainBound(lo, hi, std::vector<double>(4, 0), 4, 3,
+                                        kInf, &chain),
+                   1.0);
+  EXPECT_EQ(chain, (std::vector<int>{0, 2}));
+}
+
+// Against every chain of buckets (brute force) on random buckets, copies
+// (some infinite: no ideal) and caps: exact, with a chain of that value,
+// when the least is at most the cap; else at least the cap.
+TEST(ChainBoundTest, CappedMatchesEveryChainBruteForce) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::mt19937 rng(20261205);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int capped = 0, exact = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int nb = 1 + static_cast<int>(rng() % 7), k = 2 + trial % 4;
+    std::vector<double> lo(nb), hi(nb), copy_s(nb);
+    double at = 0;
+    for (int b = 0; b < nb; ++b) {
+      lo[b] = at;
+      at += 0.1 + unit(rng);
+      hi[b] = at;
+      copy_s[b] = rng() % 6 == 0 ? kInf : unit(rng) * 0.5;
+    }
+    const double total = at;
+    // The largest stage of chain b_0 <= ... <= b_{k-2}.
+    auto stages = [&](const std::vector<int>& c) {
+      double most = lo[c[0]] + copy_s[c[0]];
+      for (size_t d = 1; d < c.size(); ++d)
+        most = std::max(most, std::max(0.0, lo[c[d]] - hi[c[d - 1]]) +
+                                  copy_s[c[d - 1]] + copy_s[c[d]]);
+      return std::max(most, total - hi[c.back()] + copy_s[c.back()]);
+    };
+    double brute = kInf;
+    std::vector<int> c(k - 1, 0);
+    while (true) {
+      brute = std::min(brute, stages(c));
+      int d = k - 2;
+      while (d >= 0 && c[d] == nb - 1) --d;
+      if (d < 0) break;
+      ++c[d];
+      for (int e = d + 1; e < k - 1; ++e) c[e] = c[d];
+    }
+    for (double cap : {kInf, brute, brute * 0.6, unit(rng) * total}) {
+      std::vector<int> chain;
+      const double r =
+          internal::ChainBound(lo, hi, copy_s, total, k, cap, &chain);
+      if (brute <= cap) {
+        ++exact;
+        EXPECT_DOUBLE_EQ(r, brute) << "trial " << trial << " cap " << cap;
+        if (brute < kInf) {
+          ASSERT_EQ(chain.size(), static_cast<size_t>(k - 1));
+          EXPECT_TRUE(std::is_sorted(chain.begin(), chain.end()));
+          EXPECT_DOUBLE_EQ(stages(chain), brute) << "trial " << trial;
+        }
+      } else {
+        ++capped;
+        EXPECT_GE(r, cap) << "trial " << trial;
+      }
+    }
+  }
+  EXPECT_GT(capped, 100);
+  EXPECT_GT(exact, 400);
 }
 
 // The bound never exceeds the best monotone split (brute force) on small
