@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -112,32 +113,6 @@ bool Settle(const ShardingProblem& p, int k,
   return false;
 }
 
-// Moves single nodes onto IPUs left empty, where that keeps the split
-// monotone and its constraints and empties no other IPU; false when some
-// IPU stays empty.
-bool FillEmpty(const ShardingProblem& p, int k,
-               std::vector<int32_t>* ipu_of_node) {
-  std::vector<int32_t>& ipu = *ipu_of_node;
-  std::vector<int32_t> count(k, 0);
-  for (int32_t d : ipu) ++count[d];
-  for (int d = 0; d < k; ++d) {
-    if (count[d] > 0) continue;
-    for (int32_t v = 0; v < p.num_nodes() && count[d] == 0; ++v) {
-      if (count[ipu[v]] < 2 || !p.IpuAllowed(v, d)) continue;
-      if (!p.colocate_group.empty() && p.colocate_group[v] >= 0) continue;
-      bool ok = true;
-      for (int32_t q : p.producers[v]) ok &= ipu[q] <= d;
-      for (int32_t c : p.consumers[v]) ok &= ipu[c] >= d;
-      if (!ok) continue;
-      --count[ipu[v]];
-      ipu[v] = d;
-      ++count[d];
-    }
-    if (count[d] == 0) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string BrokenConstraint(const ShardingProblem& p,
@@ -215,6 +190,54 @@ absl::Status CheckConstraints(const ShardingProblem& p, int k,
   return absl::OkStatus();
 }
 
+bool FillEmptyIpus(const ShardingProblem& p, const DeviceModel* model, int k,
+                   std::vector<int32_t>* ipu_of_node) {
+  std::vector<int32_t>& ipu = *ipu_of_node;
+  std::vector<int32_t> count(k, 0);
+  for (int32_t d : ipu) {
+    if (d < 0 || d >= k) return false;
+    ++count[d];
+  }
+  // A node alone on an IPU costs at least its compute and its copies in and
+  // out (each tensor it reads once).
+  auto alone_s = [&](int32_t v) {
+    if (model == nullptr) return 0.0;
+    int64_t in_bytes = 0;
+    std::vector<std::pair<int32_t, int32_t>> read = p.input_tensors[v];
+    std::sort(read.begin(), read.end());
+    read.erase(std::unique(read.begin(), read.end()), read.end());
+    for (const auto& [producer, slot] : read)
+      in_bytes += p.output_bytes[producer][slot];
+    return model->NodeTime(v) +
+           model->CopySeconds(static_cast<double>(in_bytes)) +
+           model->CopySeconds(static_cast<double>(p.activation_bytes[v]));
+  };
+  for (int d = 0; d < k; ++d) {
+    if (count[d] > 0) continue;
+    int32_t best = -1;
+    double best_s = std::numeric_limits<double>::infinity();
+    for (int32_t v = 0; v < p.num_nodes(); ++v) {
+      if (count[ipu[v]] < 2 || !p.IpuAllowed(v, d)) continue;
+      if (!p.colocate_group.empty() && p.colocate_group[v] >= 0) continue;
+      bool ok = true;
+      for (int32_t q : p.producers[v]) ok &= ipu[q] <= d;
+      for (int32_t c : p.consumers[v]) ok &= ipu[c] >= d;
+      if (!ok) continue;
+      const double s = alone_s(v);
+      if (s < best_s) {
+        best = v;
+        best_s = s;
+      }
+      if (model == nullptr) break;
+    }
+    if (best < 0) return false;
+    --count[ipu[best]];
+    ipu[best] = d;
+    ++count[d];
+  }
+  return true;
+}
+
 std::optional<std::vector<int32_t>> RepairToConstraints(
     const ShardingProblem& p, const DeviceModel& model, int k,
     const std::vector<int32_t>& ipu_of_node) {
@@ -225,7 +248,7 @@ std::optional<std::vector<int32_t>> RepairToConstraints(
   for (bool up : {true, false}) {
     std::vector<int32_t> ipu = ipu_of_node;
     for (int32_t& d : ipu) d = std::clamp(d, 0, k - 1);
-    if (!Settle(p, k, groups, up, &ipu) || !FillEmpty(p, k, &ipu) ||
+    if (!Settle(p, k, groups, up, &ipu) || !FillEmptyIpus(p, &model, k, &ipu) ||
         !BrokenConstraint(p, ipu).empty()) {
       continue;
     }

@@ -52,6 +52,23 @@ std::optional<std::vector<int32_t>> RepairToConstraints(
     const ShardingProblem& problem, const DeviceModel& model, int num_ipus,
     const std::vector<int32_t>& ipu_of_node);
 
+// Note [Filling empty IPUs]
+// Moves single nodes onto the IPUs of 0..num_ipus-1 that hold none, where
+// that keeps the split monotone (a node's producers on the IPU or before,
+// its readers on it or after) and its constraints, and empties no other IPU;
+// for each such IPU, in order, the node taken is the one that costs least
+// alone there: compute + CopySeconds(bytes it reads) + CopySeconds(bytes it
+// writes) under `model` (nullptr: the first in node order). A split with an
+// IPU holding only folded constants is a plan (ValidateAssignment) that
+// moves putting constants with their readers (PlaceConstants) turn into
+// none, so Evaluated (strategy.h) fills its empty IPUs (Swin-T at 256 IPUs:
+// the min-cut order's slicing leaves 111 IPUs with only a constant; the
+// moves' split was dropped for the IPUs they emptied). False (the split
+// partly changed) when some IPU stays empty. O(empty IPUs x (nodes +
+// edges)).
+bool FillEmptyIpus(const ShardingProblem& problem, const DeviceModel* model,
+                   int num_ipus, std::vector<int32_t>* ipu_of_node);
+
 // The problem with each colocation group merged into one node, with the
 // nodes between its members (and groups whose merged nodes overlap merged
 // again), allowed where all its nodes are: its monotone splits are exactly

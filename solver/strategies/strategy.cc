@@ -1,10 +1,12 @@
 #include "solver/strategies/strategy.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "solver/strategies/constraints.h"
+#include "solver/strategies/sharding_points.h"
 
 namespace autoshard {
 
@@ -22,6 +24,19 @@ StrategyResult Evaluated(const StrategyContext& context, Assignment assignment,
         assignment = Assignment{*repaired, *repaired};
         r.broken_constraint.clear();
       }
+    }
+  }
+  // Note [Filling empty IPUs] (constraints.h), on a split whose stages are
+  // its IPUs.
+  if (assignment.pipeline_stage == assignment.ipu) {
+    std::vector<uint8_t> used(context.num_ipus, 0);
+    for (int32_t d : assignment.ipu)
+      if (d >= 0 && d < context.num_ipus) used[d] = 1;
+    std::vector<int32_t> filled = assignment.ipu;
+    if (std::count(used.begin(), used.end(), 0) > 0 &&
+        ValidateMonotone(*context.problem, assignment).ok() &&
+        FillEmptyIpus(*context.problem, &model, context.num_ipus, &filled)) {
+      assignment = Assignment{filled, filled};
     }
   }
   r.evaluation = assignment.RevisitsAnIpu()
