@@ -56,6 +56,14 @@ class PairSearch {
           tensors_.push_back(std::move(t));
       }
     }
+    // Note [Crossing bytes as S grows].
+    produced_.resize(nodes_.size());
+    reads_.resize(nodes_.size());
+    for (int32_t t = 0; t < static_cast<int32_t>(tensors_.size()); ++t) {
+      if (tensors_[t].producer >= 0)
+        produced_[tensors_[t].producer].push_back(t);
+      for (int32_t r : tensors_[t].readers) reads_[r].push_back(t);
+    }
   }
 
   int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
@@ -75,6 +83,16 @@ class PairSearch {
     sets_ = 0;
     best_ = {std::numeric_limits<double>::infinity(), 0};
     best_set_.clear();
+    // S empty: the tensors made before the pair are inside I_j, each
+    // crossing while a reader is outside (all are) or one reads it beyond.
+    pending_.assign(tensors_.size(), 0);
+    inside_.assign(tensors_.size(), 0);
+    bytes_ = 0;
+    for (size_t t = 0; t < tensors_.size(); ++t) {
+      pending_[t] = static_cast<int32_t>(tensors_[t].readers.size());
+      inside_[t] = tensors_[t].producer < 0 ? 1 : 0;
+      if (inside_[t]) bytes_ += tensors_[t].bytes;
+    }
     Visit(0, 0, 0);
     if (sets_ > max_sets_) TryClosures();
     if (best_set_.empty()) return false;
@@ -88,7 +106,7 @@ class PairSearch {
     if (sets_ > max_sets_) return;
     if (i == size()) {
       ++sets_;
-      if (count > 0 && count < size()) Score(in_s);
+      if (count > 0 && count < size()) Score(in_s, bytes_);
       return;
     }
     in_[i] = 0;
@@ -96,8 +114,33 @@ class PairSearch {
     for (int32_t u : inner_producers_[i])
       if (!in_[u]) return;
     in_[i] = 1;
+    Join(i, +1);
     Visit(i + 1, count + 1, in_s + time_s_[i]);
+    Join(i, -1);
     in_[i] = 0;
+  }
+
+  // Note [Crossing bytes as S grows]
+  // Visit decides the pair's nodes in topological order, so when node i
+  // joins S its readers are all undecided (outside S): each tensor it makes
+  // then crosses boundary j when it has a reader in the pair or one beyond.
+  // A tensor stops crossing when its last reader in the pair joins S, if it
+  // is inside I_j and read nowhere beyond. Keeping bytes_ so, each node's
+  // join (sign +1) and its undo (-1) cost its tensors and reads, where
+  // recounting every tensor at each of the up to max_sets leaves cost
+  // tensors x readers: the same bytes, exactly (integers), as CrossingBytes.
+  void Join(int32_t i, int sign) {
+    for (int32_t t : produced_[i]) {
+      inside_[t] = sign > 0 ? 1 : 0;
+      bytes_ += sign * tensors_[t].bytes;  // all its readers are outside
+    }
+    for (int32_t t : reads_[i]) {
+      // Its last reader in the pair outside S joins (or leaves again).
+      if (sign < 0) ++pending_[t];
+      if (pending_[t] == 1 && inside_[t] && !tensors_[t].read_beyond)
+        bytes_ -= sign * tensors_[t].bytes;
+      if (sign > 0) --pending_[t];
+    }
   }
 
   // When the sets are too many to try: the current set S0 (IPU j's nodes)
@@ -127,11 +170,13 @@ class PairSearch {
         count += in_[i];
         if (in_[i]) in_s += time_s_[i];
       }
-      if (count > 0 && count < size()) Score(in_s);
+      if (count > 0 && count < size()) Score(in_s, CrossingBytes());
     }
   }
 
-  void Score(double in_s) {
+  // The bytes over boundary j with S = in_ (its tensors made in I_j and read
+  // after it).
+  int64_t CrossingBytes() const {
     int64_t bytes = 0;
     for (const PairTensor& t : tensors_) {
       if (t.producer >= 0 && !in_[t.producer]) continue;
@@ -140,6 +185,10 @@ class PairSearch {
         crosses = !in_[t.readers[r]];
       if (crosses) bytes += t.bytes;
     }
+    return bytes;
+  }
+
+  void Score(double in_s, int64_t bytes) {
     const double copy_s = model_.CopySeconds(static_cast<double>(bytes));
     const double a = in_s + before_s_ + copy_s;
     const double b = total_s_ - in_s + copy_s + after_s_;
@@ -155,6 +204,13 @@ class PairSearch {
   std::vector<double> time_s_;
   std::vector<std::vector<int32_t>> inner_producers_, inner_consumers_;
   std::vector<PairTensor> tensors_;
+  // Note [Crossing bytes as S grows]: per local node the tensors it makes
+  // and reads (indices into tensors_); per tensor its readers in the pair
+  // outside S and whether it is inside I_j; the bytes crossing.
+  std::vector<std::vector<int32_t>> produced_, reads_;
+  std::vector<int32_t> pending_;
+  std::vector<uint8_t> inside_;
+  int64_t bytes_ = 0;
   std::vector<uint8_t> on_first_, in_, best_set_;
   double total_s_ = 0, before_s_ = 0, after_s_ = 0;
   int64_t max_sets_ = 0, sets_ = 0;
