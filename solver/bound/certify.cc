@@ -86,7 +86,8 @@ Certificate CertifyLastStageOnIpu0(
         .count();
   };
   Certificate c = CertifyAnyAssignment(problem, model, num_ipus, cheap_s);
-  if (max_seconds <= 0 || num_ipus < 2 || c.bound_s >= plan_bottleneck_s) {
+  if (max_seconds <= 0 || num_ipus < 2 ||
+      GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent) {
     c.seconds = spent();
     return c;
   }
