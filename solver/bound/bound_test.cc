@@ -15,11 +15,11 @@ namespace {
 using ::autoshard::testing::MakeTestProblem;
 using ::autoshard::testing::ToyChip;
 
-TEST(BoundTest, TheCascadeIsCutHeavyNodeLateBranchesBlockDpIdealDpCbc) {
+TEST(BoundTest, TheCascadeIsHeavyNodeCutLateBranchesBlockDpIdealDpCbc) {
   std::vector<std::string> names;
   for (const Bound* b : CertifyBounds()) names.emplace_back(b->name());
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "min-cut", "heavy node", "min-cut without late branches",
+                       "heavy node", "min-cut", "min-cut without late branches",
                        "block DP", "ideal DP", "CBC MIP"}));
 }
 

@@ -2,11 +2,11 @@
 // valid lower bound on the bottleneck found within a time limit, from the
 // cheapest method that applies, stopping once the plan is within
 // kCertifiedEnoughPercent of it:
-// - the min-cut bound (solver/bound/cut_bound.h): copies counted, memory
-//   not; deterministic (a work budget, no clock);
 // - the heavy-node bound (solver/bound/heavy_bound.h): what the IPU of a
 //   costly node pays, its compute and the copies in and out of it unless
 //   neighbours join it; deterministic (a work budget, no clock);
+// - the min-cut bound (solver/bound/cut_bound.h): copies counted, memory
+//   not; deterministic (a work budget, no clock);
 // - the ideal DP's relaxation (solver/strategies/ideal_dp.h), exact when
 //   the graph has few ideals: copies counted, memory not;
 // - when it has too many, the same DP on a problem with fewer ideals whose

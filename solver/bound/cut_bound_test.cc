@@ -52,19 +52,37 @@ TEST(CutBoundTest, CountsTheSkipConnectionEverySplitCuts) {
   EXPECT_LE(r.bound_s, best);
 }
 
-// CertifyBound on the same problem: the min-cut bound is within 1% of the
-// plan {n0, n1} | {n2, n3} (3 s + 16 ns), so neither the ideal DP nor CBC
-// runs, and the result is the same on every call (no clock decides it).
-TEST(CutBoundTest, CertifyStopsAtTheMinCutBound) {
+// CertifyBound on the same problem: the heavy-node bound, first in the
+// cascade, is within 1% of the plan {n0, n1} | {n2, n3} (3 s + 16 ns): n0's
+// IPU sends its 1e9 bytes (1 s) to n3 unless all join it, so it pays 2 s
+// alone, the other IPU then the 3 s left (Note [Heavy node and the rest]),
+// 3 s with n1, 4 s with more. Nothing else runs, and the result is the same
+// on every call (no clock decides it).
+TEST(CutBoundTest, CertifyStopsAtTheHeavyNodeBound) {
   const ShardingProblem p = SkipConnection();
   DeviceModel model(p, ToyChip(), Precision::kFp32);
   const std::vector<int32_t> plan = {0, 0, 1, 1};
   const Certificate a = CertifyBound(p, model, 2, plan, 3.000000016, true, 10);
   const Certificate b = CertifyBound(p, model, 2, plan, 3.000000016, true, 10);
-  EXPECT_EQ(a.method, "min-cut");
+  EXPECT_EQ(a.method, "heavy node");
   EXPECT_NEAR(a.bound_s, 3.0, 1e-4);
   EXPECT_EQ(a.bound_s, b.bound_s);
   EXPECT_EQ(a.method, b.method);
+}
+
+// TwoBranches (tests/test_problems.h) on 2 IPUs: no node weighs near the
+// plan {n0, n1, n3} | {n2, n4, n5} (5.2 s), so the heavy-node bound proves
+// nothing and the min-cut bound, next, is what stops the cascade within 1%.
+TEST(CutBoundTest, CertifyStopsAtTheMinCutBound) {
+  const ShardingProblem p = TwoBranches();
+  DeviceModel model(p, ToyChip(1000000000), Precision::kFp32);
+  const std::vector<int32_t> plan = {0, 0, 1, 0, 1, 1};
+  const double bottleneck = model.EvaluatePerformance(plan, 2, 1).bottleneck_s;
+  ASSERT_NEAR(bottleneck, 5.2, 1e-6);
+  const Certificate a = CertifyBound(p, model, 2, plan, bottleneck, true, 10);
+  EXPECT_EQ(a.method, "min-cut");
+  EXPECT_GE(a.bound_s, bottleneck / 1.01);
+  EXPECT_LE(a.bound_s, bottleneck);
 }
 
 // A chain of equal nodes with small tensors: the cuts cost 16 ns, so the
