@@ -195,7 +195,7 @@ const std::vector<const Bound*>& CertifyBounds() {
   static const IdealDpLowerBound* const ideal = new IdealDpLowerBound;
   static const CbcMipBound* const mip = new CbcMipBound;
   static const std::vector<const Bound*>* const bounds =
-      new std::vector<const Bound*>{heavy, cut,   late, &BlockDpBoundInstance(),
+      new std::vector<const Bound*>{heavy, cut, late, &BlockDpBoundInstance(),
                                     ideal, mip};
   return *bounds;
 }

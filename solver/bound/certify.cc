@@ -64,7 +64,8 @@ Certificate CertifyBound(const ShardingProblem& problem,
     if (!v.note.empty()) notes.push_back(v.note);
     asked.at_most_k_relaxation_solved |= v.solved_at_most_k_relaxation;
     if (v.stop == BoundStop::kExact ||
-        GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent) {
+        (c.bound_s > 0 &&  // GapPercent is 0 against a bound of 0
+         GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent)) {
       return finish();
     }
   }

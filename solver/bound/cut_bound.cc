@@ -60,7 +60,8 @@ double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
   } else if (chain != nullptr) {
     chain->clear();
   }
-  return best;
+  // Note [Capped chain DP]: min(result, cap) is exact.
+  return std::min(best, cap_s);
 }
 
 }  // namespace internal

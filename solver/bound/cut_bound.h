@@ -228,9 +228,9 @@ struct CutBoundResult {
 // bottleneck: a bound at or above it proves the plan) none can give a value
 // below the cap. A pruned candidate's value exceeds the cap, so every entry
 // whose true value is at most the cap is computed exactly (and the others
-// are only larger, still above it): min(result, cap) is min(true, cap),
-// and a result at most the cap comes with the same chain (ties to the
-// smallest a, as the ascending scan's first minimum). A stage spans at most
+// are only larger, still above it): min(result, cap), which it returns, is
+// min(true, cap), and a result below the cap comes with the same chain (ties to
+// the smallest a, as the ascending scan's first minimum). A stage spans at most
 // the cap, so a step pairs each bucket with the cap / width buckets before
 // it: O(k x buckets x cap / width) instead of O(k x buckets^2) (Swin-T at
 // 256 IPUs: 2,048 buckets, the cap about 3% of W).
@@ -241,10 +241,10 @@ namespace internal {
 // compute, ascending, all of size nb) whose boundaries copy at least
 // copy_s[b] seconds (infinity: no ideal there), W = total_s, onto k >= 2
 // IPUs: the least over chains b_0 <= ... <= b_{k-2} of the largest stage
-// time. Exact when at most cap_s (Note [Capped chain DP]), else some value
-// >= cap_s. `chain` (optional): the buckets of a best chain's boundaries
-// I_0..I_{k-2} (meaningful only when the result is at most cap_s).
-// O(k x nb x window), window the buckets within cap_s of compute.
+// time. Exact when at most cap_s (Note [Capped chain DP]), else cap_s. `chain`
+// (optional): the buckets of a best chain's boundaries I_0..I_{k-2} (meaningful
+// only when the result is at most cap_s). O(k x nb x window), window the
+// buckets within cap_s of compute.
 double ChainBound(const std::vector<double>& lo, const std::vector<double>& hi,
                   const std::vector<double>& copy_s, double total_s, int k,
                   double cap_s, std::vector<int>* chain = nullptr);

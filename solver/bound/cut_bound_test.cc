@@ -180,8 +180,7 @@ TEST(CutBoundTest, MinCutOrderPutsTheSmallCutFirst) {
 // (lo_0 + 0.25, max(0, lo_1 - hi_0) + 0.5, 4 - hi_1 + 0.25):
 // (1, 2): 1.25, 0.5, 1.25 -> 1.25, the least; (0, 2): 0.25, 1.5, 1.25;
 // (1, 3): 1.25, 1.5, 0.25; (0, 3): 0.25, 2.5, 0.25. A cap at or above 1.25
-// changes nothing (Note [Capped chain DP]); one below leaves a value at or
-// above it.
+// changes nothing (Note [Capped chain DP]); one below is the result.
 TEST(ChainBoundTest, FindsTheLeastChainUnderAnyCap) {
   const std::vector<double> lo = {0, 1, 2, 3}, hi = {1, 2, 3, 4},
                             copy_s(4, 0.25);
@@ -193,7 +192,7 @@ TEST(ChainBoundTest, FindsTheLeastChainUnderAnyCap) {
         << cap;
     EXPECT_EQ(chain, (std::vector<int>{1, 2})) << cap;
   }
-  EXPECT_GE(internal::ChainBound(lo, hi, copy_s, 4, 3, 0.1), 0.1);
+  EXPECT_DOUBLE_EQ(internal::ChainBound(lo, hi, copy_s, 4, 3, 0.1), 0.1);
   // Without copies (0, 2), (1, 2) and (1, 3) all reach 1 s: the first
   // minimum in the order the uncapped DP scanned (the smallest earlier
   // bucket, then the smallest last one) is kept, (0, 2).
@@ -206,7 +205,7 @@ TEST(ChainBoundTest, FindsTheLeastChainUnderAnyCap) {
 
 // Against every chain of buckets (brute force) on random buckets, copies
 // (some infinite: no ideal) and caps: exact, with a chain of that value,
-// when the least is at most the cap; else at least the cap.
+// when the least is at most the cap; else the cap.
 TEST(ChainBoundTest, CappedMatchesEveryChainBruteForce) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::mt19937 rng(20261205);
@@ -255,7 +254,7 @@ TEST(ChainBoundTest, CappedMatchesEveryChainBruteForce) {
         }
       } else {
         ++capped;
-        EXPECT_GE(r, cap) << "trial " << trial;
+        EXPECT_DOUBLE_EQ(r, cap) << "trial " << trial;
       }
     }
   }

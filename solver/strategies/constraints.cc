@@ -190,28 +190,19 @@ absl::Status CheckConstraints(const ShardingProblem& p, int k,
   return absl::OkStatus();
 }
 
-bool FillEmptyIpus(const ShardingProblem& p, const DeviceModel* model, int k,
-                   std::vector<int32_t>* ipu_of_node) {
+namespace {
+
+// One pass of Note [Filling empty IPUs]: each empty IPU in order takes the
+// allowed node of least alone_s[v] (empty: the first in node order).
+bool FillEmptyIpusOnce(const ShardingProblem& p,
+                       const std::vector<double>& alone_s, int k,
+                       std::vector<int32_t>* ipu_of_node) {
   std::vector<int32_t>& ipu = *ipu_of_node;
   std::vector<int32_t> count(k, 0);
   for (int32_t d : ipu) {
     if (d < 0 || d >= k) return false;
     ++count[d];
   }
-  // A node alone on an IPU costs at least its compute and its copies in and
-  // out (each tensor it reads once).
-  auto alone_s = [&](int32_t v) {
-    if (model == nullptr) return 0.0;
-    int64_t in_bytes = 0;
-    std::vector<std::pair<int32_t, int32_t>> read = p.input_tensors[v];
-    std::sort(read.begin(), read.end());
-    read.erase(std::unique(read.begin(), read.end()), read.end());
-    for (const auto& [producer, slot] : read)
-      in_bytes += p.output_bytes[producer][slot];
-    return model->NodeTime(v) +
-           model->CopySeconds(static_cast<double>(in_bytes)) +
-           model->CopySeconds(static_cast<double>(p.activation_bytes[v]));
-  };
   for (int d = 0; d < k; ++d) {
     if (count[d] > 0) continue;
     int32_t best = -1;
@@ -223,12 +214,12 @@ bool FillEmptyIpus(const ShardingProblem& p, const DeviceModel* model, int k,
       for (int32_t q : p.producers[v]) ok &= ipu[q] <= d;
       for (int32_t c : p.consumers[v]) ok &= ipu[c] >= d;
       if (!ok) continue;
-      const double s = alone_s(v);
+      const double s = alone_s.empty() ? 0 : alone_s[v];
       if (s < best_s) {
         best = v;
         best_s = s;
       }
-      if (model == nullptr) break;
+      if (alone_s.empty()) break;
     }
     if (best < 0) return false;
     --count[ipu[best]];
@@ -236,6 +227,36 @@ bool FillEmptyIpus(const ShardingProblem& p, const DeviceModel* model, int k,
     ++count[d];
   }
   return true;
+}
+
+}  // namespace
+
+bool FillEmptyIpus(const ShardingProblem& p, const DeviceModel* model, int k,
+                   std::vector<int32_t>* ipu_of_node) {
+  // A node alone on an IPU costs at least its compute and its copies in and
+  // out (input_tensors: each tensor it reads once).
+  std::vector<double> alone_s;
+  if (model != nullptr) {
+    alone_s.resize(p.num_nodes());
+    for (int32_t v = 0; v < p.num_nodes(); ++v) {
+      int64_t in_bytes = 0;
+      for (const auto& [producer, slot] : p.input_tensors[v])
+        in_bytes += p.output_bytes[producer][slot];
+      alone_s[v] =
+          model->NodeTime(v) +
+          model->CopySeconds(static_cast<double>(in_bytes)) +
+          model->CopySeconds(static_cast<double>(p.activation_bytes[v]));
+    }
+    std::vector<int32_t> cheapest = *ipu_of_node;
+    if (FillEmptyIpusOnce(p, alone_s, k, &cheapest)) {
+      *ipu_of_node = std::move(cheapest);
+      return true;
+    }
+  }
+  // The cheapest node may be the only one a later empty IPU could take (a
+  // review's counter-example, FillEmptyIpusTest.FallsBackToNodeOrder): the
+  // first in node order then, as before the model chose.
+  return FillEmptyIpusOnce(p, {}, k, ipu_of_node);
 }
 
 std::optional<std::vector<int32_t>> RepairToConstraints(

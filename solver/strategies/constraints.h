@@ -58,7 +58,9 @@ std::optional<std::vector<int32_t>> RepairToConstraints(
 // its readers on it or after) and its constraints, and empties no other IPU;
 // for each such IPU, in order, the node taken is the one that costs least
 // alone there: compute + CopySeconds(bytes it reads) + CopySeconds(bytes it
-// writes) under `model` (nullptr: the first in node order). A split with an
+// writes) under `model`; when that leaves an IPU empty (the cheapest node
+// may be the only one a later IPU could take), or with `model` nullptr, the
+// first in node order each time. A split with an
 // IPU holding only folded constants is a plan (ValidateAssignment) that
 // moves putting constants with their readers (PlaceConstants) turn into
 // none, so Evaluated (strategy.h) fills its empty IPUs (Swin-T at 256 IPUs:
