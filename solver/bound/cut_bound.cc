@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "solver/bound/end_windows.h"
 #include "solver/bound/window_cut.h"
 #include "solver/strategies/closure_cuts.h"
 
@@ -211,7 +212,7 @@ double ReachBisection(const Buckets& b, double total_s, int k, double lower_s,
   return lo;
 }
 
-Buckets PlainBuckets(ClosureCuts& cuts, const DeviceModel& model,
+Buckets PlainBuckets(ClosureCuts& cuts, const DeviceModel& model, int num_ipus,
                      const CutBoundOptions& options, int split,
                      CutBoundResult* result) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -235,6 +236,19 @@ Buckets PlainBuckets(ClosureCuts& cuts, const DeviceModel& model,
     const double copy_s =
         cut < 0 ? kInf : model.CopySeconds(static_cast<double>(cut));
     for (int b = first; b <= last; ++b) k.copy_s[b] = copy_s;
+  }
+  // Note [Exact end windows] (end_windows.h).
+  const EndWindows ends =
+      ExactEndWindows(cuts.problem(), model, num_ipus, k.lo, k.hi,
+                      cuts.tolerance_s(), options.end_ideals);
+  for (int b = 0; b < nb; ++b) {
+    const int64_t least = ends.least_bytes[b];
+    if (least == EndWindows::kNoIdeal) {
+      k.copy_s[b] = kInf;
+    } else if (least > 0) {
+      k.copy_s[b] =
+          std::max(k.copy_s[b], model.CopySeconds(static_cast<double>(least)));
+    }
   }
   return k;
 }
@@ -339,7 +353,7 @@ double BranchedBuckets(ClosureCuts& cuts, const ShardingProblem& problem,
 double AdjacentBound(ClosureCuts& cuts, const ShardingProblem& problem,
                      const DeviceModel& model, int k, double upper_s,
                      const CutBoundOptions& options, CutBoundResult* result) {
-  Buckets b = PlainBuckets(cuts, model, options, options.dp_split, result);
+  Buckets b = PlainBuckets(cuts, model, k, options, options.dp_split, result);
   double bound = ChainBound(b.lo, b.hi, b.copy_s, cuts.total_s(), k, upper_s);
   // Note [Reach DP]: from the chain bound (which it never proves less than)
   // up to the plan.
@@ -452,7 +466,7 @@ double RevisitBisection(const Buckets& b, double total_s, int k, double lower_s,
 double RevisitAdjacent(ClosureCuts& cuts, const DeviceModel& model, int k,
                        double lower_s, double upper_s,
                        const CutBoundOptions& options, CutBoundResult* result) {
-  Buckets b = PlainBuckets(cuts, model, options, 1, result);
+  Buckets b = PlainBuckets(cuts, model, k, options, 1, result);
   double bound = RevisitBisection(b, cuts.total_s(), k, lower_s, upper_s,
                                   options.bisection_steps, cuts.tolerance_s(),
                                   options.reach_dp);

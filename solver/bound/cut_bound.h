@@ -189,6 +189,9 @@ struct CutBoundOptions {
   double late_share = 0.1;
   int64_t late_max_work = 200000000;
   int late_window_groups = 256;
+  // Note [Exact end windows] (end_windows.h): sets enumerated at most at
+  // each end per try; 0 (the default): off (see the Note for why).
+  int64_t end_ideals = 0;
   // Note [Reach DP] after the chain DP (tests turn it off to compare).
   bool reach_dp = true;
   // A bound already proven (seconds; the cascade's, or the heavy-node

@@ -47,6 +47,7 @@ class ClosureCuts {
     BuildArcs();
   }
 
+  const ShardingProblem& problem() const { return problem_; }
   double total_s() const { return total_s_; }
   double tolerance_s() const { return tolerance_s_; }
   int64_t work() const { return work_; }
