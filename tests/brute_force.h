@@ -138,17 +138,25 @@ inline void ShareAWeightFarApart(ShardingProblem* p, int64_t bytes) {
 
 // The smallest bottleneck over every plan whose last stage returns to IPU
 // 0: every monotone node -> stage map onto stages 0..k with stage j on IPU
-// j (j < k) and stage k on IPU 0, every IPU used, costed as such plans are
-// (EvaluatePlacement: a tensor read later on its producer's IPU is not
-// copied); infinity when there is none. Costs (k + 1)^n evaluations.
+// j (j < k) and stage k on IPU 0, IPU k - 1 used (others may be empty),
+// costed as such plans are (EvaluatePlacement: a tensor read later on its
+// producer's IPU is not copied); with stage0_holds_a_node only those whose
+// stage 0 holds a node (Note [Revisit bound]'s plans: with stage 0 empty
+// IPU 0 runs one stage, costed as a map that is not monotone, and auto
+// returns none); infinity when there is none. Costs (k + 1)^n evaluations.
 inline double BestRevisiting(const ShardingProblem& p, const DeviceModel& model,
-                             int k) {
+                             int k, bool stage0_holds_a_node = false) {
   const int n = p.num_nodes();
   double best = std::numeric_limits<double>::infinity();
   Placement a{std::vector<int32_t>(n, 0), std::vector<int32_t>(n, 0)};
   std::function<void(int)> assign = [&](int node) {
     if (node == n) {
       if (a.num_ipus() < k) return;
+      if (stage0_holds_a_node &&
+          std::find(a.pipeline_stage.begin(), a.pipeline_stage.end(), 0) ==
+              a.pipeline_stage.end()) {
+        return;
+      }
       best = std::min(best,
                       EvaluatePlacement(model, a, 1).performance.bottleneck_s);
       return;

@@ -118,13 +118,23 @@ TEST(CutBoundTest, WindowCutsKnowTheBoundarysCompute) {
   DeviceModel model(p, ToyChip(), Precision::kFp32);
   EXPECT_NEAR(BestMonotone(p, model, 2).second, 3 + 1.002e-6, 1e-12);
   // Any split bounds the search; {s, p1..p4} | {t} takes 5 s + 4 ns.
-  CutBoundOptions plain;
+  // Without Note [Exact end windows] (off by default; the last check turns
+  // it on).
+  CutBoundOptions windows;
+  CutBoundOptions plain = windows;
   plain.window_groups = 0;
   EXPECT_NEAR(CutBound(p, model, 2, 5.000000004, plain).bound_s, 3 + 4e-9,
               1e-8);
-  const CutBoundResult r = CutBound(p, model, 2, 5.000000004, {});
+  const CutBoundResult r = CutBound(p, model, 2, 5.000000004, windows);
   EXPECT_NEAR(r.bound_s, 3 + 0.4683e-6 - 6e-9, 2e-10);
   EXPECT_FALSE(r.out_of_work);
+  // Note [Exact end windows]: on 2 IPUs H = W, so every bucket gets its
+  // least cut; at 3 s that is {s, p1, p2}'s 1002 B: the optimum, less the
+  // tolerance.
+  CutBoundOptions ends;
+  ends.end_ideals = 20000;
+  EXPECT_NEAR(CutBound(p, model, 2, 5.000000004, ends).bound_s,
+              3 + 1.002e-6 - 6e-9, 2e-10);
 }
 
 // The same fan with 1e12 B out of s and 1e9 B out of each p, and a window
@@ -276,12 +286,19 @@ TEST(CutBoundTest, NeverAboveBruteForceOnRandomDags) {
     DeviceModel model(p, ToyChip(), Precision::kFp32);
     const double any = BestMonotone(p, model, k).second;
     if (any == std::numeric_limits<double>::infinity()) continue;
-    const CutBoundResult r = CutBound(p, model, k, any, {});
+    // With Note [Exact end windows] on, then off (the default), to see
+    // what Note [Window cuts] adds.
+    CutBoundOptions ends;
+    ends.end_ideals = 20000;
+    EXPECT_LE(CutBound(p, model, k, any, ends).bound_s, any * (1 + 1e-9))
+        << "trial " << trial;
+    CutBoundOptions windows;
+    const CutBoundResult r = CutBound(p, model, k, any, windows);
     EXPECT_LE(r.bound_s, any * (1 + 1e-9)) << "trial " << trial;
     EXPECT_GE(r.bound_s, model.LowerBound(k)) << "trial " << trial;
     improved += r.improved ? 1 : 0;
     // Note [Window cuts] only adds: never below the plain bound.
-    CutBoundOptions plain;
+    CutBoundOptions plain = windows;
     plain.window_groups = 0;
     const double without = CutBound(p, model, k, any, plain).bound_s;
     // (Less only where it stopped within 1% of the plan, before Note [Late
@@ -397,6 +414,12 @@ TEST(CutBoundTest, PooledLateBranchesNeverAboveBruteForce) {
     o.late_share = 0.5 + 0.25 * (trial % 3);  // 0.5..1
     o.reach_dp = trial % 7 != 0;
     const double upper = 1.5 * best;
+    // Note [Exact end windows] on, then off (the default) to see what
+    // pooling adds.
+    CutBoundOptions ends = o;
+    ends.end_ideals = 20000;
+    EXPECT_LE(CutBound(p, model, k, upper, ends).bound_s, best * (1 + 1e-9))
+        << "trial " << trial;
     const CutBoundResult r = CutBound(p, model, k, upper, o);
     EXPECT_LE(r.bound_s, best * (1 + 1e-9)) << "trial " << trial;
     inflated_fails += 1.05 * r.bound_s > best * (1 + 1e-9) ? 1 : 0;

@@ -27,15 +27,16 @@
 // more than max_ideals such sets (then another try), down to one bucket.
 // Every value is a least cut over every ideal of the bucket: the DP's
 // buckets may take the larger of it and the plain cut.
-// Off by default (CutBoundOptions::end_ideals = 0), measured and left for
-// the next round (docs/bound_table.md): on tv_raft_small at 64 IPUs it
-// raises the whole-graph min-cut bound 44.47 -> 44.56 us and the revisit
-// bound 46.52 -> 46.62 us, not the monotone one (46.67 us); with it on,
-// RevisitBoundTest.NeverAboveBruteForceOnRandomDags fails against
-// placements whose stage 0 is empty, which Note [Revisit bound] leaves out
-// (the best with stage 0 holding a node stays above the bound), and the
-// tests that count what window, branched and pooled cuts add find nothing
-// left to add. Turning it on needs those tests restricted accordingly.
+// Off by default (CutBoundOptions::end_ideals = 0; RevisitBound takes it
+// too), measured on the 242-row table (docs/bound_table.md, 5 Dec) with
+// 20,000: 33 certified figures higher (tv_raft_small at 64 IPUs 46.52 ->
+// 46.62 us, the revisit bound; its monotone bound stays 46.67 us), 11 lower
+// (tv_fcos_resnet50_fpn at 8 IPUs 1,693.3 -> 1,676.3 us, gap 8.8% ->
+// 9.9%; not traced: the chain-directed window cuts, on a budget, then
+// refine other buckets, I take it), and the bound's seconds 86.6 -> 110.2.
+// Valid with it on: the cut bound's tests against brute force run it, and the
+// revisit bound's against the plans Note [Revisit bound] covers (stage 0
+// holding a node; a placement whose stage 0 is empty may be below it).
 #ifndef AUTOSHARD_SOLVER_BOUND_END_WINDOWS_H_
 #define AUTOSHARD_SOLVER_BOUND_END_WINDOWS_H_
 

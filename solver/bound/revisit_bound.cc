@@ -74,7 +74,8 @@ ShardingProblem DropHeadTailReads(const ShardingProblem& problem,
 
 RevisitBoundResult RevisitBound(const ShardingProblem& problem,
                                 const DeviceModel& model, int num_ipus,
-                                double upper_s) {
+                                double upper_s,
+                                const CutBoundOptions& cut_options) {
   RevisitBoundResult result;
   if (num_ipus < 2 || !(upper_s > 0)) return result;
   const ShardingProblem relaxed =
@@ -87,6 +88,7 @@ RevisitBoundResult RevisitBound(const ShardingProblem& problem,
   // most, and a chain it accepts is one this DP accepts too).
   CutBoundOptions whole;
   whole.late_share = 0;
+  whole.end_ideals = cut_options.end_ideals;
   const CutBoundResult cut =
       CutBound(relaxed, relaxed_model, stages, upper_s, whole);
   result.out_of_work = cut.out_of_work;
@@ -106,6 +108,7 @@ RevisitBoundResult RevisitBound(const ShardingProblem& problem,
   result.out_of_work |= heavy.out_of_work;
   // Note [Revisit cut bound]: IPU 0's two stages summed.
   CutBoundOptions options;
+  options.end_ideals = cut_options.end_ideals;
   if (heavy.node >= 0) options.known_s = heavy.bound_s;
   const CutBoundResult chain =
       RevisitCutBound(relaxed, relaxed_model, num_ipus, upper_s, options);

@@ -41,6 +41,7 @@
 
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
+#include "solver/bound/cut_bound.h"
 
 namespace autoshard {
 
@@ -67,9 +68,12 @@ struct RevisitBoundResult {
 // Note [Revisit bound] for `num_ipus` (>= 2) IPUs with T = `upper_s` (the
 // plan's bottleneck). Deterministic (the bounds' work budgets, no clock).
 // Never fails.
+// `cut_options`: only its end_ideals is read (Note [Exact end windows], off by
+// default), for the cut bounds it runs.
 RevisitBoundResult RevisitBound(const ShardingProblem& problem,
                                 const DeviceModel& model, int num_ipus,
-                                double upper_s);
+                                double upper_s,
+                                const CutBoundOptions& cut_options = {});
 
 }  // namespace autoshard
 
