@@ -196,7 +196,7 @@ EndWindows ExactEndWindows(const ShardingProblem& problem,
     double h = std::min(total_s, 4 * total_s / std::max(k, 1));
     for (; h >= width; h /= 2) {
       std::fill(least.begin(), least.end(), EndWindows::kNoIdeal);
-      if (sets.Enumerate(h, max_ideals, &out.ideals, leaf)) break;
+      if (sets.Enumerate(h + tolerance_s, max_ideals, &out.ideals, leaf)) break;
     }
     if (h < width) continue;
     (back ? out.back_s : out.front_s) = h;

@@ -185,8 +185,8 @@ TEST(WindowCutTest, ChainDirectedBoundNeverAboveBruteForce) {
     const DeviceModel model(p, ToyChip(), Precision::kFp32);
     const double best = BestMonotone(p, model, k).second;
     if (best == kInf) continue;
-    // Without Note [Exact end windows] (the default), which leaves them
-    // nothing to add on graphs this small (checked with it on too).
+    // Without Note [Exact end windows] (the default): with it on, on graphs
+    // this small, they raised nothing when tried (it is checked on too).
     CutBoundOptions without;
     CutBoundOptions with = without;
     with.branched_sides = 16;
