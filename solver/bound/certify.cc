@@ -88,7 +88,8 @@ Certificate CertifyLastStageOnIpu0(
   };
   Certificate c = CertifyAnyAssignment(problem, model, num_ipus, cheap_s);
   if (max_seconds <= 0 || num_ipus < 2 ||
-      GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent) {
+      (c.bound_s > 0 &&  // GapPercent is 0 against a bound of 0
+       GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent)) {
     c.seconds = spent();
     return c;
   }
