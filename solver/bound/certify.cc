@@ -10,6 +10,17 @@
 #include "solver/bound/revisit_bound.h"
 
 namespace autoshard {
+namespace {
+
+// Whether `bound_s` leaves the plan within kCertifiedEnoughPercent, where
+// the search for a better bound stops (a bound of 0 never does: GapPercent
+// is 0 against it).
+bool CertifiedEnough(double plan_bottleneck_s, double bound_s) {
+  return bound_s > 0 &&
+         GapPercent(plan_bottleneck_s, bound_s) <= kCertifiedEnoughPercent;
+}
+
+}  // namespace
 
 Certificate CertifyAnyAssignment(const ShardingProblem& problem,
                                  const DeviceModel& model, int num_ipus,
@@ -64,8 +75,7 @@ Certificate CertifyBound(const ShardingProblem& problem,
     if (!v.note.empty()) notes.push_back(v.note);
     asked.at_most_k_relaxation_solved |= v.solved_at_most_k_relaxation;
     if (v.stop == BoundStop::kExact ||
-        (c.bound_s > 0 &&  // GapPercent is 0 against a bound of 0
-         GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent)) {
+        CertifiedEnough(plan_bottleneck_s, c.bound_s)) {
       return finish();
     }
   }
@@ -88,8 +98,7 @@ Certificate CertifyLastStageOnIpu0(
   };
   Certificate c = CertifyAnyAssignment(problem, model, num_ipus, cheap_s);
   if (max_seconds <= 0 || num_ipus < 2 ||
-      (c.bound_s > 0 &&  // GapPercent is 0 against a bound of 0
-       GapPercent(plan_bottleneck_s, c.bound_s) <= kCertifiedEnoughPercent)) {
+      CertifiedEnough(plan_bottleneck_s, c.bound_s)) {
     c.seconds = spent();
     return c;
   }

@@ -58,9 +58,12 @@ class EndSets {
     // Per tensor: its bytes when counted (a reader that is not a passive
     // constant), and the readers outside (from the start) or inside (from
     // the end) the set.
+    // Each tensor is in the reads of its readers in the set, once per
+    // slot (output_consumers is distinct per slot).
     const int32_t tensors = first_slot_[n];
     bytes_.assign(tensors, 0);
     count_.assign(tensors, 0);
+    reads_.assign(nodes_.size(), {});
     for (int32_t v = 0; v < n; ++v) {
       if (passive_[v]) continue;
       for (size_t s = 0; s < problem_.output_bytes[v].size(); ++s) {
@@ -71,11 +74,10 @@ class EndSets {
         const int32_t t = first_slot_[v] + static_cast<int32_t>(s);
         bytes_[t] = problem_.output_bytes[v][s];
         if (!back_) count_[t] = readers;
+        for (int32_t c : problem_.output_consumers[v][s])
+          if (!passive_[c] && local_[c] >= 0) reads_[local_[c]].push_back(t);
       }
     }
-    reads_.assign(nodes_.size(), {});
-    for (size_t i = 0; i < nodes_.size(); ++i)
-      ForEachRead(nodes_[i], [&](int32_t t) { reads_[i].push_back(t); });
     in_.assign(nodes_.size(), 0);
     h_ = h;
     max_sets_ = max_sets;
@@ -134,32 +136,11 @@ class EndSets {
     }
   }
 
-  // Each tensor v reads from a producer that is not a passive constant,
-  // once per time v is listed among its readers.
-  template <typename F>
-  void ForEachRead(int32_t v, const F& f) {
-    for (int32_t u : problem_.producers[v]) {
-      if (passive_[u]) continue;
-      // A producer listed once per edge: count its slots' reads once.
-      if (seen_.size() <= static_cast<size_t>(u)) seen_.resize(u + 1, -1);
-      if (seen_[u] == v) continue;
-      seen_[u] = v;
-      for (size_t s = 0; s < problem_.output_consumers[u].size(); ++s) {
-        const int32_t t = first_slot_[u] + static_cast<int32_t>(s);
-        if (bytes_[t] == 0) continue;
-        for (int32_t c : problem_.output_consumers[u][s])
-          if (c == v) f(t);
-      }
-    }
-    for (int32_t u : problem_.producers[v])
-      if (static_cast<size_t>(u) < seen_.size()) seen_[u] = -1;
-  }
-
   const ShardingProblem& problem_;
   const DeviceModel& model_;
   const std::vector<uint8_t>& passive_;
   const bool back_;
-  std::vector<int32_t> order_, first_slot_, nodes_, local_, count_, seen_;
+  std::vector<int32_t> order_, first_slot_, nodes_, local_, count_;
   std::vector<std::vector<int32_t>> reads_;  // per local node: tensor ids
   std::vector<double> path_s_;
   std::vector<int64_t> bytes_;

@@ -86,12 +86,10 @@ class PairSearch {
     // S empty: the tensors made before the pair are inside I_j, each
     // crossing while a reader is outside (all are) or one reads it beyond.
     pending_.assign(tensors_.size(), 0);
-    inside_.assign(tensors_.size(), 0);
     bytes_ = 0;
     for (size_t t = 0; t < tensors_.size(); ++t) {
       pending_[t] = static_cast<int32_t>(tensors_[t].readers.size());
-      inside_[t] = tensors_[t].producer < 0 ? 1 : 0;
-      if (inside_[t]) bytes_ += tensors_[t].bytes;
+      if (tensors_[t].producer < 0) bytes_ += tensors_[t].bytes;
     }
     Visit(0, 0, 0);
     if (sets_ > max_sets_) TryClosures();
@@ -130,17 +128,21 @@ class PairSearch {
   // recounting every tensor at each of the up to max_sets leaves cost
   // tensors x readers: the same bytes, exactly (integers), as CrossingBytes.
   void Join(int32_t i, int sign) {
-    for (int32_t t : produced_[i]) {
-      inside_[t] = sign > 0 ? 1 : 0;
+    for (int32_t t : produced_[i])
       bytes_ += sign * tensors_[t].bytes;  // all its readers are outside
-    }
     for (int32_t t : reads_[i]) {
       // Its last reader in the pair outside S joins (or leaves again).
       if (sign < 0) ++pending_[t];
-      if (pending_[t] == 1 && inside_[t] && !tensors_[t].read_beyond)
+      if (pending_[t] == 1 && Inside(t) && !tensors_[t].read_beyond)
         bytes_ -= sign * tensors_[t].bytes;
       if (sign > 0) --pending_[t];
     }
+  }
+
+  // Whether tensor t is made in I_j (before the pair, or by a node in S:
+  // Visit sets in_ before a join and clears it after its undo).
+  bool Inside(int32_t t) const {
+    return tensors_[t].producer < 0 || in_[tensors_[t].producer];
   }
 
   // When the sets are too many to try: the current set S0 (IPU j's nodes)
@@ -206,10 +208,9 @@ class PairSearch {
   std::vector<PairTensor> tensors_;
   // Note [Crossing bytes as S grows]: per local node the tensors it makes
   // and reads (indices into tensors_); per tensor its readers in the pair
-  // outside S and whether it is inside I_j; the bytes crossing.
+  // outside S; the bytes crossing.
   std::vector<std::vector<int32_t>> produced_, reads_;
   std::vector<int32_t> pending_;
-  std::vector<uint8_t> inside_;
   int64_t bytes_ = 0;
   std::vector<uint8_t> on_first_, in_, best_set_;
   double total_s_ = 0, before_s_ = 0, after_s_ = 0;
