@@ -1,6 +1,7 @@
 #include "solver/strategies/blocks/block_dp.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -241,6 +242,72 @@ std::vector<int32_t> Assign(const ShardingProblem& problem,
   return ipu;
 }
 
+// The DP over `chain`'s positions (Note [Block DP]) into `result` (its
+// bound_s already the bound given): false when it gives no plan (a segment
+// chain with no split within upper_s, or a fault; result.note says why).
+bool SolveChain(const ShardingProblem& problem, const BlockChain& chain,
+                int num_ipus, double lower_s, double upper_s,
+                const BlockDpOptions& options,
+                std::chrono::steady_clock::time_point deadline,
+                BlockDpResult* out) {
+  BlockDpResult& result = *out;
+  result.exact = chain.exact;
+  result.single_node_cuts = chain.single_node_cuts;
+  result.segments = static_cast<int32_t>(chain.segments.size());
+  result.kinds = static_cast<int32_t>(chain.lattices.size());
+  result.longest_run = chain.longest_run;
+  result.positions = chain.ideals;
+  result.ran = true;
+  Search search(chain);
+  // Invariants: g(lo) > k or lo is the given bound; g(hi) <= k.
+  double lo = result.bound_s;
+  double hi = std::isfinite(upper_s) ? upper_s : search.total_s();
+  const bool reached = search.Stages(hi) <= num_ipus;
+  if (!chain.exact && !reached) {
+    result.ran = false;
+    result.note = "segment chain: no split within the given bottleneck";
+    return false;
+  }
+  if (!reached) {
+    lo = std::max(lo, hi);
+    hi = std::max(hi, search.total_s());
+    // One stage holding everything takes total_s (no copies), so this
+    // cannot happen; should it, prove nothing rather than a wrong bound.
+    if (search.Stages(hi) > num_ipus) {
+      result.ran = false;
+      result.bound_s = std::max(lower_s, 0.0);
+      result.note = absl::StrCat("block DP: no chain of ", num_ipus,
+                                 " stages at ", hi, " s (a fault)");
+      return false;
+    }
+  }
+  while (hi - lo > options.relative_precision * hi) {
+    if (std::chrono::steady_clock::now() > deadline) break;
+    const double mid = lo + (hi - lo) / 2;
+    if (search.Stages(mid) > num_ipus) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  result.complete = hi - lo <= options.relative_precision * hi;
+  // The DP's stage times are sums in another order than the performance
+  // model's: each of at most chain.ideals terms of at most
+  // max(hi, total_s) (a stage time counts copies too, so it may exceed the
+  // compute total) may round by eps times that, so the bound is that much
+  // below the proven value.
+  const double margin_s = static_cast<double>(chain.ideals) *
+                          std::numeric_limits<double>::epsilon() *
+                          std::max(hi, search.total_s());
+  if (chain.exact) result.bound_s = std::max(result.bound_s, lo - margin_s);
+  search.Stages(hi);
+  const std::vector<Position> ends = search.Chain();
+  result.dp_stages = static_cast<int32_t>(ends.size());
+  result.ipu = Assign(problem, chain, ends, num_ipus);
+  result.plan_dp_s = hi;
+  return true;
+}
+
 }  // namespace
 
 BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
@@ -277,60 +344,51 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     result.note = why_not;
     return result;
   }
-  result.exact = chain.exact;
-  result.single_node_cuts = chain.single_node_cuts;
-  result.segments = static_cast<int32_t>(chain.segments.size());
-  result.kinds = static_cast<int32_t>(chain.lattices.size());
-  result.longest_run = chain.longest_run;
-  result.positions = chain.ideals;
-  result.ran = true;
-  Search search(chain);
-  // Invariants: g(lo) > k or lo is the given bound; g(hi) <= k.
-  double lo = result.bound_s;
-  double hi = std::isfinite(upper_s) ? upper_s : search.total_s();
-  const bool reached = search.Stages(hi) <= num_ipus;
-  if (!chain.exact && !reached) {
-    result.ran = false;
-    result.note = "segment chain: no split within the given bottleneck";
-    return result;
-  }
-  if (!reached) {
-    lo = std::max(lo, hi);
-    hi = std::max(hi, search.total_s());
-    // One stage holding everything takes total_s (no copies), so this
-    // cannot happen; should it, prove nothing rather than a wrong bound.
-    if (search.Stages(hi) > num_ipus) {
-      result.ran = false;
-      result.bound_s = std::max(lower_s, 0.0);
-      result.note = absl::StrCat("block DP: no chain of ", num_ipus,
-                                 " stages at ", hi, " s (a fault)");
-      return result;
+  const auto level_start = std::chrono::steady_clock::now();
+  bool planned = SolveChain(problem, chain, num_ipus, lower_s, upper_s,
+                            options, options.deadline, &result);
+  if (chain.exact || options.segment_deepenings <= 0) return result;
+  // Note [Deeper segment chains].
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+        .count();
+  };
+  double level_s = seconds_since(level_start);
+  const auto deadline = std::min(
+      options.deadline,
+      std::chrono::steady_clock::now() +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(options.deepening_seconds)));
+  SegmentChainOptions deeper = options.segment_chain;
+  for (int32_t level = 1; level <= options.segment_deepenings; ++level) {
+    const auto t = std::chrono::steady_clock::now();
+    if (t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(4 * level_s)) >
+        deadline) {
+      break;
     }
-  }
-  while (hi - lo > options.relative_precision * hi) {
-    if (std::chrono::steady_clock::now() > options.deadline) break;
-    const double mid = lo + (hi - lo) / 2;
-    if (search.Stages(mid) > num_ipus) {
-      lo = mid;
-    } else {
-      hi = mid;
+    deeper.max_ideals_per_segment *= 4;
+    deeper.max_nodes_per_segment *= 2;
+    deeper.deadline = deadline;
+    BlockChain finer = FindSegmentChain(problem, model, deeper);
+    if (!finer.complete) break;
+    // Its cuts are a subset of the last chain's: as many segments, the
+    // same cuts, the same positions.
+    if (finer.segments.size() < chain.segments.size()) {
+      BlockDpResult r;
+      r.bound_s = result.bound_s;
+      if (SolveChain(problem, finer, num_ipus, lower_s,
+                     planned ? result.plan_dp_s : upper_s, options, deadline,
+                     &r) &&
+          (!planned || r.plan_dp_s < result.plan_dp_s)) {
+        result = std::move(r);
+        result.segment_level = level;
+        planned = true;
+      }
+      chain = std::move(finer);
     }
+    level_s = seconds_since(t);
   }
-  result.complete = hi - lo <= options.relative_precision * hi;
-  // The DP's stage times are sums in another order than the performance
-  // model's: each of at most chain.ideals terms of at most
-  // max(hi, total_s) (a stage time counts copies too, so it may exceed the
-  // compute total) may round by eps times that, so the bound is that much
-  // below the proven value.
-  const double margin_s = static_cast<double>(chain.ideals) *
-                          std::numeric_limits<double>::epsilon() *
-                          std::max(hi, search.total_s());
-  if (chain.exact) result.bound_s = std::max(result.bound_s, lo - margin_s);
-  search.Stages(hi);
-  const std::vector<Position> ends = search.Chain();
-  result.dp_stages = static_cast<int32_t>(ends.size());
-  result.ipu = Assign(problem, chain, ends, num_ipus);
-  result.plan_dp_s = hi;
   return result;
 }
 

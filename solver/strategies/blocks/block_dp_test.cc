@@ -518,5 +518,116 @@ TEST(BlockDpTest, SegmentedPlanBetweenBruteForceAndTheSlicingDp) {
   EXPECT_GT(better, 0);  // ordering a segment's branches freely pays
 }
 
+// Note [Deeper segment chains]: with larger limits FindSegmentChain's cuts
+// (the ends of its segments in the topological order) are a subset of
+// those with smaller ones, so its positions are a superset.
+TEST(SegmentChainTest, LargerLimitsCutASubset) {
+  std::mt19937 rng(2026);
+  int fewer = 0;
+  auto cuts = [](const BlockChain& chain) {
+    std::vector<size_t> ends;
+    size_t at = 0;
+    for (const auto& segment : chain.segments) ends.push_back(at += segment.size());
+    return ends;
+  };
+  for (int trial = 0; trial < 40; ++trial) {
+    const ShardingProblem p = testing::DagWithSinkBranches(
+        rng, 14 + static_cast<int>(rng() % 6), 3, 800);
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    SegmentChainOptions options;
+    options.max_ideals_per_segment = 3;
+    options.max_nodes_per_segment = 2;
+    std::vector<size_t> last = cuts(FindSegmentChain(p, model, options));
+    for (int level = 1; level <= 3; ++level) {
+      options.max_ideals_per_segment *= 4;
+      options.max_nodes_per_segment *= 2;
+      const BlockChain chain = FindSegmentChain(p, model, options);
+      ASSERT_TRUE(chain.complete);
+      const std::vector<size_t> now = cuts(chain);
+      EXPECT_TRUE(std::includes(last.begin(), last.end(), now.begin(),
+                                now.end()))
+          << "trial " << trial << " level " << level;
+      fewer += now.size() < last.size() ? 1 : 0;
+      last = now;
+    }
+  }
+  EXPECT_GT(fewer, 40);  // the limits matter: most levels cut less
+}
+
+// Note [Deeper segment chains]: the deeper chains' plan is a valid
+// monotone split, never slower by the DP than the first chain's, never
+// faster than brute force, and strictly faster on some graphs; it is found
+// even when the first chain has no split within upper_s.
+TEST(BlockDpTest, DeeperSegmentChainsNeverSlower) {
+  std::mt19937 rng(4321);
+  int faster = 0, rescued = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int k = 2 + static_cast<int>(rng() % 2);
+    const ShardingProblem p =
+        testing::DagWithSinkBranches(rng, k == 2 ? 12 : 10, 3, 2000000000);
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    BlockDpOptions options;
+    options.segmented = true;
+    options.min_repeats = 1000;  // never the block chain
+    options.relative_precision = 1e-9;
+    options.segment_chain.max_ideals_per_segment = 2;
+    options.segment_chain.max_nodes_per_segment = 2;
+    const BlockDpResult first = BlockDp(p, model, k, 0, kInf, options);
+    ASSERT_TRUE(first.ran) << "trial " << trial << ": " << first.note;
+    options.segment_deepenings = 3;
+    options.deepening_seconds = 60;
+    const BlockDpResult deeper = BlockDp(p, model, k, 0, kInf, options);
+    ASSERT_TRUE(deeper.ran) << "trial " << trial << ": " << deeper.note;
+    EXPECT_FALSE(deeper.exact);
+    ASSERT_EQ(deeper.ipu.size(), static_cast<size_t>(p.num_nodes()));
+    EXPECT_TRUE(ValidateAssignment(p, Assignment{deeper.ipu, deeper.ipu}).ok());
+    EXPECT_LE(deeper.plan_dp_s, first.plan_dp_s) << "trial " << trial;
+    EXPECT_GE(deeper.positions, first.positions);
+    const double judged = JudgeSplit(model, deeper.ipu, k).bottleneck_s;
+    EXPECT_GE(judged, BestMonotone(p, model, k).second * (1 - 1e-12));
+    if (deeper.dp_stages == k) {
+      EXPECT_LE(judged, deeper.plan_dp_s * (1 + 1e-12)) << "trial " << trial;
+    }
+    if (deeper.plan_dp_s < first.plan_dp_s * (1 - 1e-6)) {
+      ++faster;
+      EXPECT_GT(deeper.segment_level, 0);
+      // Below the first chain's best: it alone plans nothing, the deeper
+      // ones do.
+      const double upper_s = first.plan_dp_s * (1 - 1e-6);
+      options.segment_deepenings = 0;
+      EXPECT_TRUE(BlockDp(p, model, k, 0, upper_s, options).ipu.empty());
+      options.segment_deepenings = 3;
+      const BlockDpResult below = BlockDp(p, model, k, 0, upper_s, options);
+      EXPECT_FALSE(below.ipu.empty()) << "trial " << trial;
+      rescued += below.ipu.empty() ? 0 : 1;
+    } else {
+      EXPECT_EQ(deeper.segment_level, 0);
+      EXPECT_EQ(deeper.ipu, first.ipu);
+    }
+  }
+  EXPECT_GT(faster, 0);
+  EXPECT_EQ(rescued, faster);
+}
+
+// No time for a deeper chain (deepening_seconds 0): the first chain's plan.
+TEST(BlockDpTest, DeeperSegmentChainsNeedTime) {
+  std::mt19937 rng(99);
+  const ShardingProblem p =
+      testing::DagWithSinkBranches(rng, 12, 3, 2000000000);
+  const DeviceModel model(p, ToyChip(), Precision::kFp32);
+  BlockDpOptions options;
+  options.segmented = true;
+  options.min_repeats = 1000;
+  options.segment_chain.max_ideals_per_segment = 2;
+  options.segment_chain.max_nodes_per_segment = 2;
+  const BlockDpResult first = BlockDp(p, model, 2, 0, kInf, options);
+  options.segment_deepenings = 3;
+  options.deepening_seconds = 0;
+  const BlockDpResult r = BlockDp(p, model, 2, 0, kInf, options);
+  EXPECT_EQ(r.segment_level, 0);
+  EXPECT_EQ(r.positions, first.positions);
+  EXPECT_EQ(r.ipu, first.ipu);
+}
+
 }  // namespace
 }  // namespace autoshard

@@ -12,6 +12,8 @@ std::optional<BlockSplit> BlockDpSplit(const StrategyContext& c, double seconds,
   if (c.num_ipus < 2 || seconds <= 0) return std::nullopt;
   BlockDpOptions options;
   options.segmented = true;  // Note [Segment chain]
+  options.segment_deepenings = kSegmentDeepenings;
+  options.deepening_seconds = kSegmentDeepeningSeconds;
   options.deadline =
       std::chrono::steady_clock::now() +
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -13,6 +13,13 @@
 
 namespace autoshard {
 
+// Note [Deeper segment chains] (block_dp.h) in auto: the deeper chains
+// tried at most (up to 128,000 ideals and 2,048 nodes per segment, from
+// SegmentChainOptions' 2,000 and 256) and the seconds they may take, as
+// kIdealMovesSeconds (auto_strategy.h).
+inline constexpr int32_t kSegmentDeepenings = 3;
+inline constexpr double kSegmentDeepeningSeconds = 2;
+
 struct BlockSplit {
   Assignment assignment;
   // "blocks" (a block chain) or "segments" (a segment chain).
