@@ -330,6 +330,9 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
         " repeated",
         chain.longest_run < options.min_repeats ? "" : ", too many ideals");
   }
+  // When the first segment chain's search began (Note [Deeper segment
+  // chains] predicts a deeper one's seconds from its).
+  const auto level_start = std::chrono::steady_clock::now();
   if (!usable && options.segmented) {
     SegmentChainOptions segment_chain = options.segment_chain;
     segment_chain.deadline = std::min(segment_chain.deadline, options.deadline);
@@ -344,7 +347,6 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     result.note = why_not;
     return result;
   }
-  const auto level_start = std::chrono::steady_clock::now();
   bool planned = SolveChain(problem, chain, num_ipus, lower_s, upper_s,
                             options, options.deadline, &result);
   if (chain.exact || options.segment_deepenings <= 0) return result;
@@ -371,7 +373,8 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     deeper.max_nodes_per_segment *= 2;
     deeper.deadline = deadline;
     BlockChain finer = FindSegmentChain(problem, model, deeper);
-    if (!finer.complete) break;
+    // One segment: the ideal DP's ground (auto runs it), as above.
+    if (!finer.complete || finer.segments.size() < 2) break;
     // Its cuts are a subset of the last chain's: as many segments, the
     // same cuts, the same positions.
     if (finer.segments.size() < chain.segments.size()) {
