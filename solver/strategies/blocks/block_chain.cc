@@ -486,9 +486,20 @@ BlockChain FindSegmentChain(const ShardingProblem& problem,
     }
     if (e - b <= options.max_nodes_per_segment || e - b == 1) {
       // At least 2: a one-node segment's lattice ({}, the node) is whole.
+      const int64_t limit =
+          std::max<int64_t>(2, options.max_ideals_per_segment);
+      // A lattice of more ideals than the positions left makes the chain
+      // incomplete, so its enumeration stops there (cheaper; the chain is
+      // given up even where a split of the range, had the range more than
+      // `limit` ideals, might have fit).
+      const int64_t room = options.max_positions - chain.ideals;
       SegmentLattice L = EnumerateSegment(
           problem, model, lo.order, lo.pos, b, e, lo.Inputs(problem, b, e),
-          std::max<int64_t>(2, options.max_ideals_per_segment));
+          std::max<int64_t>(2, std::min(limit, room)));
+      if (!L.complete && room < limit && e - b > 1) {
+        chain.complete = false;
+        return chain;
+      }
       if (L.complete || e - b == 1) {
         chain.ideals += L.size();
         if (chain.ideals > options.max_positions) {

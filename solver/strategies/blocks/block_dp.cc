@@ -330,9 +330,6 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
         " repeated",
         chain.longest_run < options.min_repeats ? "" : ", too many ideals");
   }
-  // When the first segment chain's search began (Note [Deeper segment
-  // chains] predicts a deeper one's seconds from its).
-  const auto level_start = std::chrono::steady_clock::now();
   if (!usable && options.segmented) {
     SegmentChainOptions segment_chain = options.segment_chain;
     segment_chain.deadline = std::min(segment_chain.deadline, options.deadline);
@@ -351,30 +348,22 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
                             options, options.deadline, &result);
   if (chain.exact || options.segment_deepenings <= 0) return result;
   // Note [Deeper segment chains].
-  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-        .count();
-  };
-  double level_s = seconds_since(level_start);
   const auto deadline = std::min(
       options.deadline,
       std::chrono::steady_clock::now() +
           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
               std::chrono::duration<double>(options.deepening_seconds)));
   SegmentChainOptions deeper = options.segment_chain;
+  int64_t positions_left = options.segment_chain.max_positions;
   for (int32_t level = 1; level <= options.segment_deepenings; ++level) {
-    const auto t = std::chrono::steady_clock::now();
-    if (t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                std::chrono::duration<double>(4 * level_s)) >
-        deadline) {
-      break;
-    }
     deeper.max_ideals_per_segment *= 4;
     deeper.max_nodes_per_segment *= 2;
+    deeper.max_positions = positions_left;
     deeper.deadline = deadline;
     BlockChain finer = FindSegmentChain(problem, model, deeper);
     // One segment: the ideal DP's ground (auto runs it), as above.
     if (!finer.complete || finer.segments.size() < 2) break;
+    positions_left -= finer.ideals;
     // Its cuts are a subset of the last chain's: as many segments, the
     // same cuts, the same positions.
     if (finer.segments.size() < chain.segments.size()) {
@@ -390,7 +379,6 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
       }
       chain = std::move(finer);
     }
-    level_s = seconds_since(t);
   }
   return result;
 }

@@ -582,7 +582,6 @@ TEST(BlockDpTest, DeeperSegmentChainsNeverSlower) {
     ASSERT_EQ(deeper.ipu.size(), static_cast<size_t>(p.num_nodes()));
     EXPECT_TRUE(ValidateAssignment(p, Assignment{deeper.ipu, deeper.ipu}).ok());
     EXPECT_LE(deeper.plan_dp_s, first.plan_dp_s) << "trial " << trial;
-    EXPECT_GE(deeper.positions, first.positions);
     const double judged = JudgeSplit(model, deeper.ipu, k).bottleneck_s;
     EXPECT_GE(judged, BestMonotone(p, model, k).second * (1 - 1e-12));
     if (deeper.dp_stages == k) {
@@ -627,6 +626,38 @@ TEST(BlockDpTest, DeeperSegmentChainsNeedTime) {
   EXPECT_EQ(r.segment_level, 0);
   EXPECT_EQ(r.positions, first.positions);
   EXPECT_EQ(r.ipu, first.ipu);
+}
+
+// Note [Deeper segment chains]' budget is positions: the deeper chains
+// together hold at most SegmentChainOptions::max_positions, so with that
+// set to the first chain's own count no kept chain holds more (without the
+// budget some do).
+TEST(BlockDpTest, DeeperSegmentChainsKeepToThePositionsBudget) {
+  std::mt19937 rng(515);
+  int larger = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const ShardingProblem p =
+        testing::DagWithSinkBranches(rng, 16, 3, 2000000000);
+    const DeviceModel model(p, ToyChip(), Precision::kFp32);
+    BlockDpOptions options;
+    options.segmented = true;
+    options.min_repeats = 1000;
+    options.segment_chain.max_ideals_per_segment = 2;
+    options.segment_chain.max_nodes_per_segment = 2;
+    const BlockDpResult first = BlockDp(p, model, 3, 0, kInf, options);
+    ASSERT_TRUE(first.ran) << "trial " << trial << ": " << first.note;
+    options.segment_deepenings = 3;
+    options.deepening_seconds = 60;
+    larger += BlockDp(p, model, 3, 0, kInf, options).positions >
+                      first.positions
+                  ? 1
+                  : 0;
+    options.segment_chain.max_positions = first.positions;
+    const BlockDpResult r = BlockDp(p, model, 3, 0, kInf, options);
+    EXPECT_LE(r.positions, first.positions) << "trial " << trial;
+    EXPECT_LE(r.plan_dp_s, first.plan_dp_s) << "trial " << trial;
+  }
+  EXPECT_GT(larger, 0);
 }
 
 }  // namespace

@@ -15,10 +15,11 @@ namespace autoshard {
 
 // Note [Deeper segment chains] (block_dp.h) in auto: the deeper chains
 // tried at most (up to 128,000 ideals and 2,048 nodes per segment, from
-// SegmentChainOptions' 2,000 and 256) and the seconds they may take, as
-// kIdealMovesSeconds (auto_strategy.h).
+// SegmentChainOptions' 2,000 and 256), and the clock that stops them should
+// their positions' budget not: about twice what that budget takes on this
+// machine (RAFT at 64 IPUs: 1.0 s).
 inline constexpr int32_t kSegmentDeepenings = 3;
-inline constexpr double kSegmentDeepeningSeconds = 2;
+inline constexpr double kSegmentDeepeningSeconds = 3;
 
 struct BlockSplit {
   Assignment assignment;
