@@ -488,11 +488,11 @@ BlockChain FindSegmentChain(const ShardingProblem& problem,
       // At least 2: a one-node segment's lattice ({}, the node) is whole.
       const int64_t limit =
           std::max<int64_t>(2, options.max_ideals_per_segment);
-      // A lattice of more ideals than the positions left makes the chain
-      // incomplete, so its enumeration stops there (cheaper; the chain is
-      // given up even where a split of the range, had the range more than
-      // `limit` ideals, might have fit).
-      const int64_t room = options.max_positions - chain.ideals;
+      // SegmentChainOptions::stop_at_positions_left: a lattice of more
+      // ideals than the positions left gives the chain up.
+      const int64_t room = options.stop_at_positions_left
+                               ? options.max_positions - chain.ideals
+                               : limit;
       SegmentLattice L = EnumerateSegment(
           problem, model, lo.order, lo.pos, b, e, lo.Inputs(problem, b, e),
           std::max<int64_t>(2, std::min(limit, room)));

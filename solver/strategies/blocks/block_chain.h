@@ -118,6 +118,12 @@ struct SegmentChainOptions {
   // More positions in all, more lattice nodes, or the deadline passed
   // before every segment was enumerated: complete = false.
   int64_t max_positions = 200000;
+  // Give the chain up as soon as a range's lattice has more ideals than
+  // the positions left (its enumeration stops there: cheaper), even where
+  // splitting the range, had it more than max_ideals_per_segment, might
+  // have fit. Note [Deeper segment chains] sets it; off, such a range is
+  // enumerated up to max_ideals_per_segment as ever.
+  bool stop_at_positions_left = false;
   int32_t max_nodes = 50000;
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::time_point::max();

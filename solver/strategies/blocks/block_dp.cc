@@ -359,11 +359,13 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     deeper.max_ideals_per_segment *= 4;
     deeper.max_nodes_per_segment *= 2;
     deeper.max_positions = positions_left;
+    deeper.stop_at_positions_left = true;
     deeper.deadline = deadline;
     BlockChain finer = FindSegmentChain(problem, model, deeper);
     // One segment: the ideal DP's ground (auto runs it), as above.
     if (!finer.complete || finer.segments.size() < 2) break;
     positions_left -= finer.ideals;
+    result.deeper_positions += finer.ideals;
     // Its cuts are a subset of the last chain's: as many segments, the
     // same cuts, the same positions.
     if (finer.segments.size() < chain.segments.size()) {
@@ -372,7 +374,9 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
       if (SolveChain(problem, finer, num_ipus, lower_s,
                      planned ? result.plan_dp_s : upper_s, options, deadline,
                      &r) &&
-          (!planned || r.plan_dp_s < result.plan_dp_s)) {
+          (!planned || r.plan_dp_s < result.plan_dp_s *
+                                         (1 - options.relative_precision))) {
+        r.deeper_positions = result.deeper_positions;
         result = std::move(r);
         result.segment_level = level;
         planned = true;
