@@ -26,6 +26,18 @@ using testing::ToyChip;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Note [Segment chain]'s DP only (never the block chain), its first chain
+// cut into segments of at most `ideals` ideals and `nodes` nodes; Note
+// [Deeper segment chains] off until a test turns it on.
+BlockDpOptions SegmentedOnly(int64_t ideals, int32_t nodes) {
+  BlockDpOptions options;
+  options.segmented = true;
+  options.min_repeats = 1000;  // never the block chain
+  options.segment_chain.max_ideals_per_segment = ideals;
+  options.segment_chain.max_nodes_per_segment = nodes;
+  return options;
+}
+
 // Eight 1 s nodes in a chain (toy chip: 1 GFLOP/s, 1 GB/s links, no fixed
 // copy cost), 16 B tensors: each copy 16 ns. Every node is a cut point:
 // 8 segments, the first (no tensor in) and last (none out) of their own
@@ -566,12 +578,8 @@ TEST(BlockDpTest, DeeperSegmentChainsNeverSlower) {
     const ShardingProblem p =
         testing::DagWithSinkBranches(rng, k == 2 ? 12 : 10, 3, 2000000000);
     const DeviceModel model(p, ToyChip(), Precision::kFp32);
-    BlockDpOptions options;
-    options.segmented = true;
-    options.min_repeats = 1000;  // never the block chain
+    BlockDpOptions options = SegmentedOnly(2, 2);
     options.relative_precision = 1e-9;
-    options.segment_chain.max_ideals_per_segment = 2;
-    options.segment_chain.max_nodes_per_segment = 2;
     const BlockDpResult first = BlockDp(p, model, k, 0, kInf, options);
     ASSERT_TRUE(first.ran) << "trial " << trial << ": " << first.note;
     options.segment_deepenings = 3;
@@ -620,11 +628,7 @@ TEST(BlockDpTest, DeeperSegmentChainsKeptOnlyForARealGain) {
     const ShardingProblem p =
         testing::DagWithSinkBranches(rng, k == 2 ? 12 : 10, 3, 2000000000);
     const DeviceModel model(p, ToyChip(), Precision::kFp32);
-    BlockDpOptions options;
-    options.segmented = true;
-    options.min_repeats = 1000;
-    options.segment_chain.max_ideals_per_segment = 2;
-    options.segment_chain.max_nodes_per_segment = 2;
+    BlockDpOptions options = SegmentedOnly(2, 2);
     options.deepening_seconds = 60;
     options.relative_precision = 1e-12;
     const double first_s = BlockDp(p, model, k, 0, kInf, options).plan_dp_s;
@@ -648,11 +652,7 @@ TEST(BlockDpTest, DeeperSegmentChainsNeedTime) {
   const ShardingProblem p =
       testing::DagWithSinkBranches(rng, 12, 3, 2000000000);
   const DeviceModel model(p, ToyChip(), Precision::kFp32);
-  BlockDpOptions options;
-  options.segmented = true;
-  options.min_repeats = 1000;
-  options.segment_chain.max_ideals_per_segment = 2;
-  options.segment_chain.max_nodes_per_segment = 2;
+  BlockDpOptions options = SegmentedOnly(2, 2);
   const BlockDpResult first = BlockDp(p, model, 2, 0, kInf, options);
   options.segment_deepenings = 3;
   options.deepening_seconds = 0;
@@ -673,11 +673,7 @@ TEST(BlockDpTest, DeeperSegmentChainsKeepToThePositionsBudget) {
     const ShardingProblem p =
         testing::DagWithSinkBranches(rng, 16, 3, 2000000000);
     const DeviceModel model(p, ToyChip(), Precision::kFp32);
-    BlockDpOptions options;
-    options.segmented = true;
-    options.min_repeats = 1000;
-    options.segment_chain.max_ideals_per_segment = 2;
-    options.segment_chain.max_nodes_per_segment = 2;
+    BlockDpOptions options = SegmentedOnly(2, 2);
     const BlockDpResult first = BlockDp(p, model, 3, 0, kInf, options);
     ASSERT_TRUE(first.ran) << "trial " << trial << ": " << first.note;
     options.segment_deepenings = 3;
