@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace autoshard {
 
@@ -91,14 +92,14 @@ absl::Status CheckStreamingCapacity(const proto::DeviceProfile& device,
                                     const std::vector<int64_t>& per_machine) {
   for (size_t m = 0; m < per_machine.size(); ++m) {
     if (per_machine[m] > device.streaming_memory_bytes_per_machine()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "remote weights: IPU-Machine ", m, " (IPUs ",
-          m * std::max(device.ipus_per_machine(), 1), "..) would hold ",
-          per_machine[m], " bytes of Streaming Memory, more than the '",
-          device.name(), "' profile's ",
-          device.streaming_memory_bytes_per_machine(),
-          " bytes per IPU-Machine: shard over more replicas (--shard-over) or "
-          "use more IPUs per replica"));
+      const int64_t per = std::max(device.ipus_per_machine(), 1);
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "remote weights: IPU-Machine %d (IPUs %d-%d) would hold %.1f GB "
+          "of Streaming Memory, more than the '%s' profile's %.1f GB per "
+          "IPU-Machine: shard over more replicas (--shard-over) or use more "
+          "IPUs per replica",
+          m, m * per, m * per + per - 1, per_machine[m] / 1e9, device.name(),
+          device.streaming_memory_bytes_per_machine() / 1e9));
     }
   }
   return absl::OkStatus();

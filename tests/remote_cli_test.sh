@@ -138,7 +138,7 @@ stderr_has "must be at least 1 and divide the group size 4" "shard-over 3 of 4 r
 printf 'base: "ipu2"\nstreaming_memory_bytes_per_machine: 1000000000\n' >"$TMP/small_sm.textproto"
 expect 2 "over Streaming Memory capacity" -- "$BIN" shard "$FOUR" -n 1 --weights-location remote \
   --device "$TMP/small_sm.textproto"
-stderr_has "bytes per IPU-Machine" "capacity refused"
+stderr_has "GB per IPU-Machine" "capacity refused"
 expect 2 "a bad location" -- "$BIN" shard "$FOUR" -n 1 --weights-location disk
 # 4 replicas of 1 IPU share one IPU-Machine of 4 IPUs: unsharded, each holds
 # all 4 x 268,435,456 B = 1.07 GB, so the machine 4.29 GB, over 3 GB (one
@@ -147,7 +147,10 @@ printf 'base: "ipu2"\nstreaming_memory_bytes_per_machine: 3000000000\n' >"$TMP/s
 expect 3 "replicas sharing an IPU-Machine" -- "$BIN" shard "$FOUR" -n 1 --total-ipus 4 \
   --weights-location remote --device "$TMP/sm3.textproto" --plan "$TMP/pod3.json" --write-anyway
 /usr/bin/python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); sys.exit(0 if not p["fits"] else 1)' "$TMP/pod3.json" && ok || bad "the plan over Streaming Memory does not fit"
-stdout_has "bytes per IPU-Machine" "the candidate's note names the rule"
+stdout_has "GB per IPU-Machine" "the candidate's note names the rule"
+# Its figures in GB and the machine's IPUs: 4 x 1.07 GB = 4.3 GB over 3.0 GB.
+stdout_has "IPU-Machine 0 (IPUs 0-3)" "the machine's IPUs named"
+stdout_has "4.3 GB of Streaming Memory" "the machine's bytes in GB"
 # apply evaluates a given split with on-chip weights: remote is refused.
 expect 0 "a sharding config to apply" -- "$BIN" shard "$FOUR" -n 2 --sharding-config "$TMP/four.yaml" --write-anyway
 expect 2 "apply --weights-location remote" -- "$BIN" apply "$FOUR" --sharding-config "$TMP/four.yaml" -o "$TMP/four_applied.onnx" \
