@@ -184,7 +184,7 @@ stderr_has "pass --input-shape x:1,4" "unnamed: --strict gives the flag"
 # Reshape, MatMul and Relu each touch a tensor of unknown dims: 3 nodes.
 expect 0 "unknown: shard" -- "$BIN" shard "$TMP/unknown.onnx" -n 1 --plan "$TMP/unknown.json"
 stdout_has "shapes: unresolved: 3 nodes have dims no inference found, costed as 1 (reshape, mm, relu): FLOPs and" "unknown: unresolved, the nodes named"
-stdout_has "fits: all 1 IPUs, on unresolved dims (3 nodes costed as 1)" "unknown: 'fits' says on what"
+stdout_has "fits: its 1 IPU, on unresolved dims (3 nodes costed as 1)" "unknown: 'fits' says on what"
 json "$TMP/unknown.json" 'j["shapes"]["verdict"] == "unresolved" and j["shapes"]["unresolved_node_count"] == 3' && ok || bad "unknown: plan JSON verdict unresolved, 3 nodes"
 expect 2 "unknown: --strict" -- "$BIN" shard "$TMP/unknown.onnx" -n 1 --strict
 stderr_has "--strict: 3 nodes have tensors whose dims no inference found (costed as 1, so FLOPs and memory may be too low): reshape, mm, relu" "unknown: --strict names the nodes"

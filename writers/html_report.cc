@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/plural.h"
 #include "writers/assumed_text.h"
 #include "writers/emit.h"
 #include "writers/html_page.h"
@@ -337,8 +338,9 @@ std::string StrategyTables(const proto::Plan& plan) {
   if (plan.has_search()) {
     const proto::SearchSummary& s = plan.search();
     absl::StrAppend(
-        &out, "<p>search: ", s.candidates(), " candidates over ", s.subgraphs(),
-        " subgraphs, stopped: ", XmlEscape(s.stop_reason()), "</p>\n");
+        &out, "<p>search: ", Plural(s.candidates(), "candidate"), " over ",
+        Plural(s.subgraphs(), "subgraph"),
+        ", stopped: ", XmlEscape(s.stop_reason()), "</p>\n");
   }
   if (plan.num_ipus_tried_size() > 0) {
     absl::StrAppend(&out, "<p>--num-ipus auto tried ",

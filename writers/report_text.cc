@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/plural.h"
 #include "graph/shapes.h"
 #include "pod/ipu_rows.h"
 #include "pod/pod_report.h"
@@ -149,14 +150,14 @@ void AppendMemoryByKind(const proto::Plan& plan, std::string* out) {
   }
 }
 
-// "fits: all 4 IPUs" or "19 of 32 IPUs overflow (0-7, 9-10)", then the
-// fullest tile as "IPU 5 tile 589".
+// "fits: all 4 IPUs" ("fits: its 1 IPU" for one) or "19 of 32 IPUs
+// overflow (0-7, 9-10)", then the fullest tile as "IPU 5 tile 589".
 void AppendFitLines(const proto::Plan& plan, std::string* out) {
   const std::string over = pod::OverflowSummary(plan);
   if (over.empty()) {
-    absl::StrAppend(out, "fits: all ",
-                    plan.ipus_size() - plan.num_host_devices(), " IPUs",
-                    FitsCaveat(plan.shapes()), "\n");
+    const int ipus = plan.ipus_size() - plan.num_host_devices();
+    absl::StrAppend(out, ipus == 1 ? "fits: its " : "fits: all ",
+                    Plural(ipus, "IPU"), FitsCaveat(plan.shapes()), "\n");
   } else {
     absl::StrAppend(out, over);
   }
@@ -250,8 +251,9 @@ void AppendStrategyLines(const proto::Plan& plan, bool all_ipus,
   if (plan.has_search()) {
     const proto::SearchSummary& search = plan.search();
     absl::StrAppend(
-        out, "search", not_shown("search"), ": ", search.candidates(),
-        " candidates over ", search.subgraphs(), " subgraphs in ",
+        out, "search", not_shown("search"), ": ",
+        Plural(search.candidates(), "candidate"), " over ",
+        Plural(search.subgraphs(), "subgraph"), " in ",
         HumanSeconds(search.seconds()), ", stopped: ", search.stop_reason(),
         "; its fullest tile ", TileBytes(search.max_tile_bytes()),
         " (raw split's: ", TileBytes(search.raw_max_tile_bytes()), ")",

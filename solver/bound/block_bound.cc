@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "base/plural.h"
 #include "solver/strategies/blocks/block_dp.h"
 
 namespace autoshard {
@@ -26,9 +27,10 @@ class BlockDpBound : public Bound {
       v.note = r.note;
       return v;
     }
-    v.note = absl::StrCat("block DP: ", r.segments, " segments, ",
-                          r.longest_run, " repeated, ", r.positions,
-                          " positions", r.complete ? "" : ", out of time");
+    v.note = absl::StrCat("block DP: ", Plural(r.segments, "segment"), ", ",
+                          r.longest_run, " repeated, ",
+                          Plural(r.positions, "position"),
+                          r.complete ? "" : ", out of time");
     if (r.bound_s > p.lower_s) {
       v.bound_s = r.bound_s;
       v.method =

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "base/plural.h"
 #include "solver/strategies/blocks/block_chain.h"
 #include "solver/strategies/ideal_lattice.h"
 
@@ -326,8 +327,9 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
   std::string why_not;
   if (!usable) {
     why_not = absl::StrCat(
-        "block DP: ", chain.segments.size(), " segments, ", chain.longest_run,
-        " repeated",
+        "block DP: ",
+        Plural(static_cast<int64_t>(chain.segments.size()), "segment"), ", ",
+        chain.longest_run, " repeated",
         chain.longest_run < options.min_repeats ? "" : ", too many ideals");
   }
   if (!usable && options.segmented) {
@@ -336,8 +338,10 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     chain = FindSegmentChain(problem, model, segment_chain);
     if (!chain.complete || chain.segments.size() < 2) {
       result.note =
-          absl::StrCat(why_not, "; segment chain: ", chain.segments.size(),
-                       " segments, ", chain.ideals, " positions or more");
+          absl::StrCat(why_not, "; segment chain: ",
+                       Plural(static_cast<int64_t>(chain.segments.size()),
+                              "segment"),
+                       ", ", chain.ideals, " positions or more");
       return result;
     }
   } else if (!usable) {
