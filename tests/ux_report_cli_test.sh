@@ -28,6 +28,14 @@ stdout_has "fullest tile: IPU $ipu tile $local_tile," "fullest tile as IPU and t
 sent=$(jq '[.ipus[].cut_tensor_out_bytes] | add' "$TMP/a.json")
 [ "$sent" -gt 0 ] && ok || bad "a 2-IPU split sends bytes"
 stdout_has "cut tensors: $(jq '.cut_tensors | length' "$TMP/a.json") (" "cut tensor line"
+# The last line's seconds: planning, then the certified bound's apart (the
+# CLI's -v "planned ... in" counts both; a newcomer read them as disagreeing).
+bound_s=$(jq '.performance.bound_seconds' "$TMP/a.json")
+if awk -v b="$bound_s" 'BEGIN { exit !(b > 0) }'; then
+  grep -qE '^sharding points: [0-9]+   planned in [0-9.]+ [mun]?s, the certified bound in [0-9.]+ [mun]?s more$' "$TMP/out" && ok || bad "the last line names the bound's seconds apart from the plan's"
+else
+  grep -qE '^sharding points: [0-9]+   planned in [0-9.]+ [mun]?s$' "$TMP/out" && ok || bad "the last line: planning seconds"
+fi
 # auto chose a split other than search's: the search line says so.
 if [ "$(jq -r '.candidates[] | select(.chosen) | .strategy' "$TMP/a.json")" != search ]; then
   stdout_has "search (not the split shown: auto chose" "search line names the split it is not"

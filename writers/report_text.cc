@@ -494,8 +494,16 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
       &out,
       "(memory and times: autoshard's models of the device, not the "
       "compiler's figures)\n");
+  // The bound's seconds are apart from planning_s (loading to plan); the
+  // CLI's "planned ... in" on stderr (-v) counts both.
+  const double bound_s = plan.performance().bound_seconds();
   absl::StrAppend(&out, "sharding points: ", plan.sharding_points_size(),
-                  "   planned in ", HumanSeconds(s.planning_s()), "\n");
+                  "   planned in ", HumanSeconds(s.planning_s()),
+                  bound_s > 0
+                      ? absl::StrCat(", the certified bound in ",
+                                     HumanSeconds(bound_s), " more")
+                      : "",
+                  "\n");
   return WrapReportLines(out, kReportColumns);
 }
 
