@@ -16,6 +16,9 @@ expect 0 "shard" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 -o "$TMP/
 # ipu2: 1472 tiles x 638,976 bytes = 940,572,672 bytes.
 stdout_has "IPU capacity: 940.57 MB = 1472 tiles x 638.98 kB" "capacity line"
 stdout_has "fits: all 2 IPUs" "count line when all fit"
+# throughput = batch / (bottleneck + the profile's fixed step time): the
+# report says the fixed part (1 / bottleneck is not the throughput).
+grep -qE '^  throughput: 1 sample a step, a step the bottleneck \+ [0-9.]+ [mun]?s fixed' "$TMP/out" && ok || bad "the throughput's fixed step time named"
 [ "$(widest "$TMP/out")" -le 100 ] && ok || bad "report wider than 100 columns: $(widest "$TMP/out")"
 # The fullest tile as IPU and tile on it; the JSON keeps the global index.
 ipu=$(jq '[.ipus[] | {i: .ipu, b: .memory.max_tile_bytes}] | max_by(.b) | .i' "$TMP/a.json")

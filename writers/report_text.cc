@@ -381,6 +381,18 @@ void AppendPipelineLines(const proto::Plan& plan, bool all, std::string* out) {
       out, "pipeline: bottleneck %s, throughput %.1f samples/s, latency %s\n",
       HumanSeconds(perf.bottleneck_s()), perf.throughput_per_s(),
       HumanSeconds(perf.latency_s()));
+  // throughput = batch / (bottleneck + the profile's step_fixed_s): say the
+  // fixed part, else 1 / bottleneck reads as the throughput (a newcomer).
+  const int64_t batch = std::max<int64_t>(plan.batch_size(), 1);
+  if (perf.throughput_per_s() > 0) {
+    const double fixed_s = batch / perf.throughput_per_s() - perf.bottleneck_s();
+    if (fixed_s > 1e-12) {
+      absl::StrAppendFormat(out,
+                            "  throughput: %s a step, a step the bottleneck + "
+                            "%s fixed (host sync, stream set-up)\n",
+                            Plural(batch, "sample"), HumanSeconds(fixed_s));
+    }
+  }
   // Host devices (issue 31): a problem file's stages on the host.
   for (int stage = 0; stage < plan.ipus_size(); ++stage) {
     const proto::IpuCost& cost = plan.ipus(stage);
