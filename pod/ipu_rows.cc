@@ -94,6 +94,21 @@ proto::IpuCost FoldIpus(const proto::Plan& plan, const IpuRun& run) {
   return out;
 }
 
+std::string IdleIpusWarning(const proto::Plan& plan) {
+  std::vector<int> idle;
+  int ipus = 0;
+  for (int d = 0; d < plan.ipus_size(); ++d) {
+    if (plan.ipus(d).host()) continue;
+    ++ipus;
+    if (plan.ipus(d).stage_time_s() <= 0) idle.push_back(d);
+  }
+  if (idle.empty() || ipus < 2) return "";
+  return absl::StrCat(
+      idle.size(), " of ", ipus, " IPUs (", RangesText(idle),
+      ") do no work: their nodes take 0 s (folded constants, say); fewer "
+      "IPUs may give the same bottleneck (-n auto plans the fewest that fit)");
+}
+
 std::string OverflowSummary(const proto::Plan& plan) {
   std::vector<int> over;
   for (int d = 0; d < plan.ipus_size(); ++d) {

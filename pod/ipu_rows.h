@@ -39,6 +39,14 @@ proto::IpuCost FoldIpus(const proto::Plan& plan, const IpuRun& run);
 // "37 of 256 IPUs overflow (0-12, 40, 77-99)\n", or "" when all fit.
 std::string OverflowSummary(const proto::Plan& plan);
 
+// A plan warning when IPUs do no work: "93 of 256 IPUs (0-92) do no work:
+// their nodes take 0 s (...)", or "" when every IPU's stage time is above
+// 0 (host rows aside) or the plan has one IPU. Such IPUs hold only nodes the
+// model costs at nothing (folded constants, say: a split onto more IPUs
+// than the graph has work for fills them so), so fewer IPUs may give the
+// same bottleneck.
+std::string IdleIpusWarning(const proto::Plan& plan);
+
 }  // namespace autoshard::pod
 
 #endif  // AUTOSHARD_POD_IPU_ROWS_H_

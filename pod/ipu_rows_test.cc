@@ -82,6 +82,24 @@ TEST(IpuRowsTest, FoldsAroundTheIpusThatMatter) {
   EXPECT_EQ(OverflowSummary(EvenPlan(4)), "");
 }
 
+// IPUs whose stage time is 0 (host rows aside) are named in a warning.
+TEST(IpuRowsTest, IdleIpusAreNamed) {
+  proto::Plan plan = EvenPlan(5);
+  EXPECT_EQ(IdleIpusWarning(plan), "");
+  for (int d : {0, 1, 3}) plan.mutable_ipus(d)->set_stage_time_s(0);
+  EXPECT_EQ(IdleIpusWarning(plan),
+            "3 of 5 IPUs (0-1, 3) do no work: their nodes take 0 s (folded "
+            "constants, say); fewer IPUs may give the same bottleneck (-n "
+            "auto plans the fewest that fit)");
+  // A host device's row is not an IPU, idle or not.
+  plan.mutable_ipus(3)->set_host(true);
+  EXPECT_EQ(IdleIpusWarning(plan).substr(0, 21), "2 of 4 IPUs (0-1) do ");
+  EXPECT_EQ(IdleIpusWarning(EvenPlan(1)), "");
+  proto::Plan one = EvenPlan(1);
+  one.mutable_ipus(0)->set_stage_time_s(0);
+  EXPECT_EQ(IdleIpusWarning(one), "");  // one IPU: nothing fewer to try
+}
+
 TEST(IpuRowsTest, OverflowSummaryListsAtMostEightRanges) {
   proto::Plan plan = EvenPlan(40);
   // Every other IPU overflows: 20 ranges of one.

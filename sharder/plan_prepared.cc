@@ -7,6 +7,7 @@
 #include "base/status_macros.h"
 #include "costmodel/calibration.h"
 #include "costmodel/weight_location.h"
+#include "pod/ipu_rows.h"
 #include "pod/no_fit.h"
 #include "pod/poprt_flags.h"
 #include "sharder/assumptions.h"
@@ -205,6 +206,9 @@ Plan FinishPlan(const Prepared& p, const Options& options, const Assignment& a,
   const proto::DeviceProfile device =
       WithMemoryProportion(p.analysis->device, proportion);
   SetFigures(device, evaluation, proportion, &pp);
+  // After the stage times are set.
+  if (std::string idle = pod::IdleIpusWarning(pp); !idle.empty())
+    pp.add_warnings(std::move(idle));
   const DeviceModel& judged = p.analysis->device_models().At(proportion);
   for (std::string& note : CoverageNotes(
            device, Conditions(p.analysis->problem, judged, p.analysis->batch,

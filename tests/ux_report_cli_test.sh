@@ -16,6 +16,9 @@ expect 0 "shard" -- "$BIN" shard "$TMP/model.onnx" -n 2 --batch-size 1 -o "$TMP/
 # ipu2: 1472 tiles x 638,976 bytes = 940,572,672 bytes.
 stdout_has "IPU capacity: 940.57 MB = 1472 tiles x 638.98 kB" "capacity line"
 stdout_has "fits: all 2 IPUs" "count line when all fit"
+# Both IPUs work: no "do no work" warning (it is judged on the stage times,
+# so it must come after they are set; before, every IPU read as idle).
+[ "$(jq '[.warnings[] | select(test("do no work"))] | length' "$TMP/a.json")" = 0 ] && ok || bad "a plan whose IPUs all work warned of idle IPUs"
 # throughput = batch / (bottleneck + the profile's fixed step time): the
 # report says the fixed part (1 / bottleneck is not the throughput).
 grep -qE '^  throughput: 1 sample a step, a step the bottleneck \+ [0-9.]+ [mun]?s fixed' "$TMP/out" && ok || bad "the throughput's fixed step time named"
