@@ -220,9 +220,20 @@ void AppendCutLine(const proto::Plan& plan, std::string* out) {
           ? ""
           : absl::StrCat("; ", host, " of them (", HumanBytesText(host_bytes),
                          ") to or from the host");
+  // The rows' "sent" column adds more when a tensor read beyond the next
+  // IPU passes through those between (Note [Slicing DP]): say so.
+  int64_t sent = 0;
+  for (const auto& ipu : plan.ipus())
+    sent = SaturatingAdd(sent, ipu.cut_tensor_out_bytes());
+  const std::string sent_text =
+      sent > bytes ? absl::StrCat("; ", HumanBytesText(sent),
+                                  " sent, some relayed through the IPUs "
+                                  "between")
+                   : "";
   const proto::CutTensor& largest = plan.cut_tensors(0);
   absl::StrAppend(out, "cut tensors: ", plan.cut_tensors_size(), " (",
-                  HumanBytesText(bytes), ", one copy each", host_text,
+                  HumanBytesText(bytes), ", one copy each", sent_text,
+                  host_text,
                   "); largest ", HumanBytesText(largest.bytes()),
                   largest.from_host()
                       ? " from the host"

@@ -62,6 +62,14 @@ TEST(ReportTextTest, ShowsCapacityTileAsIpuAndLocalIndexAndCutBytes) {
   EXPECT_THAT(text, HasSubstr("1 of 2 IPUs overflow (1)\n"));
   EXPECT_THAT(text, HasSubstr("cut tensors: 1 (2.50 kB, one copy each); "
                               "largest 2.50 kB from IPU 0: x\n"));
+  // A tensor passed along: the rows send 2.50 + 2.50 kB of the one copy.
+  proto::Plan passed = TwoIpuPlan();
+  passed.mutable_ipus(1)->set_cut_tensor_out_bytes(2500);
+  // (The report wraps at 100 columns with a two-space indent.)
+  EXPECT_THAT(absl::StrReplaceAll(ReportText(passed), {{"\n  ", " "}}),
+              HasSubstr("cut tensors: 1 (2.50 kB, one copy each; 5.00 kB "
+                        "sent, some relayed through the IPUs between); "
+                        "largest 2.50 kB from IPU 0: x\n"));
   // IPU 0's row: tile 2, 50.0% used, 2.5 ms, 2.50 kB sent.
   EXPECT_THAT(text, HasSubstr("   2   50.0%  yes"));
   EXPECT_THAT(text, HasSubstr("2.500 ms   2.50 kB\n"));
