@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/output_guard.h"
+#include "base/plural.h"
 #include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/help.h"
@@ -247,7 +248,11 @@ int ShardOneModel(const ShardOptions& o) {
                 .count(),
             max_s, best, trying_ipus.load()));
       };
-      options.trying_num_ipus = [&](int k) { trying_ipus = k; };
+      options.trying_num_ipus = [&](int k) {
+        trying_ipus = k;
+        progress.Update(absl::StrCat("planning ", o.model.model, ": trying ",
+                                     Plural(k, "IPU")));
+      };
       progress.Update(absl::StrCat("planning ", o.model.model,
                                    ": shapes and costs of ",
                                    loaded.model.graph().node_size(), " nodes"));

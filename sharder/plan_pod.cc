@@ -73,6 +73,9 @@ absl::StatusOr<Plan> PlanCandidate(const onnx::ModelProto& model,
                                    std::chrono::steady_clock::time_point start,
                                    int tries_left, const std::string& location,
                                    int shard_over) {
+  // The CLI's progress says which count is being planned (a POD search
+  // plans many; the first progress line used to stay up through all).
+  if (options.trying_num_ipus) options.trying_num_ipus(k);
   Options for_one = options;
   for_one.num_ipus = k;
   for_one.shapes.batch_size = b;

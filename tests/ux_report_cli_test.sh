@@ -112,6 +112,10 @@ if command -v script >/dev/null; then
   has "$TMP/pty" "of 4.96 MB" "progress: bytes of the file"
   has "$TMP/pty" "planning $TMP/model.onnx: shapes and costs of 65 nodes" "progress: planning"
   has "$TMP/pty" "writing $TMP/p.onnx: 4.96 MB of 4.96 MB" "progress: writing"
+  # A POD search (and -n auto) says which count it is planning, each in turn.
+  script -qc "'$BIN' shard '$TMP/model.onnx' -n auto --total-ipus 4 -o '$TMP/p.onnx'" /dev/null | tr '\r' '\n' >"$TMP/pty"
+  has "$TMP/pty" "planning $TMP/model.onnx: trying 1 IPU" "progress: the POD's first count"
+  has "$TMP/pty" "planning $TMP/model.onnx: trying 4 IPUs" "progress: the POD's last count"
   script -qc "'$BIN' shard '$TMP/model.onnx' -n 2 -o '$TMP/p.onnx' -q" /dev/null >"$TMP/pty"
   [ ! -s "$TMP/pty" ] && ok || bad "-q shows no progress: $(cat "$TMP/pty")"
 fi
