@@ -44,6 +44,11 @@ inline constexpr char kExitCodesHelp[] =
     "(the report, --plan and pictures written; the model only with "
     "--write-anyway). With several models: the most serious of theirs "
     "(1, then 2, then 3).";
+// The same for the subcommands that make no plan of a model (split,
+// calibrate, devices): no 3, one model each.
+inline constexpr char kExitCodesNoPlanHelp[] =
+    "Exit codes: 0 ok; 1 internal error; 2 bad usage or input (missing or "
+    "corrupt model, bad option, unwritable output).";
 
 // Where a command's text goes: results on `out` (stdout), warnings and
 // errors on `err` (stderr). Batch mode gives each model's run its own

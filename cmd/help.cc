@@ -33,8 +33,9 @@ std::string Without(std::string text, const std::string& paragraph) {
 // arguments, the other options, the footer, then the exit codes once.
 class HelpFormatter : public CLI::Formatter {
  public:
-  explicit HelpFormatter(std::string exit_codes)
-      : exit_codes_(std::move(exit_codes)) {}
+  HelpFormatter(std::string exit_codes, std::string no_plan_exit_codes)
+      : exit_codes_(std::move(exit_codes)),
+        no_plan_exit_codes_(std::move(no_plan_exit_codes)) {}
 
   std::string make_help(const CLI::App* app, std::string name,
                         CLI::AppFormatMode mode) const override {
@@ -72,9 +73,13 @@ class HelpFormatter : public CLI::Formatter {
     const std::string footer = Without(app->get_footer(), exit_codes_);
     if (!footer.empty())
       absl::StrAppend(&out, "\n", WrapText(footer, columns, 4), "\n");
+    // Subcommands that make no plan of a model cannot exit 3.
+    const std::string name_of = app->get_name();
+    const bool no_plan = name_of == "split" || name_of == "calibrate" ||
+                         name_of == "devices";
     absl::StrAppend(
         &out, "\n",
-        WrapText(absl::StrCat(exit_codes_,
+        WrapText(absl::StrCat(no_plan ? no_plan_exit_codes_ : exit_codes_,
                               "\nSchemas of the JSON and text-proto files "
                               "(.proto): ",
                               SchemaDir(), "/"),
@@ -130,6 +135,7 @@ class HelpFormatter : public CLI::Formatter {
   }
 
   std::string exit_codes_;
+  std::string no_plan_exit_codes_;  // split, calibrate, devices
 };
 
 // Levenshtein distance (small strings).
@@ -257,8 +263,10 @@ void SetAdvancedOptions(CLI::App* sub, const std::set<std::string>& common) {
   }
 }
 
-void InstallHelpFormatter(CLI::App* app, const std::string& exit_codes) {
-  app->formatter(std::make_shared<HelpFormatter>(exit_codes));
+void InstallHelpFormatter(CLI::App* app, const std::string& exit_codes,
+                          const std::string& no_plan_exit_codes) {
+  app->formatter(
+      std::make_shared<HelpFormatter>(exit_codes, no_plan_exit_codes));
 }
 
 std::vector<std::string> NormalizeArgs(const CLI::App& app,

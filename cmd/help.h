@@ -39,8 +39,11 @@ void SetAdvancedOptions(CLI::App* sub, const std::set<std::string>& common);
 
 // Sets the help formatter of `app`; call before adding subcommands (they
 // inherit it). The exit-code paragraph `exit_codes` is removed from every
-// description and footer and printed once, last.
-void InstallHelpFormatter(CLI::App* app, const std::string& exit_codes);
+// description and footer and printed once, last; the subcommands that make
+// no plan of a model (split, calibrate, devices) print `no_plan_exit_codes`
+// instead.
+void InstallHelpFormatter(CLI::App* app, const std::string& exit_codes,
+                          const std::string& no_plan_exit_codes);
 
 // The arguments (argv[1..]) rewritten for CLI11: `--a_b[=V]` becomes
 // `--a-b[=V]` when that is an option of the subcommand (or of `app`), and

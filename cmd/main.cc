@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
       "the pipeline runs fast.\n" +
           std::string(kExitCodesHelp),
       "autoshard");
-  InstallHelpFormatter(&app, kExitCodesHelp);  // before the subcommands
+  // Before the subcommands; split, calibrate and devices make no plan.
+  InstallHelpFormatter(&app, kExitCodesHelp, kExitCodesNoPlanHelp);
   app.set_version_flag("--version", "autoshard " AUTOSHARD_VERSION);
   app.footer(
       "Examples:\n"

@@ -24,6 +24,11 @@ for sub in $subcommands; do
   has "$TMP/out" "$exit_line" "$sub --help"
 done
 has "$SRC/README.md" "$exit_line" "README states --help's exit codes"
+# split makes no plan: its exit codes have no 3 (nor several models).
+expect 0 "split --help" -- "$BIN" split --help
+lacks "$TMP/out" "3 the plan does not fit" "split --help: no exit code 3"
+expect 0 "shard --help" -- "$BIN" shard --help
+has "$TMP/out" "3 the plan does not fit" "shard --help: exit code 3"
 expect 0 "--version" -- "$BIN" --version
 [ "$(cat "$TMP/out")" = "autoshard $VERSION" ] && ok || bad "--version says '$(cat "$TMP/out")', want 'autoshard $VERSION'"
 expect 2 "no subcommand" -- "$BIN"
