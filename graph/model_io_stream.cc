@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/saturating.h"
 #include "base/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -121,6 +122,29 @@ absl::Status WireError(absl::string_view what, const FieldWalker& w,
   return absl::InvalidArgumentError(absl::StrCat(what, ": not an ONNX model (",
                                                  where, ": ", w.error(),
                                                  " at byte ", w.start(), ")"));
+}
+
+// A model-level refusal of a file whose first bytes (up to 64) are all
+// printable ASCII or white space gets "; it starts as text: 'hello'" before
+// its last ')' (a text file given by mistake, whose wire-format reason
+// alone reads as a corrupt model); any other status is returned as it is.
+absl::Status WithTextHint(absl::Status status, absl::string_view bytes) {
+  if (status.ok() || bytes.empty()) return status;
+  const absl::string_view head = bytes.substr(0, 64);
+  for (char c : head) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!(u == '\t' || u == '\n' || u == '\r' || (u >= 0x20 && u < 0x7f)))
+      return status;
+  }
+  std::string shown(head.substr(0, 40));
+  for (char& c : shown)
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  const absl::string_view message = status.message();
+  if (message.empty() || message.back() != ')') return status;
+  return absl::InvalidArgumentError(absl::StrCat(
+      message.substr(0, message.size() - 1), "; it starts as text: '",
+      absl::StripTrailingAsciiWhitespace(shown),
+      head.size() > shown.size() ? "...'" : "'", ")"));
 }
 
 // Whether `raw_bytes` of raw_data is what t's dims and type hold. Only such
@@ -246,18 +270,21 @@ absl::StatusOr<StreamedModel> ParseModelStreaming(
       }
       graph_at = w.start();
       if (!w.ReadLength(&graph_begin, &graph_end))
-        return WireError(what, w, "the model");
+        return WithTextHint(WireError(what, w, "the model"), bytes);
       continue;
     }
-    if (!w.SkipField()) return WireError(what, w, "the model");
+    if (!w.SkipField())
+      return WithTextHint(WireError(what, w, "the model"), bytes);
     absl::StrAppend(&kept, w.FieldBytes());
   }
-  if (!w.error().empty()) return WireError(what, w, "the model");
+  if (!w.error().empty())
+    return WithTextHint(WireError(what, w, "the model"), bytes);
   if (!ParseWithLimit(kept, &out.model)) {
     // Today's parser names the reason (too deep, or not a model).
     ASSIGN_OR_RETURN(onnx::ModelProto ignored, ParseModelBytes(bytes, what));
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": not an ONNX model (does not parse)"));
+    return WithTextHint(absl::InvalidArgumentError(absl::StrCat(
+                            what, ": not an ONNX model (does not parse)")),
+                        bytes);
   }
   if (graph_at >= 0) {
     absl::Status s = ParseGraph(bytes, graph_begin, graph_end, what, progress,

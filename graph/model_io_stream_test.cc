@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "graph/model_io.h"
 #include "graph/onnx_guard.h"
@@ -208,6 +209,24 @@ TEST(ModelIoStreamTest, BadWireFormatIsRefusedWithTheByte) {
   const std::string graph_field = good.substr(
       2, good.size() - 2 - (TwoWeights().metadata_props(0).ByteSizeLong() + 2));
   ExpectRefused(good + graph_field, "a second graph field", good.size());
+}
+
+// A text file given by mistake: the refusal says it starts as text.
+TEST(ModelIoStreamTest, ATextFileIsSaidToBeText) {
+  ExpectRefused("hello world\n", "; it starts as text: 'hello world')", 2);
+  // 64 printable bytes or more: the first 40 shown, then "...".
+  // ('a' is 0x61: field 12, wire type 1, 8 bytes; the eighth field of
+  // them is cut off at byte 63.)
+  ExpectRefused(std::string(70, 'a'),
+                absl::StrCat("starts as text: '", std::string(40, 'a'), "...'"),
+                63);
+  // Binary bytes: no such hint.
+  TempDir dir;
+  const fs::path p = dir.path() / "bin.onnx";
+  WriteBytes(p, std::string("\x08\x08\x3a\xff\xff", 5));
+  auto loaded = LoadModel(p, true);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), ::testing::Not(HasSubstr("as text")));
 }
 
 // An initializer whose raw_data length goes past the initializer's own end
