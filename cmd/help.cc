@@ -75,8 +75,8 @@ class HelpFormatter : public CLI::Formatter {
       absl::StrAppend(&out, "\n", WrapText(footer, columns, 4), "\n");
     // Subcommands that make no plan of a model cannot exit 3.
     const std::string name_of = app->get_name();
-    const bool no_plan = name_of == "split" || name_of == "calibrate" ||
-                         name_of == "devices";
+    const bool no_plan =
+        name_of == "split" || name_of == "calibrate" || name_of == "devices";
     absl::StrAppend(
         &out, "\n",
         WrapText(absl::StrCat(no_plan ? no_plan_exit_codes_ : exit_codes_,

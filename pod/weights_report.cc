@@ -62,19 +62,19 @@ std::string WeightLocationsText(const proto::Plan& plan) {
     // A chosen split that does not fit has no throughput (0 here): say so,
     // as for the other side (a newcomer read "0.0 samples/s" beside the
     // pipeline line's figure).
-    absl::StrAppend(
-        &out, "weights ", w.chosen(), ": ",
-        plan.fits() || w.throughput_per_s() > 0
-            ? absl::StrFormat("%.1f%s", w.throughput_per_s(),
-                              pod ? " POD samples/s" : " samples/s")
-            : std::string("does not fit"),
-        "; ", w.other(), ": ",
-        w.other_fits() ? absl::StrFormat("%.1f%s with %d IPUs per replica",
-                                         w.other_throughput_per_s(),
-                                         pod ? " POD samples/s" : " samples/s",
-                                         w.other_ipus_per_replica())
-                       : std::string("does not fit"),
-        "\n");
+    absl::StrAppend(&out, "weights ", w.chosen(), ": ",
+                    plan.fits() || w.throughput_per_s() > 0
+                        ? absl::StrFormat("%.1f%s", w.throughput_per_s(),
+                                          pod ? " POD samples/s" : " samples/s")
+                        : std::string("does not fit"),
+                    "; ", w.other(), ": ",
+                    w.other_fits()
+                        ? absl::StrFormat("%.1f%s with %d IPUs per replica",
+                                          w.other_throughput_per_s(),
+                                          pod ? " POD samples/s" : " samples/s",
+                                          w.other_ipus_per_replica())
+                        : std::string("does not fit"),
+                    "\n");
   }
   return out;
 }

@@ -337,10 +337,9 @@ std::string StrategyTables(const proto::Plan& plan) {
   }
   if (plan.has_search()) {
     const proto::SearchSummary& s = plan.search();
-    absl::StrAppend(
-        &out, "<p>search: ", Plural(s.candidates(), "candidate"), " over ",
-        Plural(s.subgraphs(), "subgraph"),
-        ", stopped: ", XmlEscape(s.stop_reason()), "</p>\n");
+    absl::StrAppend(&out, "<p>search: ", Plural(s.candidates(), "candidate"),
+                    " over ", Plural(s.subgraphs(), "subgraph"),
+                    ", stopped: ", XmlEscape(s.stop_reason()), "</p>\n");
   }
   if (plan.num_ipus_tried_size() > 0) {
     absl::StrAppend(&out, "<p>--num-ipus auto tried ",

@@ -233,8 +233,7 @@ void AppendCutLine(const proto::Plan& plan, std::string* out) {
   const proto::CutTensor& largest = plan.cut_tensors(0);
   absl::StrAppend(out, "cut tensors: ", plan.cut_tensors_size(), " (",
                   HumanBytesText(bytes), ", one copy each", sent_text,
-                  host_text,
-                  "); largest ", HumanBytesText(largest.bytes()),
+                  host_text, "); largest ", HumanBytesText(largest.bytes()),
                   largest.from_host()
                       ? " from the host"
                       : absl::StrCat(" from IPU ", largest.from_ipu()),
@@ -396,7 +395,8 @@ void AppendPipelineLines(const proto::Plan& plan, bool all, std::string* out) {
   // fixed part, else 1 / bottleneck reads as the throughput (a newcomer).
   const int64_t batch = std::max<int64_t>(plan.batch_size(), 1);
   if (perf.throughput_per_s() > 0) {
-    const double fixed_s = batch / perf.throughput_per_s() - perf.bottleneck_s();
+    const double fixed_s =
+        batch / perf.throughput_per_s() - perf.bottleneck_s();
     if (fixed_s > 1e-12) {
       absl::StrAppendFormat(out,
                             "  throughput: %s a step, a step the bottleneck + "
@@ -522,10 +522,9 @@ std::string ReportText(const proto::Plan& plan, bool all_ipus) {
   const double bound_s = plan.performance().bound_seconds();
   absl::StrAppend(&out, "sharding points: ", plan.sharding_points_size(),
                   "   planned in ", HumanSeconds(s.planning_s()),
-                  bound_s > 0
-                      ? absl::StrCat(", the certified bound in ",
-                                     HumanSeconds(bound_s), " more")
-                      : "",
+                  bound_s > 0 ? absl::StrCat(", the certified bound in ",
+                                             HumanSeconds(bound_s), " more")
+                              : "",
                   "\n");
   return WrapReportLines(out, kReportColumns);
 }

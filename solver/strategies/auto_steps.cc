@@ -24,8 +24,7 @@ namespace auto_internal {
 // is faster than `best` (judged with memory by Evaluated), else nullopt.
 std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
                                            const Candidate& best,
-                                           double seconds_left,
-                                           bool balanced) {
+                                           double seconds_left, bool balanced) {
   const ShardingProblem& p = *c.problem;
   if (c.num_ipus < 2 || !best.result.evaluation.fits ||
       p.num_nodes() > kMaxNodeGranularity || seconds_left <= 0) {

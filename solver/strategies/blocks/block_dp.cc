@@ -337,19 +337,18 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
     segment_chain.deadline = std::min(segment_chain.deadline, options.deadline);
     chain = FindSegmentChain(problem, model, segment_chain);
     if (!chain.complete || chain.segments.size() < 2) {
-      result.note =
-          absl::StrCat(why_not, "; segment chain: ",
-                       Plural(static_cast<int64_t>(chain.segments.size()),
-                              "segment"),
-                       ", ", chain.ideals, " positions or more");
+      result.note = absl::StrCat(
+          why_not, "; segment chain: ",
+          Plural(static_cast<int64_t>(chain.segments.size()), "segment"), ", ",
+          chain.ideals, " positions or more");
       return result;
     }
   } else if (!usable) {
     result.note = why_not;
     return result;
   }
-  bool planned = SolveChain(problem, chain, num_ipus, lower_s, upper_s,
-                            options, options.deadline, &result);
+  bool planned = SolveChain(problem, chain, num_ipus, lower_s, upper_s, options,
+                            options.deadline, &result);
   if (chain.exact || options.segment_deepenings <= 0) return result;
   // Note [Deeper segment chains].
   const auto deadline = std::min(
@@ -378,8 +377,8 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
       if (SolveChain(problem, finer, num_ipus, lower_s,
                      planned ? result.plan_dp_s : upper_s, options, deadline,
                      &r) &&
-          (!planned || r.plan_dp_s < result.plan_dp_s *
-                                         (1 - options.relative_precision))) {
+          (!planned ||
+           r.plan_dp_s < result.plan_dp_s * (1 - options.relative_precision))) {
         r.deeper_positions = result.deeper_positions;
         result = std::move(r);
         result.segment_level = level;

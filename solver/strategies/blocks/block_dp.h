@@ -118,7 +118,7 @@ struct BlockDpResult {
   // Σ positions of the deeper chains enumerated whole (kept or not): at
   // most SegmentChainOptions::max_positions.
   int64_t deeper_positions = 0;
-  std::string note;       // why it did not run, for the report
+  std::string note;  // why it did not run, for the report
 };
 
 // Requires num_ipus >= 2; `lower_s` a valid lower bound (0 is), `upper_s`

@@ -539,7 +539,8 @@ TEST(SegmentChainTest, LargerLimitsCutASubset) {
   auto cuts = [](const BlockChain& chain) {
     std::vector<size_t> ends;
     size_t at = 0;
-    for (const auto& segment : chain.segments) ends.push_back(at += segment.size());
+    for (const auto& segment : chain.segments)
+      ends.push_back(at += segment.size());
     return ends;
   };
   for (int trial = 0; trial < 40; ++trial) {
@@ -556,8 +557,8 @@ TEST(SegmentChainTest, LargerLimitsCutASubset) {
       const BlockChain chain = FindSegmentChain(p, model, options);
       ASSERT_TRUE(chain.complete);
       const std::vector<size_t> now = cuts(chain);
-      EXPECT_TRUE(std::includes(last.begin(), last.end(), now.begin(),
-                                now.end()))
+      EXPECT_TRUE(
+          std::includes(last.begin(), last.end(), now.begin(), now.end()))
           << "trial " << trial << " level " << level;
       fewer += now.size() < last.size() ? 1 : 0;
       last = now;
