@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/deadline.h"
 #include "base/status_macros.h"
 #include "graph/model_io.h"
 #include "solver/strategies/registry.h"
@@ -47,12 +48,10 @@ absl::StatusOr<std::unique_ptr<CompileOracle>> MakeCompiler(
   // The search's compiles share its deadline; the others' run after
   // planning, each within the compile timeout only.
   const Strategy* strategy = FindStrategy(options.strategy);
-  const auto deadline =
-      strategy == nullptr || !strategy->accepts_oracle()
-          ? std::chrono::steady_clock::time_point::max()
-          : std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(options.max_search_s));
+  const auto deadline = strategy == nullptr || !strategy->accepts_oracle()
+                            ? std::chrono::steady_clock::time_point::max()
+                            : SecondsAfter(std::chrono::steady_clock::now(),
+                                           options.max_search_s);
   return std::make_unique<CompileOracle>(
       options.compile_cmd,
       WriteCandidateOf(model, p.analysis->problem.names, &p.analysis->problem),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "base/deadline.h"
 #include "costmodel/device_model.h"
 #include "costmodel/problem.h"
 
@@ -48,9 +49,7 @@ struct BoundBudget {
   // budget (0 < share <= 1), so the cascade ends within max_seconds however
   // long the bounds before took.
   std::chrono::steady_clock::time_point Until(double share) const {
-    return start +
-           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-               std::chrono::duration<double>(share * max_seconds));
+    return SecondsAfter(start, share * max_seconds);
   }
 };
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/deadline.h"
 #include "solver/bound/block_bound.h"
 #include "solver/bound/bound.h"
 #include "solver/bound/certify.h"
@@ -100,9 +101,7 @@ class IdealDpLowerBound : public Bound {
     // did not run, CBC keeps the half it had before the block DP existed.
     ideal.deadline = std::min(
         budget.Until(kIdealDpShare),
-        std::chrono::steady_clock::now() +
-            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                std::chrono::duration<double>(budget.max_seconds / 2)));
+        SecondsAfter(std::chrono::steady_clock::now(), budget.max_seconds / 2));
     const IdealDpResult dp = IdealDpBound(*p.problem, *p.model, p.num_ipus,
                                           p.plan_bottleneck_s, ideal);
     BoundValue v;

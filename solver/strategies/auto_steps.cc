@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/deadline.h"
 #include "solver/strategies/auto_strategy.h"
 #include "solver/strategies/builtin.h"
 #include "solver/strategies/closure_cuts.h"
@@ -36,10 +37,9 @@ std::optional<Candidate> SlicedMinCutOrder(const StrategyContext& c,
   SliceOrder order{name, {}};
   for (int32_t v : MinCutOrder(p, model, kMinCutOrderWindows, balanced))
     order.units.push_back({v});
-  const SliceResult r = SliceOptimally(
-      p, model, order, c.num_ipus, /*ignore_memory=*/false,
-      t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-              std::chrono::duration<double>(seconds_left)));
+  const SliceResult r =
+      SliceOptimally(p, model, order, c.num_ipus, /*ignore_memory=*/false,
+                     SecondsAfter(t, seconds_left));
   // Faster by more than rounding, else not worth judging.
   if (!r.found ||
       r.bottleneck_s >=
@@ -72,9 +72,7 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
   const DeviceModel& model = c.Model();
   IdealMovesOptions options;
   options.deadline =
-      t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-              std::chrono::duration<double>(
-                  std::min(seconds_left, kIdealMovesSeconds)));
+      SecondsAfter(t, std::min(seconds_left, kIdealMovesSeconds));
   IdealMovesResult r = ImproveByIdealMoves(p, model, c.num_ipus,
                                            from.result.assignment.ipu, options);
   // Then Note [Neighbour moves] (solver/strategies/neighbour_moves.h)
@@ -102,12 +100,10 @@ std::optional<Candidate> Moved(const StrategyContext& c, const Candidate& from,
   // its own kIdealMovesSeconds.
   const StrategyResult& start = best ? *best : from.result;
   CutMovesOptions cut;
-  cut.deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(std::max(
-              0.0,
-              std::min(seconds_left - SecondsSince(t), kIdealMovesSeconds))));
+  cut.deadline = SecondsAfter(
+      std::chrono::steady_clock::now(),
+      std::max(0.0,
+               std::min(seconds_left - SecondsSince(t), kIdealMovesSeconds)));
   const CutMovesResult cr =
       ImproveByCutMoves(p, model, c.num_ipus, start.assignment.ipu, cut);
   if (cr.bottleneck_s <
@@ -134,9 +130,7 @@ std::optional<Candidate> Hoisted(const StrategyContext& c,
   const auto t = std::chrono::steady_clock::now();
   ReaderHoistOptions options;
   options.deadline =
-      t + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-              std::chrono::duration<double>(
-                  std::min(seconds_left, kReaderHoistSeconds)));
+      SecondsAfter(t, std::min(seconds_left, kReaderHoistSeconds));
   const ReaderHoistResult r = ImproveByReaderHoisting(
       p, c.Model(), c.num_ipus, from.result.assignment.ipu, options);
   if (r.hoists == 0 ||

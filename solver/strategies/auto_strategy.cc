@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/deadline.h"
 #include "base/saturating.h"
 #include "base/status_macros.h"
 #include "solver/strategies/auto_steps.h"
@@ -121,10 +122,7 @@ IdealRun RunIdeal(const StrategyContext& c, double cap_s, double seconds) {
   }
   const DeviceModel& model = c.Model();
   IdealDpOptions ideal;
-  ideal.deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
+  ideal.deadline = SecondsAfter(std::chrono::steady_clock::now(), seconds);
   IdealDpResult r = IdealDpSplit(p, model, c.num_ipus, cap_s,
                                  /*ignore_memory=*/false, ideal);
   if (r.found) return {{Assignment{r.ipu, r.ipu}}, ""};
@@ -184,10 +182,7 @@ std::optional<Assignment> KeepingConstraints(const StrategyContext& c,
     return std::nullopt;
   }
   IdealDpOptions ideal;
-  ideal.deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
+  ideal.deadline = SecondsAfter(std::chrono::steady_clock::now(), seconds);
   const IdealDpResult r = IdealDpSplit(p, c.Model(), c.num_ipus,
                                        std::numeric_limits<double>::infinity(),
                                        /*ignore_memory=*/true, ideal);

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/deadline.h"
 #include "base/status_macros.h"
 #include "costmodel/node_bound.h"
 #include "costmodel/weight_location.h"
@@ -120,9 +121,7 @@ absl::StatusOr<OptimalResult> OptimalStrategy(const ShardingProblem& problem,
         absl::StrCat("cannot slice ", n, " nodes onto ", num_ipus, " IPUs"));
   }
   const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(options.max_seconds));
+      SecondsAfter(std::chrono::steady_clock::now(), options.max_seconds);
   std::vector<SliceOrder> orders;
   orders.push_back(SubgraphOrder(problem, num_ipus));
   orders.push_back(TopologicalNodeOrder(problem, options.max_units));

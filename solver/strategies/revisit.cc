@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/deadline.h"
 #include "solver/strategies/auto_strategy.h"
 #include "solver/strategies/sharding_points.h"
 #include "solver/strategies/slice_dp.h"
@@ -197,10 +198,7 @@ std::optional<StrategyResult> RevisitCandidate(const StrategyContext& c,
                                                double beat_s, double seconds) {
   const ShardingProblem& p = *c.problem;
   if (c.num_ipus < 2 || seconds <= 0) return std::nullopt;
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
+  const auto deadline = SecondsAfter(std::chrono::steady_clock::now(), seconds);
   const DeviceModel& model = c.Model();
   const OptimalOptions defaults;
   std::vector<SliceOrder> orders;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "base/deadline.h"
 #include "base/plural.h"
 #include "solver/strategies/blocks/block_chain.h"
 #include "solver/strategies/ideal_lattice.h"
@@ -351,11 +352,9 @@ BlockDpResult BlockDp(const ShardingProblem& problem, const DeviceModel& model,
                             options.deadline, &result);
   if (chain.exact || options.segment_deepenings <= 0) return result;
   // Note [Deeper segment chains].
-  const auto deadline = std::min(
-      options.deadline,
-      std::chrono::steady_clock::now() +
-          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-              std::chrono::duration<double>(options.deepening_seconds)));
+  const auto deadline =
+      std::min(options.deadline, SecondsAfter(std::chrono::steady_clock::now(),
+                                              options.deepening_seconds));
   SegmentChainOptions deeper = options.segment_chain;
   int64_t positions_left = options.segment_chain.max_positions;
   for (int32_t level = 1; level <= options.segment_deepenings; ++level) {

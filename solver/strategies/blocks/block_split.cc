@@ -3,6 +3,7 @@
 #include <chrono>
 #include <utility>
 
+#include "base/deadline.h"
 #include "solver/strategies/blocks/block_dp.h"
 
 namespace autoshard {
@@ -14,10 +15,7 @@ std::optional<BlockSplit> BlockDpSplit(const StrategyContext& c, double seconds,
   options.segmented = true;  // Note [Segment chain]
   options.segment_deepenings = kSegmentDeepenings;
   options.deepening_seconds = kSegmentDeepeningSeconds;
-  options.deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
+  options.deadline = SecondsAfter(std::chrono::steady_clock::now(), seconds);
   BlockDpResult r = BlockDp(*c.problem, c.Model(), c.num_ipus,
                             c.Model().LowerBound(c.num_ipus), upper_s, options);
   if (r.ipu.empty()) return std::nullopt;
