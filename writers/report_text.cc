@@ -82,6 +82,16 @@ std::string RowLabel(const proto::Plan& plan, int row) {
 // index on the IPU, % of a tile used), fits, FLOPs, stage time and the
 // cut-tensor bytes sent to later IPUs. Rows fold at POD scale
 // (pod/ipu_rows.h).
+// Σ bytes the IPUs send (the rows' "sent" column, the all row's figure): a
+// tensor relayed through IPUs between its producer and reader counts once
+// per IPU that sends it.
+int64_t SentBytes(const proto::Plan& plan) {
+  int64_t sent = 0;
+  for (const auto& ipu : plan.ipus())
+    sent = SaturatingAdd(sent, ipu.cut_tensor_out_bytes());
+  return sent;
+}
+
 void AppendIpuTable(const proto::Plan& plan, bool all_ipus, std::string* out) {
   // constexpr, so that clang checks the format against the arguments.
   static constexpr char row[] =
@@ -110,19 +120,18 @@ void AppendIpuTable(const proto::Plan& plan, bool all_ipus, std::string* out) {
         HumanFlopsText(ipu.flops()), HumanSeconds(ipu.stage_time_s()),
         HumanBytesText(sent));
   }
-  int64_t nodes = 0, weights = 0, total = 0, sent = 0;
+  int64_t nodes = 0, weights = 0, total = 0;
   double flops = 0;
   for (const auto& ipu : plan.ipus()) {
     nodes += ipu.num_nodes();
     flops += ipu.flops();
     weights = SaturatingAdd(weights, ipu.memory().weight_bytes());
     total = SaturatingAdd(total, ipu.memory().total_bytes());
-    sent = SaturatingAdd(sent, ipu.cut_tensor_out_bytes());
   }
   absl::StrAppendFormat(out, row, "all", absl::StrCat(nodes),
                         HumanBytesText(weights), HumanBytesText(total), "", "",
                         "", plan.fits() ? "yes" : "NO", HumanFlopsText(flops),
-                        "", HumanBytesText(sent));
+                        "", HumanBytesText(SentBytes(plan)));
   if (runs.size() < static_cast<size_t>(plan.ipus_size())) {
     absl::StrAppend(out,
                     "(a row of several IPUs: their sums, fullest tile as "
@@ -222,9 +231,7 @@ void AppendCutLine(const proto::Plan& plan, std::string* out) {
                          ") to or from the host");
   // The rows' "sent" column adds more when a tensor read beyond the next
   // IPU passes through those between (Note [Slicing DP]): say so.
-  int64_t sent = 0;
-  for (const auto& ipu : plan.ipus())
-    sent = SaturatingAdd(sent, ipu.cut_tensor_out_bytes());
+  const int64_t sent = SentBytes(plan);
   const std::string sent_text =
       sent > bytes ? absl::StrCat("; ", HumanBytesText(sent),
                                   " sent, some relayed through the IPUs "
